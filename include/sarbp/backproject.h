@@ -1,0 +1,73 @@
+/* sarbp/backproject.h - backprojection back ends behind one interface.
+ *
+ * A back end turns blocks of raw pulses into an image: create a plan for a
+ * phase history's metadata and a grid (all allocation happens there: FFT
+ * plans, buffers, device memory), execute on consecutive blocks of pulses
+ * (range compression + backprojection, accumulating), finish into an image,
+ * destroy. Back ends: "cpu" (FFTW + pthreads; FP64 reference or FP32 tiled)
+ * and "cuda" (cuFFT + CUDA kernels; FP32, FP16). */
+#ifndef SARBP_BACKPROJECT_H
+#define SARBP_BACKPROJECT_H
+
+#include <stddef.h>
+#include "sarbp/grid.h"
+#include "sarbp/rangecomp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    sarbp_precision precision; /* default FP32 */
+    int threads;               /* CPU: 0 = all cores */
+    int device;                /* CUDA device ordinal, default 0 */
+    const char *variant;       /* CUDA kernel variant name, NULL = dispatcher default */
+    int tile_x, tile_y;        /* CUDA/CPU tile shape, 0 = default */
+    int ppt;                   /* CUDA pixels per thread (1, 2, 4, 8), 0 = default */
+    size_t pulse_block;        /* pulses per block, 0 = default */
+    size_t gpu_mem;            /* device memory budget in bytes, 0 = most of the free memory */
+    int verbose;
+} sarbp_bp_options;
+
+void sarbp_bp_options_default(sarbp_bp_options *o);
+
+typedef struct sarbp_backend_s {
+    const char *name;
+    /* Nonzero when the back end can run here (a device exists, ...). */
+    int (*available)(const sarbp_bp_options *o);
+    sarbp_status (*create)(const sarbp_phd *meta, const sarbp_grid *grid,
+                           const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                           void **plan);
+    /* Preferred pulses per execute() call. */
+    size_t (*block_pulses)(const void *plan);
+    /* Range-compresses and backprojects pulses [p0, p0 + np) of meta whose
+     * samples are samples[np][nsamples]. May run asynchronously: samples may
+     * be reused by the caller as soon as it returns. */
+    sarbp_status (*execute)(void *plan, size_t p0, size_t np, const sarbp_c32 *samples);
+    /* Waits for all work and writes the image [ny][nx]. */
+    sarbp_status (*finish)(void *plan, sarbp_c32 *image);
+    void (*destroy)(void *plan); /* NULL is a no-op */
+} sarbp_backend;
+
+extern const sarbp_backend sarbp_backend_cpu;
+extern const sarbp_backend sarbp_backend_cuda;
+
+/* "cpu", "cuda"; NULL when unknown. */
+const sarbp_backend *sarbp_backend_find(const char *name);
+
+/* ---- CPU backprojectors, exposed for tests and benchmarks ----
+ * Accumulate pulses of pr onto img[ny][nx] (+=). The FP64 reference is the
+ * plain loop with linear interpolation; the FP32 path is cache-tiled and
+ * multi-threaded (threads <= 0: all cores) with tile-relative, cancellation-
+ * free ranges; its result does not depend on the thread count. */
+sarbp_status sarbp_bp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_c64 *img);
+sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, int threads,
+                               sarbp_c32 *img);
+
+/* Number of online CPUs. */
+int sarbp_cpu_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

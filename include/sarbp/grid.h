@@ -1,0 +1,52 @@
+/* sarbp/grid.h - the image grid.
+ *
+ * A regular grid on the plane z = zc: nx x ny pixels, spacing dx, dy (m),
+ * centred at (xc, yc). Pixel (ix, iy) sits at
+ *     x = xc + (ix - (nx - 1) / 2) * dx,   y = yc + (iy - (ny - 1) / 2) * dy
+ * Images are row-major, row = y, row 0 = smallest y (south). */
+#ifndef SARBP_GRID_H
+#define SARBP_GRID_H
+
+#include <stddef.h>
+#include "sarbp/phd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    size_t nx, ny;
+    double dx, dy;
+    double xc, yc, zc;
+} sarbp_grid;
+
+#define SARBP_GRID_MAX_PIXELS ((size_t)1 << 34) /* 16 Gpixel: larger is absurd */
+
+static inline double sarbp_grid_x(const sarbp_grid *g, size_t ix)
+{
+    return g->xc + ((double)ix - 0.5 * (double)(g->nx - 1)) * g->dx;
+}
+static inline double sarbp_grid_y(const sarbp_grid *g, size_t iy)
+{
+    return g->yc + ((double)iy - 0.5 * (double)(g->ny - 1)) * g->dy;
+}
+
+/* nx, ny >= 1, nx*ny <= SARBP_GRID_MAX_PIXELS, spacings finite and > 0,
+ * centre finite. SARBP_ERR_INVALID with a detail otherwise. */
+sarbp_status sarbp_grid_validate(const sarbp_grid *g);
+
+/* Default grid: covers the alias-free extent (square, the smaller of the
+ * range extent and 100 m... see grid.c) at half-resolution spacing, centred
+ * on the origin. */
+sarbp_status sarbp_grid_default(const sarbp_phd *meta, sarbp_grid *g);
+
+/* Pixel-pulse pairs of a job. */
+static inline double sarbp_grid_pairs(const sarbp_grid *g, size_t npulses)
+{
+    return (double)g->nx * (double)g->ny * (double)npulses;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

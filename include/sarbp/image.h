@@ -1,0 +1,67 @@
+/* sarbp/image.h - complex images and their files.
+ *
+ * An image is a grid plus complex64 pixels [ny][nx] (row = y, row 0 = south)
+ * and a few string attributes recording how it was made. Files:
+ *  - .h5:  dataset /image compound {r, i} float32 [ny][nx]; /x [nx], /y [ny]
+ *          pixel-centre coordinates (m, float64); attributes on the root:
+ *          grid (nx, ny, dx, dy, xc, yc, zc) and every sarbp_image attribute
+ *          as a string attribute.
+ *  - .npy: complex64 ('<c8'), shape (ny, nx), C order.
+ *  - .png: 8-bit grayscale of 20 log10 |I|, db_range below the peak -> 0,
+ *          peak -> 255, north (+y) up (row 0 of the PNG is the largest y).
+ * Writers go through a temporary name renamed when complete. */
+#ifndef SARBP_IMAGE_H
+#define SARBP_IMAGE_H
+
+#include <stddef.h>
+#include "sarbp/grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SARBP_IMAGE_MAX_ATTRS 32
+
+typedef struct {
+    char key[48];
+    char value[464];
+} sarbp_attr;
+
+typedef struct sarbp_image_s {
+    sarbp_grid grid;
+    sarbp_c32 *data; /* [ny][nx], owned */
+    size_t nattrs;
+    sarbp_attr attrs[SARBP_IMAGE_MAX_ATTRS];
+    int has_grid_coords; /* 1 when the grid is known (.h5); 0 for .npy (unit spacing) */
+} sarbp_image;
+
+/* Zeroed image for grid g. Caller frees with sarbp_image_free. */
+sarbp_status sarbp_image_alloc(const sarbp_grid *g, sarbp_image **out);
+void sarbp_image_free(sarbp_image *img); /* NULL is a no-op */
+
+/* Sets (or replaces) a string attribute; values longer than the slot are
+ * truncated. SARBP_ERR_INVALID when the table is full. */
+sarbp_status sarbp_image_set_attr(sarbp_image *img, const char *key, const char *value);
+const char *sarbp_image_get_attr(const sarbp_image *img, const char *key); /* NULL if absent */
+
+typedef enum {
+    SARBP_IMG_UNKNOWN = 0, SARBP_IMG_H5, SARBP_IMG_NPY, SARBP_IMG_PNG
+} sarbp_image_format;
+
+/* Format from the file name's extension (.h5/.hdf5, .npy, .png), case-insensitive. */
+sarbp_image_format sarbp_image_format_from_name(const char *path);
+
+/* Writes img in the format chosen by the extension. db_range > 0 (PNG only). */
+sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double db_range);
+sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img);
+sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img);
+sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range);
+
+/* Reads a complex image written as .h5 (grid restored) or .npy (complex64 or
+ * complex128, 2-D; grid with unit spacing, has_grid_coords = 0). */
+sarbp_status sarbp_image_read(const char *path, sarbp_image **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

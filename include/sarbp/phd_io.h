@@ -1,0 +1,75 @@
+/* sarbp/phd_io.h - reading and writing phase histories.
+ *
+ * Inputs sarbp reads (detected from the file's content, not its name):
+ *  - sarbp's own HDF5 layout (attribute "sarbp_format" = "sarbp-phd", version
+ *    checked on load; documented in README.md);
+ *  - Gotcha MATLAB files (v5 through matio; v7.3 through matio or HDF5), one
+ *    struct `data` with fields fp, freq, x, y, z, r0, th, phi, af.r_correct,
+ *    af.ph_correct;
+ *  - HDF5 files with the Gotcha field names at the root or in group "data",
+ *    complex as compound {r, i} or {real, imag}.
+ * Several inputs (files, directories, globs) are concatenated in azimuth
+ * order. The reader keeps all per-pulse metadata in memory and streams the
+ * samples in blocks (HDF5 hyperslabs), so sample memory is bounded by the
+ * block the caller asks for. */
+#ifndef SARBP_PHD_IO_H
+#define SARBP_PHD_IO_H
+
+#include "sarbp/phd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SARBP_PHD_FORMAT_NAME "sarbp-phd"
+#define SARBP_PHD_FORMAT_VERSION 1
+
+typedef struct sarbp_reader_s sarbp_reader;
+
+/* Expands inputs (a file, a directory: its *.mat / *.h5 / *.hdf5 files
+ * sorted by name, or a glob pattern) and opens each, loading all metadata.
+ * Checks that the inputs agree (domain, samples per pulse) and that each is
+ * valid (sarbp_phd_validate on the metadata). Files are ordered by the
+ * azimuth of their first pulse. */
+sarbp_status sarbp_reader_open(const char *const *inputs, size_t ninputs, sarbp_reader **out);
+
+/* Restricts the reader to pulses [i0, i1) of the full concatenation; later
+ * meta() and read() see only those (indices restart at 0). */
+sarbp_status sarbp_reader_select(sarbp_reader *rd, size_t i0, size_t i1);
+
+/* Metadata of the (selected) pulses; data == NULL. Owned by the reader. */
+const sarbp_phd *sarbp_reader_meta(const sarbp_reader *rd);
+
+/* Number of input files after expansion, and the i-th name (for attributes). */
+size_t sarbp_reader_nfiles(const sarbp_reader *rd);
+const char *sarbp_reader_file(const sarbp_reader *rd, size_t i);
+
+/* Reads samples of pulses [p0, p0 + np) (selected indices) into
+ * dst[np][nsamples]. Checks every sample is finite (SARBP_ERR_INVALID naming
+ * the file and pulse otherwise). When the inputs carry ph_correct and
+ * apply_autofocus was set, the phase correction is applied here. */
+sarbp_status sarbp_reader_read(sarbp_reader *rd, size_t p0, size_t np, sarbp_c32 *dst);
+
+/* Gotcha autofocus: when on and the inputs carry af fields, meta()->r0 gets
+ * r_correct added and read() multiplies pulse i by exp(j*ph_correct[i]).
+ * Off by default. */
+void sarbp_reader_set_autofocus(sarbp_reader *rd, int on);
+
+void sarbp_reader_free(sarbp_reader *rd); /* NULL is a no-op */
+
+/* Convenience: open, optionally select [i0, i1) (i1 == 0: all), read all. */
+sarbp_status sarbp_phd_load(const char *const *inputs, size_t ninputs, sarbp_phd **out);
+
+/* Writes phd (with data) in sarbp's own HDF5 layout, to a temporary name
+ * renamed to path when complete. */
+sarbp_status sarbp_phd_write_h5(const char *path, const sarbp_phd *phd);
+
+/* Writes phd as a Gotcha-style HDF5 file (group "data", fields fp [P][K]
+ * compound {real, imag}, freq, x, y, z, r0, th when present); for tests
+ * and interchange. FREQ domain with one f0/df for all pulses only. */
+sarbp_status sarbp_phd_write_gotcha_h5(const char *path, const sarbp_phd *phd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

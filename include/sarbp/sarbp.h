@@ -1,0 +1,19 @@
+/* sarbp/sarbp.h - umbrella header for the sarbp library. */
+#ifndef SARBP_SARBP_H
+#define SARBP_SARBP_H
+
+#define SARBP_VERSION "0.1.0"
+
+#include "sarbp/status.h"
+#include "sarbp/phd.h"
+#include "sarbp/phd_io.h"
+#include "sarbp/window.h"
+#include "sarbp/rangecomp.h"
+#include "sarbp/grid.h"
+#include "sarbp/image.h"
+#include "sarbp/backproject.h"
+#include "sarbp/form.h"
+#include "sarbp/simulate.h"
+#include "sarbp/progress.h"
+
+#endif

@@ -1,0 +1,115 @@
+/* backend_cpu.c - the CPU back end: FFTW range compression, then the FP64
+ * reference or the tiled FP32 backprojector, accumulating block by block. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sarbp/backproject.h"
+
+#define CPU_DEFAULT_BLOCK 128
+
+struct cpu_plan {
+    sarbp_grid grid;
+    sarbp_bp_options o;
+    sarbp_rc_plan *rc;
+    sarbp_profiles *pr;
+    size_t block;
+    sarbp_c64 *acc64; /* FP64 */
+    sarbp_c32 *acc32; /* FP32 */
+};
+
+static int cpu_available(const sarbp_bp_options *o)
+{
+    (void)o;
+    return 1;
+}
+
+static void cpu_destroy(void *vp)
+{
+    struct cpu_plan *p = vp;
+    if (!p) return;
+    sarbp_rc_plan_free(p->rc);
+    sarbp_profiles_free(p->pr);
+    free(p->acc64);
+    free(p->acc32);
+    free(p);
+}
+
+static sarbp_status cpu_create(const sarbp_phd *meta, const sarbp_grid *grid,
+                               const sarbp_rc_params *rc, const sarbp_bp_options *o, void **out)
+{
+    *out = NULL;
+    if (o->precision == SARBP_FP16)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "precision fp16 needs the cuda back end (the cpu back end does fp64 and fp32)");
+    SARBP_TRY(sarbp_grid_validate(grid));
+    struct cpu_plan *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    p->grid = *grid;
+    p->o = *o;
+    p->block = o->pulse_block ? o->pulse_block : CPU_DEFAULT_BLOCK;
+    if (p->block > meta->npulses) p->block = meta->npulses;
+    sarbp_status st = sarbp_rc_plan_create(meta, rc, o->precision, p->block, &p->rc);
+    if (!st) st = sarbp_profiles_alloc(p->block, sarbp_rc_plan_nbins(p->rc), o->precision, &p->pr);
+    size_t npix = grid->nx * grid->ny;
+    if (!st) {
+        if (o->precision == SARBP_FP64) p->acc64 = calloc(npix, sizeof(sarbp_c64));
+        else p->acc32 = calloc(npix, sizeof(sarbp_c32));
+        if (!p->acc64 && !p->acc32)
+            st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu image", grid->nx,
+                             grid->ny);
+    }
+    if (st) {
+        cpu_destroy(p);
+        return st;
+    }
+    *out = p;
+    return SARBP_OK;
+}
+
+static size_t cpu_block_pulses(const void *vp)
+{
+    return ((const struct cpu_plan *)vp)->block;
+}
+
+static sarbp_status cpu_execute(void *vp, size_t p0, size_t np, const sarbp_c32 *samples)
+{
+    struct cpu_plan *p = vp;
+    if (np > p->block)
+        return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds the plan's %zu", np,
+                           p->block);
+    SARBP_TRY(sarbp_rc_execute(p->rc, p0, np, samples, p->pr));
+    if (p->o.precision == SARBP_FP64) return sarbp_bp_cpu_fp64(p->pr, &p->grid, p->acc64);
+    return sarbp_bp_cpu_fp32(p->pr, &p->grid, p->o.threads, p->acc32);
+}
+
+static sarbp_status cpu_finish(void *vp, sarbp_c32 *image)
+{
+    struct cpu_plan *p = vp;
+    size_t npix = p->grid.nx * p->grid.ny;
+    if (p->acc32) {
+        memcpy(image, p->acc32, npix * sizeof(sarbp_c32));
+    } else {
+        for (size_t i = 0; i < npix; i++) {
+            image[i].re = (float)p->acc64[i].re;
+            image[i].im = (float)p->acc64[i].im;
+        }
+    }
+    return SARBP_OK;
+}
+
+const sarbp_backend sarbp_backend_cpu = {
+    "cpu", cpu_available, cpu_create, cpu_block_pulses, cpu_execute, cpu_finish, cpu_destroy,
+};
+
+void sarbp_bp_options_default(sarbp_bp_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->precision = SARBP_FP32;
+}
+
+const sarbp_backend *sarbp_backend_find(const char *name)
+{
+    if (!strcmp(name, "cpu")) return &sarbp_backend_cpu;
+    if (!strcmp(name, "cuda")) return &sarbp_backend_cuda;
+    return NULL;
+}

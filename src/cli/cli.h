@@ -1,0 +1,69 @@
+/* cli.h - shared helpers of the sarbp command-line tool.
+ *
+ * Exit codes: 0 success; 1 failure (bad file, bad data, failed threshold,
+ * device error); 2 usage error (unknown option, bad number). Messages go
+ * to stderr as "sarbp: <command>: <what failed>". */
+#ifndef SARBP_CLI_H
+#define SARBP_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sarbp/sarbp.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* -q: 0 quiet, 1 normal (default), 2 verbose (-v), 3 (-vv) */
+extern int cli_verbosity;
+
+/* Prints "sarbp: CMD: message" and "Try 'sarbp CMD --help' for more information."
+ * to stderr; returns CLI_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints "sarbp: CMD: message" to stderr; returns CLI_FAIL. */
+int cli_fail(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints "sarbp: CMD: <sarbp_error_detail()>" for a failed library call; returns CLI_FAIL. */
+int cli_fail_status(const char *cmd, sarbp_status s);
+/* Informational line to stderr when verbosity >= level. */
+void cli_info(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Strict number parsing: the whole string must be a finite number (within
+ * [lo, hi]). Return 0 on success, -1 otherwise. */
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+int cli_parse_size(const char *s, size_t lo, size_t hi, size_t *out);
+/* "A:B" -> two numbers; "A,B[,C]" -> up to n numbers (returns count or -1). */
+int cli_parse_list(const char *s, char sep, double *vals, int nmin, int nmax);
+/* "NXxNY" */
+int cli_parse_grid(const char *s, size_t *nx, size_t *ny);
+/* "123", "4.5G", "512M", "64K" (bytes) */
+int cli_parse_bytes(const char *s, size_t *out);
+
+/* Progress line on stderr (pulses done, Mbp/s, time left), throttled to
+ * ~4 Hz; enabled when stderr is a terminal and verbosity >= 1. pairs_per_unit
+ * converts units (pulses) to pixel-pulse pairs. Returns NULL when disabled
+ * (a NULL progress is a no-op for the library). */
+sarbp_progress *cli_progress_start(const char *label, double pairs_per_unit);
+void cli_progress_end(sarbp_progress *p);
+
+/* Subcommands: argc/argv start at the subcommand's name. */
+int cmd_form(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,315 @@
+/* cmd_form.c - sarbp form: phase histories in, images out. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_IO 64
+
+static void help(void)
+{
+    printf(
+"usage: sarbp form -i IN [-i IN...] -o OUT [-o OUT...] [options]\n"
+"\n"
+"Forms a complex SAR image by backprojection of every pulse onto a ground grid.\n"
+"\n"
+"inputs and outputs:\n"
+"  -i, --input IN        phase history: sarbp .h5, Gotcha .mat (v5/v7.3) or Gotcha-style\n"
+"                        HDF5; a directory or a glob reads every file, in azimuth order\n"
+"  -o, --output OUT      image file, format from the extension: .h5 (complex64 + x, y\n"
+"                        coordinates + attributes), .npy (complex64, Ny x Nx), .png (dB)\n"
+"      --pulses I0:I1    use pulses I0 (inclusive) to I1 (exclusive)\n"
+"      --azimuth A0:A1   use pulses whose azimuth (degrees) lies in [A0, A1]\n"
+"      --autofocus       apply the Gotcha autofocus corrections when the input has them\n"
+"\n"
+"image grid (default: the alias-free scene at half-resolution spacing):\n"
+"      --grid NXxNY      pixels, e.g. 512x512\n"
+"      --spacing D|DX,DY pixel spacing in metres\n"
+"      --center X,Y[,Z]  grid centre in metres (scene frame; default 0,0,0)\n"
+"\n"
+"processing:\n"
+"      --backend B       cpu, cuda or auto (default auto: cuda when a usable GPU\n"
+"                        exists, otherwise cpu, saying so on stderr)\n"
+"      --precision P     fp64 (cpu reference), fp32 (default) or fp16 (cuda)\n"
+"      --window W        range window: none (default), hamming, hann, taylor[:NBAR:SLL]\n"
+"      --az-window W     azimuth window over the pulses, same choices\n"
+"      --upsample N      range-profile upsampling before interpolation (default 8)\n"
+"      --threads N       cpu threads (default: all cores); results do not depend on it\n"
+"      --device N        cuda device (default 0)\n"
+"      --gpu-mem BYTES   device memory budget, e.g. 8G (default: most of the free memory)\n"
+"      --variant V       cuda kernel variant (see 'sarbp bench --help'); --tile TXxTY,\n"
+"      --ppt N, --pulse-block N  tune it (defaults chosen by measurement)\n"
+"      --db-range DB     dynamic range of .png outputs (default 50)\n"
+"  -q, --quiet           no progress or notes;  -v, --verbose  more detail\n"
+"\n"
+"A unit point target at the scene origin forms a peak of exactly P (the number of\n"
+"pulses) with no window; windows scale it by their coherent gain (recorded in .h5).\n"
+"\n"
+"exit codes: 0 success, 1 failure (bad input file, bad data, device error; no output\n"
+"file is left behind), 2 usage error.\n");
+}
+
+enum {
+    OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
+    OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
+    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS
+};
+
+static const struct option longopts[] = {
+    {"input", required_argument, NULL, 'i'},
+    {"output", required_argument, NULL, 'o'},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"grid", required_argument, NULL, OPT_GRID},
+    {"spacing", required_argument, NULL, OPT_SPACING},
+    {"center", required_argument, NULL, OPT_CENTER},
+    {"centre", required_argument, NULL, OPT_CENTER},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"az-window", required_argument, NULL, OPT_AZWINDOW},
+    {"upsample", required_argument, NULL, OPT_UPSAMPLE},
+    {"pulses", required_argument, NULL, OPT_PULSES},
+    {"azimuth", required_argument, NULL, OPT_AZIMUTH},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"db-range", required_argument, NULL, OPT_DBRANGE},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"variant", required_argument, NULL, OPT_VARIANT},
+    {"tile", required_argument, NULL, OPT_TILE},
+    {"ppt", required_argument, NULL, OPT_PPT},
+    {"pulse-block", required_argument, NULL, OPT_PULSEBLOCK},
+    {"gpu-mem", required_argument, NULL, OPT_GPUMEM},
+    {"autofocus", no_argument, NULL, OPT_AUTOFOCUS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+int cmd_form(int argc, char **argv)
+{
+    const char *cmd = "form";
+    const char *inputs[MAX_IO], *outputs[MAX_IO];
+    size_t nin = 0, nout = 0;
+    const char *backend = "auto";
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options bo;
+    sarbp_bp_options_default(&bo);
+    size_t gnx = 0, gny = 0;
+    double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
+    int have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0;
+    double pulses[2], az[2], db_range = 50;
+    int c;
+    while ((c = getopt_long(argc, argv, "i:o:qvh", longopts, NULL)) != -1) {
+        long l;
+        int n;
+        switch (c) {
+        case 'i':
+            if (nin == MAX_IO) return cli_usage(cmd, "too many inputs (at most %d)", MAX_IO);
+            inputs[nin++] = optarg;
+            break;
+        case 'o':
+            if (nout == MAX_IO) return cli_usage(cmd, "too many outputs (at most %d)", MAX_IO);
+            if (sarbp_image_format_from_name(optarg) == SARBP_IMG_UNKNOWN)
+                return cli_usage(cmd, "cannot tell the format of '%s' (use .h5, .npy or .png)", optarg);
+            outputs[nout++] = optarg;
+            break;
+        case OPT_BACKEND:
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda") && strcmp(optarg, "auto"))
+                return cli_usage(cmd, "unknown back end '%s' (cpu, cuda or auto)", optarg);
+            backend = optarg;
+            break;
+        case OPT_PRECISION:
+            if (sarbp_precision_parse(optarg, &bo.precision))
+                return cli_usage(cmd, "unknown precision '%s' (fp64, fp32 or fp16)", optarg);
+            break;
+        case OPT_GRID:
+            if (cli_parse_grid(optarg, &gnx, &gny))
+                return cli_usage(cmd, "--grid wants NXxNY with positive sizes, not '%s'", optarg);
+            break;
+        case OPT_SPACING:
+            n = cli_parse_list(optarg, ',', spacing, 1, 2);
+            if (n < 0 || !(spacing[0] > 0) || (n == 2 && !(spacing[1] > 0)))
+                return cli_usage(cmd, "--spacing wants D or DX,DY in metres (> 0), not '%s'", optarg);
+            if (n == 1) spacing[1] = spacing[0];
+            have_spacing = 1;
+            break;
+        case OPT_CENTER:
+            if (cli_parse_list(optarg, ',', center, 2, 3) < 0)
+                return cli_usage(cmd, "--center wants X,Y or X,Y,Z in metres, not '%s'", optarg);
+            break;
+        case OPT_WINDOW:
+            if (sarbp_window_parse(optarg, &rc.range_window))
+                return cli_usage(cmd, "--window: %s", sarbp_error_detail());
+            break;
+        case OPT_AZWINDOW:
+            if (sarbp_window_parse(optarg, &rc.az_window))
+                return cli_usage(cmd, "--az-window: %s", sarbp_error_detail());
+            break;
+        case OPT_UPSAMPLE:
+            if (cli_parse_long(optarg, 1, 64, &l))
+                return cli_usage(cmd, "--upsample wants an integer from 1 to 64, not '%s'", optarg);
+            rc.upsample = (int)l;
+            break;
+        case OPT_PULSES:
+            if (cli_parse_list(optarg, ':', pulses, 2, 2) < 0 || pulses[0] < 0 ||
+                pulses[1] <= pulses[0] || pulses[0] != (double)(size_t)pulses[0] ||
+                pulses[1] != (double)(size_t)pulses[1])
+                return cli_usage(cmd, "--pulses wants I0:I1 with 0 <= I0 < I1, not '%s'", optarg);
+            have_pulses = 1;
+            break;
+        case OPT_AZIMUTH:
+            if (cli_parse_list(optarg, ':', az, 2, 2) < 0 || az[1] < az[0])
+                return cli_usage(cmd, "--azimuth wants A0:A1 in degrees with A0 <= A1, not '%s'", optarg);
+            have_az = 1;
+            break;
+        case OPT_THREADS:
+            if (cli_parse_long(optarg, 1, 4096, &l))
+                return cli_usage(cmd, "--threads wants an integer from 1 to 4096, not '%s'", optarg);
+            bo.threads = (int)l;
+            break;
+        case OPT_DBRANGE:
+            if (cli_parse_double(optarg, 1e-3, 1000, &db_range))
+                return cli_usage(cmd, "--db-range wants a number of dB in (0, 1000], not '%s'", optarg);
+            break;
+        case OPT_DEVICE:
+            if (cli_parse_long(optarg, 0, 1024, &l))
+                return cli_usage(cmd, "--device wants a device number, not '%s'", optarg);
+            bo.device = (int)l;
+            break;
+        case OPT_VARIANT:
+            bo.variant = optarg;
+            break;
+        case OPT_TILE: {
+            size_t tx, ty;
+            if (cli_parse_grid(optarg, &tx, &ty) || tx > 1024 || ty > 1024)
+                return cli_usage(cmd, "--tile wants TXxTY (at most 1024 each), not '%s'", optarg);
+            bo.tile_x = (int)tx;
+            bo.tile_y = (int)ty;
+            break;
+        }
+        case OPT_PPT:
+            if (cli_parse_long(optarg, 1, 8, &l) || (l & (l - 1)))
+                return cli_usage(cmd, "--ppt wants 1, 2, 4 or 8, not '%s'", optarg);
+            bo.ppt = (int)l;
+            break;
+        case OPT_PULSEBLOCK:
+            if (cli_parse_size(optarg, 1, 1 << 20, &bo.pulse_block))
+                return cli_usage(cmd, "--pulse-block wants a positive number of pulses, not '%s'", optarg);
+            break;
+        case OPT_GPUMEM:
+            if (cli_parse_bytes(optarg, &bo.gpu_mem))
+                return cli_usage(cmd, "--gpu-mem wants a size such as 8G or 512M, not '%s'", optarg);
+            break;
+        case OPT_AUTOFOCUS: autofocus = 1; break;
+        case 'q': cli_verbosity = 0; break;
+        case 'v': cli_verbosity++; break;
+        case 'h': help(); return CLI_OK;
+        default: return cli_usage(cmd, "unknown or incomplete option");
+        }
+    }
+    while (optind < argc) { /* bare arguments are inputs too */
+        if (nin == MAX_IO) return cli_usage(cmd, "too many inputs (at most %d)", MAX_IO);
+        inputs[nin++] = argv[optind++];
+    }
+    if (nin == 0) return cli_usage(cmd, "no input: give -i FILE");
+    if (nout == 0) return cli_usage(cmd, "no output: give -o IMAGE.png (or .h5, .npy)");
+    if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
+    bo.verbose = cli_verbosity;
+
+    /* back end */
+    const sarbp_backend *be;
+    if (!strcmp(backend, "auto")) {
+        be = &sarbp_backend_cuda;
+        if (bo.precision == SARBP_FP64 || !be->available(&bo)) {
+            if (bo.precision != SARBP_FP64)
+                cli_info(1, "sarbp: form: no usable CUDA device; using the cpu back end");
+            be = &sarbp_backend_cpu;
+        }
+    } else {
+        be = sarbp_backend_find(backend);
+    }
+    if (be == &sarbp_backend_cpu && bo.precision == SARBP_FP16)
+        return cli_usage(cmd, "--precision fp16 needs --backend cuda");
+    if (be == &sarbp_backend_cuda && bo.precision == SARBP_FP64)
+        return cli_usage(cmd, "--precision fp64 is the cpu reference: use --backend cpu");
+
+    sarbp_reader *rd = NULL;
+    sarbp_status st = sarbp_reader_open(inputs, nin, &rd);
+    if (st) return cli_fail_status(cmd, st);
+    sarbp_reader_set_autofocus(rd, autofocus);
+    const sarbp_phd *meta = sarbp_reader_meta(rd);
+    if (have_pulses) {
+        if ((size_t)pulses[1] > meta->npulses) {
+            size_t np = meta->npulses;
+            sarbp_reader_free(rd);
+            return cli_fail(cmd, "--pulses %zu:%zu is outside the %zu pulses of the input",
+                            (size_t)pulses[0], (size_t)pulses[1], np);
+        }
+        st = sarbp_reader_select(rd, (size_t)pulses[0], (size_t)pulses[1]);
+    } else if (have_az) {
+        size_t i0, i1;
+        st = sarbp_phd_azimuth_range(meta, az[0], az[1], &i0, &i1);
+        if (!st) st = sarbp_reader_select(rd, i0, i1);
+    }
+    if (st) {
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
+    meta = sarbp_reader_meta(rd);
+
+    sarbp_grid g;
+    st = sarbp_grid_default(meta, &g);
+    if (st) {
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
+    double extent_x = g.dx * (double)g.nx, extent_y = g.dy * (double)g.ny;
+    if (have_spacing) {
+        g.dx = spacing[0];
+        g.dy = spacing[1];
+        if (!gnx) {
+            g.nx = (size_t)(extent_x / g.dx + 0.5);
+            g.ny = (size_t)(extent_y / g.dy + 0.5);
+            if (g.nx < 1) g.nx = 1;
+            if (g.ny < 1) g.ny = 1;
+        }
+    }
+    if (gnx) {
+        g.nx = gnx;
+        g.ny = gny;
+    }
+    g.xc = center[0];
+    g.yc = center[1];
+    g.zc = center[2];
+    st = sarbp_grid_validate(&g);
+    if (st) {
+        sarbp_reader_free(rd);
+        return cli_usage(cmd, "%s", sarbp_error_detail());
+    }
+    cli_info(2, "sarbp: form: %zu pulses x %zu samples, grid %zu x %zu at %g x %g m, back end %s, %s",
+             meta->npulses, meta->nsamples, g.nx, g.ny, g.dx, g.dy, be->name,
+             sarbp_precision_name(bo.precision));
+
+    sarbp_progress *prog = cli_progress_start("form", (double)g.nx * (double)g.ny);
+    sarbp_image *img = NULL;
+    sarbp_form_stats stats;
+    st = sarbp_form(rd, &g, be, &rc, &bo, prog, &img, &stats);
+    cli_progress_end(prog);
+    sarbp_reader_free(rd);
+    if (st) return cli_fail_status(cmd, st);
+
+    for (size_t k = 0; k < nout; k++) {
+        st = sarbp_image_write(outputs[k], img, db_range);
+        if (st) {
+            for (size_t j = 0; j < k; j++) remove(outputs[j]); /* all or nothing */
+            sarbp_image_free(img);
+            return cli_fail_status(cmd, st);
+        }
+    }
+    cli_info(2, "sarbp: form: %.3f s (read %.3f s), %.1f Mbp/s", stats.total_s, stats.read_s,
+             stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
+    sarbp_image_free(img);
+    return CLI_OK;
+}

@@ -1,0 +1,58 @@
+/* main.c - the sarbp command: a table of subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct subcommand commands[] = {
+    {"form", cmd_form, "form an image from phase histories"},
+    {"simulate", cmd_simulate, "simulate point-target phase histories"},
+    {"info", cmd_info, "describe phase-history files"},
+    {"convert", cmd_convert, "convert phase histories to sarbp's HDF5 layout"},
+    {"compare", cmd_compare, "compare two complex images (SER, SSIM, ...)"},
+    {"metrics", cmd_metrics, "point-target and whole-image quality metrics"},
+    {"bench", cmd_bench, "measure backprojection throughput and accuracy"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sarbp <command> [options]\n\n"
+               "sarbp forms synthetic aperture radar images by backprojection.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'sarbp <command> --help' describes a command's options.\n"
+               "\nexit codes: 0 success, 1 failure (bad input, failed check, device\n"
+               "error), 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+#ifdef SARBP_HAVE_CUDA
+        printf("sarbp %s (back ends: cpu, cuda)\n", SARBP_VERSION_STRING);
+#else
+        printf("sarbp %s (back ends: cpu; built without CUDA)\n", SARBP_VERSION_STRING);
+#endif
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "sarbp: '%s' is not a sarbp command\nTry 'sarbp --help' for the list.\n",
+            argv[1]);
+    return CLI_USAGE;
+}

@@ -1,0 +1,123 @@
+/* form.c - the pipeline: pulses in blocks from a reader (or memory) through a
+ * back end into an image, with attributes recording how it was made. */
+#include "sarbp/form.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *dst);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_rc_params *rc,
+                         const sarbp_bp_options *o, const sarbp_phd *meta)
+{
+    char buf[64];
+    sarbp_image_set_attr(img, "sarbp_version", SARBP_VERSION_STRING);
+    sarbp_image_set_attr(img, "backend", be->name);
+    sarbp_image_set_attr(img, "precision", sarbp_precision_name(o->precision));
+    if (o->variant) sarbp_image_set_attr(img, "variant", o->variant);
+    sarbp_window_format(&rc->range_window, buf, sizeof buf);
+    sarbp_image_set_attr(img, "range_window", buf);
+    sarbp_window_format(&rc->az_window, buf, sizeof buf);
+    sarbp_image_set_attr(img, "azimuth_window", buf);
+    snprintf(buf, sizeof buf, "%d", rc->upsample);
+    sarbp_image_set_attr(img, "upsample", buf);
+    snprintf(buf, sizeof buf, "%zu", meta->npulses);
+    sarbp_image_set_attr(img, "npulses", buf);
+    snprintf(buf, sizeof buf, "%zu", meta->nsamples);
+    sarbp_image_set_attr(img, "nsamples", buf);
+    sarbp_image_set_attr(img, "domain", meta->domain == SARBP_DOMAIN_FREQ ? "freq" : "chirp");
+}
+
+static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,
+                              const sarbp_backend *be, const sarbp_rc_params *rc,
+                              const sarbp_bp_options *o, sarbp_progress *progress,
+                              sarbp_image **out, sarbp_form_stats *stats)
+{
+    *out = NULL;
+    double t_start = now_s(), t_read = 0;
+    SARBP_TRY(sarbp_grid_validate(g));
+    SARBP_TRY(sarbp_phd_validate(meta));
+    void *plan = NULL;
+    sarbp_image *img = NULL;
+    sarbp_c32 *buf = NULL;
+    sarbp_status st = be->create(meta, g, rc, o, &plan);
+    size_t block = st ? 0 : be->block_pulses(plan);
+    if (!st && block == 0) st = sarbp_error(SARBP_ERR_INTERNAL, "back end wants blocks of 0 pulses");
+    if (!st) {
+        buf = malloc(block * meta->nsamples * sizeof(sarbp_c32));
+        if (!buf) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a block of %zu pulses", block);
+    }
+    if (!st) st = sarbp_image_alloc(g, &img);
+    for (size_t p0 = 0; !st && p0 < meta->npulses; p0 += block) {
+        size_t np = meta->npulses - p0 < block ? meta->npulses - p0 : block;
+        double t0 = now_s();
+        st = rd(src, p0, np, buf);
+        t_read += now_s() - t0;
+        if (!st) st = be->execute(plan, p0, np, buf);
+        sarbp_progress_update(progress, p0 + np, meta->npulses);
+    }
+    if (!st) st = be->finish(plan, img->data);
+    be->destroy(plan);
+    free(buf);
+    if (st) {
+        sarbp_image_free(img);
+        return st;
+    }
+    record_attrs(img, be, rc, o, meta);
+    double t_end = now_s();
+    if (stats) {
+        stats->read_s = t_read;
+        stats->total_s = t_end - t_start;
+        stats->compute_s = stats->total_s - t_read;
+        stats->npulses = meta->npulses;
+        stats->pairs = sarbp_grid_pairs(g, meta->npulses);
+    }
+    *out = img;
+    return SARBP_OK;
+}
+
+static sarbp_status read_reader(void *src, size_t p0, size_t np, sarbp_c32 *dst)
+{
+    return sarbp_reader_read(src, p0, np, dst);
+}
+
+static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *dst)
+{
+    const sarbp_phd *phd = src;
+    memcpy(dst, phd->data + p0 * phd->nsamples, np * phd->nsamples * sizeof(sarbp_c32));
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+                        const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                        sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats)
+{
+    sarbp_status st = form_core(sarbp_reader_meta(rd), read_reader, rd, g, be, rc, o, progress,
+                                out, stats);
+    if (st) return st;
+    /* inputs, joined */
+    char files[sizeof((*out)->attrs[0].value)] = "";
+    for (size_t i = 0; i < sarbp_reader_nfiles(rd); i++) {
+        size_t len = strlen(files);
+        snprintf(files + len, sizeof files - len, "%s%s", i ? ";" : "", sarbp_reader_file(rd, i));
+    }
+    sarbp_image_set_attr(*out, "inputs", files);
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_form_phd(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_backend *be,
+                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats)
+{
+    if (!phd->data) return sarbp_error(SARBP_ERR_INVALID, "phase history holds no samples");
+    return form_core(phd, read_memory, (void *)phd, g, be, rc, o, progress, out, stats);
+}

@@ -1,0 +1,48 @@
+/* grid.c - image grid validation and the default grid. */
+#include "sarbp/grid.h"
+
+#include <math.h>
+
+sarbp_status sarbp_grid_validate(const sarbp_grid *g)
+{
+    if (g->nx < 1 || g->ny < 1)
+        return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu pixels is empty", g->nx, g->ny);
+    if (g->nx > SARBP_GRID_MAX_PIXELS / g->ny)
+        return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu pixels is absurdly large",
+                           g->nx, g->ny);
+    if (!isfinite(g->dx) || !isfinite(g->dy) || !(g->dx > 0) || !(g->dy > 0))
+        return sarbp_error(SARBP_ERR_INVALID, "grid spacing %g x %g m is not positive", g->dx,
+                           g->dy);
+    if (!isfinite(g->xc) || !isfinite(g->yc) || !isfinite(g->zc))
+        return sarbp_error(SARBP_ERR_INVALID, "grid centre is not finite");
+    if (fabs(g->xc) > 1e6 || fabs(g->yc) > 1e6 || fabs(g->zc) > 1e6)
+        return sarbp_error(SARBP_ERR_INVALID, "grid centre (%g, %g, %g) is more than 1000 km from "
+                           "the scene reference", g->xc, g->yc, g->zc);
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_grid_default(const sarbp_phd *meta, sarbp_grid *g)
+{
+    sarbp_phd_summary s;
+    SARBP_TRY(sarbp_phd_summarize(meta, &s));
+    /* Alias-free extent: in range c/(2 df); in cross range lambda / (2 dtheta)
+     * with dtheta the mean angle between pulses. The scene is square. */
+    double extent = s.extent_range;
+    if (meta->npulses > 1 && s.aperture_deg > 0) {
+        double dth = s.aperture_deg * M_PI / 180.0 / (double)(meta->npulses - 1);
+        double cross = SARBP_C / s.fcenter / (2 * dth);
+        if (cross < extent) extent = cross;
+    }
+    double res = s.range_res;
+    if (isfinite(s.az_res) && s.az_res < res) res = s.az_res;
+    double d = 0.5 * res;
+    size_t n = (size_t)ceil(extent / d);
+    if (n < 1) n = 1;
+    if (n > 4096) { /* keep the default affordable; the user can ask for more */
+        n = 4096;
+    }
+    g->nx = g->ny = n;
+    g->dx = g->dy = d;
+    g->xc = g->yc = g->zc = 0;
+    return SARBP_OK;
+}

@@ -1,0 +1,234 @@
+/* phd.c - the phase-history model: allocation, validation, slicing, summary. */
+#include "sarbp/phd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double *alloc_doubles(size_t n)
+{
+    return calloc(n ? n : 1, sizeof(double));
+}
+
+sarbp_status sarbp_phd_alloc(sarbp_domain domain, size_t npulses, size_t nsamples,
+                             int with_data, sarbp_phd **out)
+{
+    *out = NULL;
+    if (npulses == 0 || nsamples == 0)
+        return sarbp_error(SARBP_ERR_INVALID, "phase history with %zu pulses of %zu samples",
+                           npulses, nsamples);
+    if (nsamples > ((size_t)1 << 40) / npulses)
+        return sarbp_error(SARBP_ERR_INVALID, "phase history too large: %zu x %zu", npulses,
+                           nsamples);
+    sarbp_phd *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a phase history");
+    p->domain = domain;
+    p->npulses = npulses;
+    p->nsamples = nsamples;
+    p->pos = alloc_doubles(3 * npulses);
+    p->r0 = alloc_doubles(npulses);
+    int ok = p->pos && p->r0;
+    if (domain == SARBP_DOMAIN_FREQ) {
+        p->f0 = alloc_doubles(npulses);
+        p->df = alloc_doubles(npulses);
+        ok = ok && p->f0 && p->df;
+    }
+    if (ok && with_data) {
+        p->data = calloc(npulses * nsamples, sizeof(sarbp_c32));
+        ok = p->data != NULL;
+    }
+    if (!ok) {
+        sarbp_phd_free(p);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu pulses of %zu samples",
+                           npulses, nsamples);
+    }
+    *out = p;
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_phd_alloc_optional(sarbp_phd *phd, double **field)
+{
+    if (*field) return SARBP_OK;
+    *field = alloc_doubles(phd->npulses);
+    if (!*field) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    return SARBP_OK;
+}
+
+void sarbp_phd_free(sarbp_phd *p)
+{
+    if (!p) return;
+    free(p->pos);
+    free(p->r0);
+    free(p->f0);
+    free(p->df);
+    free(p->th);
+    free(p->phi);
+    free(p->r_correct);
+    free(p->ph_correct);
+    free(p->data);
+    free(p);
+}
+
+static int all_finite(const double *v, size_t n)
+{
+    if (!v) return 1;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
+
+sarbp_status sarbp_phd_validate(const sarbp_phd *p)
+{
+    if (!p) return sarbp_error(SARBP_ERR_INVALID, "no phase history");
+    if (p->npulses == 0) return sarbp_error(SARBP_ERR_INVALID, "phase history has no pulses");
+    if (p->nsamples == 0) return sarbp_error(SARBP_ERR_INVALID, "phase history has no samples");
+    size_t n = p->npulses;
+    if (!all_finite(p->pos, 3 * n))
+        return sarbp_error(SARBP_ERR_INVALID, "antenna positions contain NaN or Inf");
+    if (!all_finite(p->r0, n)) return sarbp_error(SARBP_ERR_INVALID, "r0 contains NaN or Inf");
+    for (size_t i = 0; i < n; i++)
+        if (!(p->r0[i] > 0)) return sarbp_error(SARBP_ERR_INVALID, "r0 of pulse %zu is not positive", i);
+    if (!all_finite(p->th, n) || !all_finite(p->phi, n) || !all_finite(p->r_correct, n) ||
+        !all_finite(p->ph_correct, n))
+        return sarbp_error(SARBP_ERR_INVALID, "angles or autofocus fields contain NaN or Inf");
+    if (p->domain == SARBP_DOMAIN_FREQ) {
+        if (!p->f0 || !p->df) return sarbp_error(SARBP_ERR_INVALID, "frequencies missing");
+        for (size_t i = 0; i < n; i++) {
+            if (!isfinite(p->f0[i]) || !(p->f0[i] > 0))
+                return sarbp_error(SARBP_ERR_INVALID, "start frequency of pulse %zu is not a positive number", i);
+            if (!isfinite(p->df[i]) || !(p->df[i] > 0))
+                return sarbp_error(SARBP_ERR_INVALID, "frequency step of pulse %zu is not a positive number", i);
+        }
+    } else if (p->domain == SARBP_DOMAIN_CHIRP) {
+        if (!(p->fs > 0) || !isfinite(p->fs) || !isfinite(p->chirp_rate) || p->chirp_rate == 0 ||
+            !(p->pulse_len > 0) || !isfinite(p->pulse_len) || !(p->fc > 0) || !isfinite(p->fc) ||
+            !isfinite(p->t0) || p->t0 < 0)
+            return sarbp_error(SARBP_ERR_INVALID, "chirp parameters (fs, chirp rate, pulse length, fc, t0) are not valid");
+    } else {
+        return sarbp_error(SARBP_ERR_INVALID, "unknown phase-history domain %d", (int)p->domain);
+    }
+    if (p->data) {
+        size_t m = n * p->nsamples;
+        for (size_t i = 0; i < m; i++)
+            if (!isfinite(p->data[i].re) || !isfinite(p->data[i].im))
+                return sarbp_error(SARBP_ERR_INVALID, "sample %zu of pulse %zu is NaN or Inf",
+                                   i % p->nsamples, i / p->nsamples);
+    }
+    return SARBP_OK;
+}
+
+static void copy_opt(double **dst, const double *src, size_t i0, size_t n, int *ok)
+{
+    if (!src) return;
+    *dst = malloc(n * sizeof(double));
+    if (!*dst) { *ok = 0; return; }
+    memcpy(*dst, src + i0, n * sizeof(double));
+}
+
+sarbp_status sarbp_phd_slice(const sarbp_phd *s, size_t i0, size_t i1, sarbp_phd **out)
+{
+    *out = NULL;
+    if (i1 <= i0 || i1 > s->npulses)
+        return sarbp_error(SARBP_ERR_INVALID, "pulse range %zu:%zu outside 0:%zu", i0, i1, s->npulses);
+    size_t n = i1 - i0;
+    sarbp_phd *p;
+    SARBP_TRY(sarbp_phd_alloc(s->domain, n, s->nsamples, s->data != NULL, &p));
+    memcpy(p->pos, s->pos + 3 * i0, 3 * n * sizeof(double));
+    memcpy(p->r0, s->r0 + i0, n * sizeof(double));
+    if (s->f0) memcpy(p->f0, s->f0 + i0, n * sizeof(double));
+    if (s->df) memcpy(p->df, s->df + i0, n * sizeof(double));
+    int ok = 1;
+    copy_opt(&p->th, s->th, i0, n, &ok);
+    copy_opt(&p->phi, s->phi, i0, n, &ok);
+    copy_opt(&p->r_correct, s->r_correct, i0, n, &ok);
+    copy_opt(&p->ph_correct, s->ph_correct, i0, n, &ok);
+    if (!ok) {
+        sarbp_phd_free(p);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    if (s->data) memcpy(p->data, s->data + i0 * s->nsamples, n * s->nsamples * sizeof(sarbp_c32));
+    p->fs = s->fs;
+    p->chirp_rate = s->chirp_rate;
+    p->pulse_len = s->pulse_len;
+    p->fc = s->fc;
+    p->t0 = s->t0;
+    *out = p;
+    return SARBP_OK;
+}
+
+double sarbp_phd_azimuth_deg(const sarbp_phd *p, size_t i)
+{
+    if (p->th) return p->th[i];
+    return atan2(p->pos[3 * i + 1], p->pos[3 * i]) * (180.0 / M_PI);
+}
+
+sarbp_status sarbp_phd_azimuth_range(const sarbp_phd *p, double a0, double a1, size_t *i0,
+                                     size_t *i1)
+{
+    if (!(a1 >= a0)) return sarbp_error(SARBP_ERR_INVALID, "azimuth range %g:%g is empty", a0, a1);
+    size_t first = p->npulses, last = 0;
+    for (size_t i = 0; i < p->npulses; i++) {
+        double a = sarbp_phd_azimuth_deg(p, i);
+        if (a >= a0 && a <= a1) {
+            if (first == p->npulses) first = i;
+            last = i;
+        }
+    }
+    if (first == p->npulses)
+        return sarbp_error(SARBP_ERR_INVALID, "no pulse has azimuth in %g:%g degrees", a0, a1);
+    *i0 = first;
+    *i1 = last + 1;
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_phd_summarize(const sarbp_phd *p, sarbp_phd_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = p->npulses;
+    if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "phase history has no pulses");
+    double fmin = INFINITY, fmax = -INFINITY, dfmin = INFINITY;
+    if (p->domain == SARBP_DOMAIN_FREQ) {
+        for (size_t i = 0; i < n; i++) {
+            double lo = p->f0[i], hi = p->f0[i] + (double)(p->nsamples - 1) * p->df[i];
+            if (lo < fmin) fmin = lo;
+            if (hi > fmax) fmax = hi;
+            if (p->df[i] < dfmin) dfmin = p->df[i];
+        }
+        /* bandwidth of K samples spaced df: K df (each sample stands for one step) */
+        s->bandwidth = (double)p->nsamples * dfmin;
+        s->extent_range = SARBP_C / (2 * dfmin);
+    } else {
+        double b = fabs(p->chirp_rate) * p->pulse_len;
+        fmin = p->fc - b / 2;
+        fmax = p->fc + b / 2;
+        s->bandwidth = b;
+        s->extent_range = SARBP_C * (double)p->nsamples / (2 * p->fs);
+    }
+    s->fmin = fmin;
+    s->fmax = fmax;
+    s->fcenter = 0.5 * (fmin + fmax);
+    s->range_res = SARBP_C / (2 * s->bandwidth);
+    /* aperture: angle swept by the line of sight, from the APC positions */
+    double amin = INFINITY, amax = -INFINITY, r0sum = 0, elsum = 0;
+    double a_ref = atan2(p->pos[1], p->pos[0]);
+    for (size_t i = 0; i < n; i++) {
+        const double *a = p->pos + 3 * i;
+        double az = atan2(a[1], a[0]) - a_ref;
+        while (az > M_PI) az -= 2 * M_PI;
+        while (az < -M_PI) az += 2 * M_PI;
+        if (az < amin) amin = az;
+        if (az > amax) amax = az;
+        r0sum += p->r0[i];
+        double rg = hypot(a[0], a[1]);
+        elsum += atan2(a[2], rg);
+    }
+    double dth = amax - amin;
+    s->aperture_deg = dth * 180.0 / M_PI;
+    s->r0_mean = r0sum / n;
+    s->elevation_deg = elsum / n * 180.0 / M_PI;
+    double lambda = SARBP_C / s->fcenter;
+    /* the ground-plane aperture angle: for a straight track the azimuth
+     * angle above still measures the change of look direction */
+    s->az_res = dth > 0 ? lambda / (2 * dth) : INFINITY;
+    return SARBP_OK;
+}

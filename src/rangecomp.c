@@ -1,0 +1,475 @@
+/* rangecomp.c - range compression on the CPU with FFTW.
+ *
+ * One FFTW plan per shape and precision, made at plan time and executed per
+ * pulse with the new-array interface on aligned buffers. FREQ data: window,
+ * zero-pad, inverse FFT, fftshift, 1/K. CHIRP data: matched filter by FFT,
+ * range window across the chirp band, zero-padded spectrum for upsampling,
+ * motion compensation to the scene origin. See include/sarbp/rangecomp.h. */
+#include "sarbp/rangecomp.h"
+
+#include <fftw3.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* FFTW's planner is not thread-safe. */
+static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *sarbp_precision_name(sarbp_precision p)
+{
+    switch (p) {
+    case SARBP_FP64: return "fp64";
+    case SARBP_FP32: return "fp32";
+    case SARBP_FP16: return "fp16";
+    }
+    return "?";
+}
+
+sarbp_status sarbp_precision_parse(const char *t, sarbp_precision *p)
+{
+    if (!strcmp(t, "fp64")) *p = SARBP_FP64;
+    else if (!strcmp(t, "fp32")) *p = SARBP_FP32;
+    else if (!strcmp(t, "fp16")) *p = SARBP_FP16;
+    else return sarbp_error(SARBP_ERR_INVALID, "unknown precision '%s' (fp64, fp32, fp16)", t);
+    return SARBP_OK;
+}
+
+void sarbp_rc_params_default(sarbp_rc_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->range_window.kind = SARBP_WIN_NONE;
+    p->az_window.kind = SARBP_WIN_NONE;
+    p->upsample = 8;
+}
+
+size_t sarbp_fft_size(size_t x)
+{
+    if (x <= 1) return 1;
+    for (size_t n = x;; n++) {
+        size_t m = n;
+        while (m % 2 == 0) m /= 2;
+        while (m % 3 == 0) m /= 3;
+        while (m % 5 == 0) m /= 5;
+        while (m % 7 == 0) m /= 7;
+        if (m == 1) return n;
+    }
+}
+
+static size_t chirp_len(const sarbp_phd *m)
+{
+    size_t l = (size_t)ceil(m->pulse_len * m->fs);
+    return l ? l : 1;
+}
+
+/* FFT length of the matched filter (linear correlation of K samples against
+ * a chirp of L samples without wrap into the first K lags). */
+static size_t chirp_nfft(const sarbp_phd *m)
+{
+    return sarbp_fft_size(m->nsamples + chirp_len(m));
+}
+
+size_t sarbp_rc_nbins(const sarbp_phd *m, int upsample)
+{
+    if (upsample < 1) upsample = 1;
+    if (m->domain == SARBP_DOMAIN_FREQ) return sarbp_fft_size((size_t)upsample * m->nsamples);
+    return sarbp_fft_size((size_t)upsample * chirp_nfft(m));
+}
+
+/* ---- profiles ---------------------------------------------------------- */
+
+sarbp_status sarbp_profiles_alloc(size_t capacity, size_t nbins, sarbp_precision prec,
+                                  sarbp_profiles **out)
+{
+    *out = NULL;
+    sarbp_profiles *pr = calloc(1, sizeof *pr);
+    if (!pr) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    pr->capacity = capacity;
+    pr->nbins = nbins;
+    pr->precision = prec;
+    size_t n = capacity * nbins;
+    if (prec == SARBP_FP64) pr->data64 = fftw_malloc(n * sizeof(sarbp_c64));
+    else pr->data32 = fftw_malloc(n * sizeof(sarbp_c32));
+    pr->pos = malloc(3 * capacity * sizeof(double));
+    pr->r0 = malloc(capacity * sizeof(double));
+    pr->rstart = malloc(capacity * sizeof(double));
+    pr->dr = malloc(capacity * sizeof(double));
+    pr->fref = malloc(capacity * sizeof(double));
+    if (!(pr->data64 || pr->data32) || !pr->pos || !pr->r0 || !pr->rstart || !pr->dr ||
+        !pr->fref) {
+        sarbp_profiles_free(pr);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu range profiles of %zu bins",
+                           capacity, nbins);
+    }
+    *out = pr;
+    return SARBP_OK;
+}
+
+void sarbp_profiles_free(sarbp_profiles *pr)
+{
+    if (!pr) return;
+    fftw_free(pr->data64);
+    fftw_free(pr->data32);
+    free(pr->pos);
+    free(pr->r0);
+    free(pr->rstart);
+    free(pr->dr);
+    free(pr->fref);
+    free(pr);
+}
+
+void sarbp_rc_pulse_geometry(const sarbp_phd *m, size_t nbins, int upsample, size_t i,
+                             sarbp_profiles *pr, size_t j)
+{
+    (void)upsample;
+    memcpy(pr->pos + 3 * j, m->pos + 3 * i, 3 * sizeof(double));
+    pr->r0[j] = m->r0[i];
+    if (m->domain == SARBP_DOMAIN_FREQ) {
+        double dr = SARBP_C / (2.0 * m->df[i] * (double)nbins);
+        pr->dr[j] = dr;
+        pr->rstart[j] = -(double)(nbins / 2) * dr;
+        pr->fref[j] = m->f0[i];
+    } else {
+        double nmf = (double)chirp_nfft(m);
+        pr->dr[j] = SARBP_C / (2.0 * m->fs) * nmf / (double)nbins;
+        pr->rstart[j] = 0.5 * SARBP_C * m->t0 - m->r0[i];
+        pr->fref[j] = m->fc;
+    }
+}
+
+/* ---- the plan ---------------------------------------------------------- */
+
+struct sarbp_rc_plan_s {
+    const sarbp_phd *meta;
+    sarbp_precision prec;
+    int upsample;
+    size_t K, nbins;
+    size_t nmf;          /* CHIRP: matched-filter FFT length */
+    double *wr;          /* FREQ: range window / K, [K]; CHIRP: spectral weights [nmf] */
+    double *waz;         /* [meta->npulses] */
+    double gain;         /* coherent gain of the range and azimuth windows */
+    /* FREQ: one inverse plan of nbins. CHIRP: forward nmf, inverse nbins. */
+    fftw_plan d_fwd, d_inv;
+    fftwf_plan f_fwd, f_inv;
+    void *buf_a, *buf_b; /* aligned work buffers of max(nbins, nmf) complex */
+    void *href;          /* CHIRP: conj spectrum of the reference chirp * weights / norm [nmf], c64 */
+};
+
+static double mean_of(const double *w, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += w[i];
+    return s / (double)n;
+}
+
+static sarbp_status make_plans(sarbp_rc_plan *p)
+{
+    size_t nmax = p->nbins > p->nmf ? p->nbins : p->nmf;
+    int ok;
+    pthread_mutex_lock(&planner_lock);
+    if (p->prec == SARBP_FP64) {
+        p->buf_a = fftw_malloc(nmax * sizeof(fftw_complex));
+        p->buf_b = fftw_malloc(nmax * sizeof(fftw_complex));
+        ok = p->buf_a && p->buf_b;
+        if (ok) {
+            p->d_inv = fftw_plan_dft_1d((int)p->nbins, p->buf_a, p->buf_b, FFTW_BACKWARD,
+                                        FFTW_ESTIMATE);
+            if (p->nmf)
+                p->d_fwd = fftw_plan_dft_1d((int)p->nmf, p->buf_a, p->buf_b, FFTW_FORWARD,
+                                            FFTW_ESTIMATE);
+            ok = p->d_inv && (!p->nmf || p->d_fwd);
+        }
+    } else {
+        p->buf_a = fftwf_malloc(nmax * sizeof(fftwf_complex));
+        p->buf_b = fftwf_malloc(nmax * sizeof(fftwf_complex));
+        ok = p->buf_a && p->buf_b;
+        if (ok) {
+            p->f_inv = fftwf_plan_dft_1d((int)p->nbins, p->buf_a, p->buf_b, FFTW_BACKWARD,
+                                         FFTW_ESTIMATE);
+            if (p->nmf)
+                p->f_fwd = fftwf_plan_dft_1d((int)p->nmf, p->buf_a, p->buf_b, FFTW_FORWARD,
+                                             FFTW_ESTIMATE);
+            ok = p->f_inv && (!p->nmf || p->f_fwd);
+        }
+    }
+    pthread_mutex_unlock(&planner_lock);
+    if (!p->buf_a || !p->buf_b) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for FFT buffers");
+    if (!ok) return sarbp_error(SARBP_ERR_FFTW, "FFTW could not plan a transform of %zu points", p->nbins);
+    return SARBP_OK;
+}
+
+/* CHIRP: spectrum of the reference chirp h(tau) = rect(tau/Tr) exp(j pi Kr tau^2),
+ * centred on lag 0 (wrapped), conjugated, weighted across the band and
+ * normalised so a unit echo compresses to 1. */
+static sarbp_status make_chirp_reference(sarbp_rc_plan *p)
+{
+    const sarbp_phd *m = p->meta;
+    size_t n = p->nmf;
+    fftw_complex *h = fftw_malloc(n * sizeof(fftw_complex));
+    fftw_complex *H = fftw_malloc(n * sizeof(fftw_complex));
+    if (!h || !H) {
+        fftw_free(h);
+        fftw_free(H);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    memset(h, 0, n * sizeof(fftw_complex));
+    double energy = 0;
+    long half = (long)(n / 2);
+    for (long k = -half; k < (long)n - half; k++) {
+        double tau = (double)k / m->fs;
+        if (fabs(tau) > 0.5 * m->pulse_len) continue;
+        double ph = M_PI * m->chirp_rate * tau * tau;
+        size_t idx = (size_t)((k + (long)n) % (long)n);
+        h[idx][0] = cos(ph);
+        h[idx][1] = sin(ph);
+        energy += 1.0;
+    }
+    pthread_mutex_lock(&planner_lock);
+    fftw_plan pl = fftw_plan_dft_1d((int)n, h, H, FFTW_FORWARD, FFTW_ESTIMATE);
+    pthread_mutex_unlock(&planner_lock);
+    if (!pl) {
+        fftw_free(h);
+        fftw_free(H);
+        return sarbp_error(SARBP_ERR_FFTW, "FFTW could not plan the matched filter");
+    }
+    fftw_execute(pl);
+    pthread_mutex_lock(&planner_lock);
+    fftw_destroy_plan(pl);
+    pthread_mutex_unlock(&planner_lock);
+    /* peak of the inverse transform (unnormalised, nmf points) of |H|^2 is nmf * energy */
+    double norm = 1.0 / ((double)n * energy);
+    sarbp_c64 *ref = (sarbp_c64 *)h; /* reuse */
+    for (size_t k = 0; k < n; k++) {
+        ref[k].re = H[k][0] * p->wr[k] * norm;
+        ref[k].im = -H[k][1] * p->wr[k] * norm;
+    }
+    fftw_free(H);
+    p->href = ref;
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *prm,
+                                  sarbp_precision prec, size_t max_block, sarbp_rc_plan **out)
+{
+    (void)max_block;
+    *out = NULL;
+    if (prm->upsample < 1 || prm->upsample > 64)
+        return sarbp_error(SARBP_ERR_INVALID, "upsampling factor %d is outside 1..64", prm->upsample);
+    sarbp_rc_plan *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    p->meta = meta;
+    p->prec = prec;
+    p->upsample = prm->upsample;
+    p->K = meta->nsamples;
+    p->nbins = sarbp_rc_nbins(meta, prm->upsample);
+    if (p->nbins > ((size_t)1 << 26)) {
+        size_t nb = p->nbins;
+        free(p);
+        return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many", nb);
+    }
+    sarbp_status st = SARBP_OK;
+    p->waz = malloc(meta->npulses * sizeof(double));
+    if (!p->waz) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    if (!st) st = sarbp_window_fill(&prm->az_window, meta->npulses, p->waz);
+    double gain_az = st ? 0 : mean_of(p->waz, meta->npulses);
+    if (!st && meta->domain == SARBP_DOMAIN_FREQ) {
+        p->wr = malloc(p->K * sizeof(double));
+        if (!p->wr) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        if (!st) st = sarbp_window_fill(&prm->range_window, p->K, p->wr);
+        if (!st) {
+            p->gain = mean_of(p->wr, p->K) * gain_az;
+            for (size_t k = 0; k < p->K; k++) p->wr[k] /= (double)p->K;
+        }
+    } else if (!st) {
+        p->nmf = chirp_nfft(meta);
+        p->wr = malloc(p->nmf * sizeof(double));
+        if (!p->wr) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        /* spectral weights across the chirp band [-B/2, B/2] */
+        double B = fabs(meta->chirp_rate) * meta->pulse_len;
+        size_t nw = 0;
+        for (size_t k = 0; !st && k < p->nmf; k++) {
+            double f = (k < (p->nmf + 1) / 2 ? (double)k : (double)k - (double)p->nmf) *
+                       meta->fs / (double)p->nmf;
+            if (fabs(f) <= B / 2) nw++;
+        }
+        double *w = NULL;
+        if (!st) {
+            w = malloc((nw ? nw : 1) * sizeof(double));
+            if (!w) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        }
+        if (!st) st = sarbp_window_fill(&prm->range_window, nw ? nw : 1, w);
+        if (!st) {
+            int none = prm->range_window.kind == SARBP_WIN_NONE;
+            for (size_t k = 0; k < p->nmf; k++) {
+                double f = (k < (p->nmf + 1) / 2 ? (double)k : (double)k - (double)p->nmf) *
+                           meta->fs / (double)p->nmf;
+                if (none) p->wr[k] = 1;
+                else if (fabs(f) > B / 2) p->wr[k] = 0;
+                else {
+                    size_t idx = (size_t)floor((f + B / 2) / B * (double)(nw - 1) + 0.5);
+                    p->wr[k] = w[idx < nw ? idx : nw - 1];
+                }
+            }
+            p->gain = (none ? 1.0 : mean_of(w, nw)) * gain_az;
+        }
+        free(w);
+        if (!st) st = make_chirp_reference(p);
+    }
+    if (!st) st = make_plans(p);
+    if (st) {
+        sarbp_rc_plan_free(p);
+        return st;
+    }
+    *out = p;
+    return SARBP_OK;
+}
+
+size_t sarbp_rc_plan_nbins(const sarbp_rc_plan *p) { return p->nbins; }
+double sarbp_rc_plan_coherent_gain(const sarbp_rc_plan *p) { return p->gain; }
+const double *sarbp_rc_plan_range_weights(const sarbp_rc_plan *p) { return p->wr; }
+const double *sarbp_rc_plan_az_weights(const sarbp_rc_plan *p) { return p->waz; }
+
+void sarbp_rc_plan_free(sarbp_rc_plan *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&planner_lock);
+    if (p->d_fwd) fftw_destroy_plan(p->d_fwd);
+    if (p->d_inv) fftw_destroy_plan(p->d_inv);
+    if (p->f_fwd) fftwf_destroy_plan(p->f_fwd);
+    if (p->f_inv) fftwf_destroy_plan(p->f_inv);
+    pthread_mutex_unlock(&planner_lock);
+    fftw_free(p->buf_a);
+    fftw_free(p->buf_b);
+    fftw_free(p->href);
+    free(p->wr);
+    free(p->waz);
+    free(p);
+}
+
+/* fftshift: bin b of the output holds lag b - nbins/2 of y. */
+static size_t shift_src(size_t b, size_t n) { return (b + n - n / 2) % n; }
+
+static void freq_pulse_d(sarbp_rc_plan *p, const sarbp_c32 *s, double waz, sarbp_c64 *out)
+{
+    fftw_complex *a = p->buf_a, *y = p->buf_b;
+    size_t n = p->nbins;
+    memset(a, 0, n * sizeof(fftw_complex));
+    for (size_t k = 0; k < p->K; k++) {
+        double w = p->wr[k] * waz;
+        a[k][0] = s[k].re * w;
+        a[k][1] = s[k].im * w;
+    }
+    fftw_execute_dft(p->d_inv, a, y);
+    for (size_t b = 0; b < n; b++) {
+        size_t src = shift_src(b, n);
+        out[b].re = y[src][0];
+        out[b].im = y[src][1];
+    }
+}
+
+static void freq_pulse_f(sarbp_rc_plan *p, const sarbp_c32 *s, double waz, sarbp_c32 *out)
+{
+    fftwf_complex *a = p->buf_a, *y = p->buf_b;
+    size_t n = p->nbins;
+    memset(a, 0, n * sizeof(fftwf_complex));
+    for (size_t k = 0; k < p->K; k++) {
+        float w = (float)(p->wr[k] * waz);
+        a[k][0] = s[k].re * w;
+        a[k][1] = s[k].im * w;
+    }
+    fftwf_execute_dft(p->f_inv, a, y);
+    for (size_t b = 0; b < n; b++) {
+        size_t src = shift_src(b, n);
+        out[b].re = y[src][0];
+        out[b].im = y[src][1];
+    }
+}
+
+/* CHIRP, double: forward FFT of the echo, times the reference spectrum,
+ * spectrum zero-padded to nbins (positive half first, negative half last),
+ * inverse FFT, motion compensation. Output bin b is lag b (no shift). */
+static void chirp_pulse_d(sarbp_rc_plan *p, const sarbp_c32 *s, double waz, double r0,
+                          sarbp_c64 *out)
+{
+    fftw_complex *a = p->buf_a, *S = p->buf_b;
+    size_t nmf = p->nmf, n = p->nbins;
+    memset(a, 0, nmf * sizeof(fftw_complex));
+    for (size_t k = 0; k < p->K; k++) {
+        a[k][0] = s[k].re;
+        a[k][1] = s[k].im;
+    }
+    fftw_execute_dft(p->d_fwd, a, S);
+    const sarbp_c64 *h = p->href;
+    memset(a, 0, n * sizeof(fftw_complex));
+    size_t npos = (nmf + 1) / 2;
+    for (size_t k = 0; k < nmf; k++) {
+        double re = S[k][0] * h[k].re - S[k][1] * h[k].im;
+        double im = S[k][0] * h[k].im + S[k][1] * h[k].re;
+        size_t dst = k < npos ? k : k + (n - nmf);
+        a[dst][0] = re * waz;
+        a[dst][1] = im * waz;
+    }
+    fftw_execute_dft(p->d_inv, a, S);
+    double ph = 4 * M_PI * p->meta->fc * r0 / SARBP_C;
+    ph = fmod(ph, 2 * M_PI);
+    double c = cos(ph), sn = sin(ph);
+    for (size_t b = 0; b < n; b++) {
+        out[b].re = S[b][0] * c - S[b][1] * sn;
+        out[b].im = S[b][0] * sn + S[b][1] * c;
+    }
+}
+
+static void chirp_pulse_f(sarbp_rc_plan *p, const sarbp_c32 *s, double waz, double r0,
+                          sarbp_c32 *out)
+{
+    fftwf_complex *a = p->buf_a, *S = p->buf_b;
+    size_t nmf = p->nmf, n = p->nbins;
+    memset(a, 0, nmf * sizeof(fftwf_complex));
+    for (size_t k = 0; k < p->K; k++) {
+        a[k][0] = s[k].re;
+        a[k][1] = s[k].im;
+    }
+    fftwf_execute_dft(p->f_fwd, a, S);
+    const sarbp_c64 *h = p->href;
+    memset(a, 0, n * sizeof(fftwf_complex));
+    size_t npos = (nmf + 1) / 2;
+    for (size_t k = 0; k < nmf; k++) {
+        double re = S[k][0] * h[k].re - S[k][1] * h[k].im;
+        double im = S[k][0] * h[k].im + S[k][1] * h[k].re;
+        size_t dst = k < npos ? k : k + (n - nmf);
+        a[dst][0] = (float)(re * waz);
+        a[dst][1] = (float)(im * waz);
+    }
+    fftwf_execute_dft(p->f_inv, a, S);
+    double ph = fmod(4 * M_PI * p->meta->fc * r0 / SARBP_C, 2 * M_PI);
+    float c = (float)cos(ph), sn = (float)sin(ph);
+    for (size_t b = 0; b < n; b++) {
+        out[b].re = S[b][0] * c - S[b][1] * sn;
+        out[b].im = S[b][0] * sn + S[b][1] * c;
+    }
+}
+
+sarbp_status sarbp_rc_execute(sarbp_rc_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
+                              sarbp_profiles *out)
+{
+    const sarbp_phd *m = p->meta;
+    if (p0 + np > m->npulses || np > out->capacity || out->nbins != p->nbins ||
+        (out->precision == SARBP_FP64) != (p->prec == SARBP_FP64))
+        return sarbp_error(SARBP_ERR_INTERNAL, "range compression block does not fit its buffer");
+    size_t n = p->nbins;
+    for (size_t j = 0; j < np; j++) {
+        size_t i = p0 + j;
+        const sarbp_c32 *s = samples + j * m->nsamples;
+        double waz = p->waz[i];
+        if (m->domain == SARBP_DOMAIN_FREQ) {
+            if (p->prec == SARBP_FP64) freq_pulse_d(p, s, waz, out->data64 + j * n);
+            else freq_pulse_f(p, s, waz, out->data32 + j * n);
+        } else {
+            if (p->prec == SARBP_FP64) chirp_pulse_d(p, s, waz, m->r0[i], out->data64 + j * n);
+            else chirp_pulse_f(p, s, waz, m->r0[i], out->data32 + j * n);
+        }
+        sarbp_rc_pulse_geometry(m, n, p->upsample, i, out, j);
+    }
+    out->npulses = np;
+    return SARBP_OK;
+}

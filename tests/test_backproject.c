@@ -1,0 +1,262 @@
+/* test_backproject.c - the CPU backprojectors against theory and each other:
+ * a unit target at the origin peaks at exactly P; targets off the origin
+ * peak within a quarter pixel of their true position; FP32 against FP64 on a
+ * Gotcha-like scene keeps at least 70 dB SER at awkward sizes; linearity;
+ * bit-identical FP32 images for any thread count. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static sarbp_phd *simulate(size_t npulses, const sarbp_target *t, size_t nt)
+{
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
+    sp.npulses = npulses;
+    sp.targets = (sarbp_target *)t;
+    sp.ntargets = nt;
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    return p;
+}
+
+static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, sarbp_precision prec,
+                         int threads)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.precision = prec;
+    o.threads = threads;
+    sarbp_image *img;
+    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+    return img;
+}
+
+static size_t argmax(const sarbp_image *img)
+{
+    size_t best = 0, n = img->grid.nx * img->grid.ny;
+    double bv = -1;
+    for (size_t i = 0; i < n; i++) {
+        double m = hypot(img->data[i].re, img->data[i].im);
+        if (m > bv) { bv = m; best = i; }
+    }
+    return best;
+}
+
+static double mag(const sarbp_image *img, size_t ix, size_t iy)
+{
+    const sarbp_c32 v = img->data[iy * img->grid.nx + ix];
+    return hypot(v.re, v.im);
+}
+
+static void test_unit_target_peak(void **state)
+{
+    (void)state;
+    const size_t P = 128;
+    sarbp_target t = {0, 0, 0, 1};
+    sarbp_phd *p = simulate(P, &t, 1);
+    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0};
+    sarbp_image *img = form(p, &g, SARBP_FP64, 0);
+    size_t best = argmax(img);
+    assert_int_equal(best % 65, 32);
+    assert_int_equal(best / 65, 32);
+    double peak = hypot(img->data[best].re, img->data[best].im);
+    print_message("FP64 peak %.9f, P = %zu, rel err %.2e\n", peak, P, fabs(peak / P - 1));
+    assert_true(fabs(peak / P - 1) < 1e-6);
+    sarbp_image_free(img);
+    /* FP32 gives the same to 1e-4 */
+    img = form(p, &g, SARBP_FP32, 0);
+    best = argmax(img);
+    peak = hypot(img->data[best].re, img->data[best].im);
+    assert_int_equal(best, 32 * 65 + 32);
+    assert_true(fabs(peak / P - 1) < 1e-4);
+    sarbp_image_free(img);
+    sarbp_phd_free(p);
+}
+
+/* Sub-pixel peak by a parabola through the three samples in each axis. */
+static double parabola(double l, double c, double r)
+{
+    double den = l - 2 * c + r;
+    return den == 0 ? 0 : 0.5 * (l - r) / den;
+}
+
+static void test_targets_off_origin(void **state)
+{
+    (void)state;
+    const sarbp_target ts[] = {{3.13, -2.71, 0, 1}, {-7.4, 5.05, 0, 1}, {11.02, 9.9, 0, 1}};
+    sarbp_grid g = {301, 301, 0.1, 0.1, 0, 0, 0};
+    for (size_t k = 0; k < 3; k++) {
+        sarbp_phd *p = simulate(256, &ts[k], 1);
+        sarbp_image *img = form(p, &g, SARBP_FP64, 0);
+        size_t best = argmax(img), ix = best % g.nx, iy = best / g.nx;
+        assert_true(ix > 0 && iy > 0 && ix + 1 < g.nx && iy + 1 < g.ny);
+        double fx = parabola(mag(img, ix - 1, iy), mag(img, ix, iy), mag(img, ix + 1, iy));
+        double fy = parabola(mag(img, ix, iy - 1), mag(img, ix, iy), mag(img, ix, iy + 1));
+        double x = sarbp_grid_x(&g, ix) + fx * g.dx, y = sarbp_grid_y(&g, iy) + fy * g.dy;
+        double ex = (x - ts[k].x) / g.dx, ey = (y - ts[k].y) / g.dy;
+        print_message("target (%.2f, %.2f): peak (%.3f, %.3f), error (%.2f, %.2f) px\n", ts[k].x,
+                      ts[k].y, x, y, ex, ey);
+        assert_true(fabs(ex) < 0.25 && fabs(ey) < 0.25);
+        sarbp_image_free(img);
+        sarbp_phd_free(p);
+    }
+}
+
+/* Gotcha-like scene: bright targets plus random clutter. */
+static sarbp_phd *scene(size_t npulses)
+{
+    sarbp_target *clutter;
+    size_t nc = 300;
+    tu_ok(sarbp_targets_clutter(nc, 50, -30, 0, 7, &clutter));
+    sarbp_target *all = malloc((nc + 5) * sizeof *all);
+    memcpy(all, clutter, nc * sizeof *all);
+    const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8},
+                                   {40.1, -44.4, 0, 3}, {-12, -30, 1.5, 6}};
+    memcpy(all + nc, bright, sizeof bright);
+    sarbp_phd *p = simulate(npulses, all, nc + 5);
+    free(all);
+    free(clutter);
+    return p;
+}
+
+static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spacing, double min_db)
+{
+    sarbp_phd *p = scene(npulses);
+    sarbp_grid g = {nx, ny, spacing, spacing, 1.3, -0.7, 0};
+    sarbp_image *ref = form(p, &g, SARBP_FP64, 0);
+    sarbp_image *img = form(p, &g, SARBP_FP32, 0);
+    double ser = tu_ser_c32(img->data, ref->data, nx * ny);
+    print_message("FP32 vs FP64, %zu x %zu, %zu pulses: SER %.1f dB (bar %.0f dB)\n", nx, ny,
+                  npulses, ser, min_db);
+    assert_true(ser >= min_db);
+    sarbp_image_free(ref);
+    sarbp_image_free(img);
+    sarbp_phd_free(p);
+}
+
+static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 70); }
+static void test_fp32_awkward(void **state)
+{
+    (void)state;
+    check_fp32_vs_fp64(17, 33, 257, 0.2, 70);
+    check_fp32_vs_fp64(1, 1, 1, 0.2, 70);
+    check_fp32_vs_fp64(1, 1, 257, 0.2, 70);
+    check_fp32_vs_fp64(100, 1, 255, 0.15, 70);
+    check_fp32_vs_fp64(33, 17, 1, 0.3, 70);
+}
+
+static void test_threads_bit_identical(void **state)
+{
+    (void)state;
+    sarbp_phd *p = scene(96);
+    sarbp_grid g = {131, 77, 0.25, 0.25, 0, 0, 0};
+    sarbp_image *a = form(p, &g, SARBP_FP32, 1);
+    sarbp_image *b = form(p, &g, SARBP_FP32, 2);
+    sarbp_image *c = form(p, &g, SARBP_FP32, 7);
+    size_t bytes = g.nx * g.ny * sizeof(sarbp_c32);
+    assert_memory_equal(a->data, b->data, bytes);
+    assert_memory_equal(a->data, c->data, bytes);
+    sarbp_image_free(a);
+    sarbp_image_free(b);
+    sarbp_image_free(c);
+    sarbp_phd_free(p);
+}
+
+/* Linearity of the backprojector in its profiles, to FP64 rounding. */
+static void test_linearity(void **state)
+{
+    (void)state;
+    const size_t P = 16, nb = 2048;
+    sarbp_profiles *A, *B, *C;
+    tu_ok(sarbp_profiles_alloc(P, nb, SARBP_FP64, &A));
+    tu_ok(sarbp_profiles_alloc(P, nb, SARBP_FP64, &B));
+    tu_ok(sarbp_profiles_alloc(P, nb, SARBP_FP64, &C));
+    const double a = 1.7, b = -0.3;
+    srand(3);
+    for (size_t i = 0; i < P; i++) {
+        double th = (i * 0.01);
+        double pos[3] = {7000 * cos(th), 7000 * sin(th), 7000};
+        sarbp_profiles *all[3] = {A, B, C};
+        for (int k = 0; k < 3; k++) {
+            memcpy(all[k]->pos + 3 * i, pos, sizeof pos);
+            all[k]->r0[i] = sqrt(pos[0] * pos[0] + pos[1] * pos[1] + pos[2] * pos[2]);
+            all[k]->dr[i] = 0.03;
+            all[k]->rstart[i] = -0.03 * nb / 2;
+            all[k]->fref[i] = 9.6e9;
+            all[k]->npulses = P;
+        }
+        for (size_t n = 0; n < nb; n++) {
+            sarbp_c64 x = {rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5};
+            sarbp_c64 y = {rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5};
+            A->data64[i * nb + n] = x;
+            B->data64[i * nb + n] = y;
+            C->data64[i * nb + n] = (sarbp_c64){a * x.re + b * y.re, a * x.im + b * y.im};
+        }
+    }
+    sarbp_grid g = {40, 30, 0.3, 0.3, 0, 0, 0};
+    size_t n = g.nx * g.ny;
+    sarbp_c64 *ia = calloc(n, sizeof *ia), *ib = calloc(n, sizeof *ib), *ic = calloc(n, sizeof *ic);
+    tu_ok(sarbp_bp_cpu_fp64(A, &g, ia));
+    tu_ok(sarbp_bp_cpu_fp64(B, &g, ib));
+    tu_ok(sarbp_bp_cpu_fp64(C, &g, ic));
+    double err = 0, sig = 0;
+    for (size_t i = 0; i < n; i++) {
+        double re = a * ia[i].re + b * ib[i].re - ic[i].re;
+        double im = a * ia[i].im + b * ib[i].im - ic[i].im;
+        err += re * re + im * im;
+        sig += ic[i].re * ic[i].re + ic[i].im * ic[i].im;
+    }
+    print_message("linearity: relative error %.2e\n", sqrt(err / sig));
+    assert_true(sqrt(err / sig) < 1e-13);
+    free(ia);
+    free(ib);
+    free(ic);
+    sarbp_profiles_free(A);
+    sarbp_profiles_free(B);
+    sarbp_profiles_free(C);
+}
+
+static void test_bad_grid(void **state)
+{
+    (void)state;
+    sarbp_target t = {0, 0, 0, 1};
+    sarbp_phd *p = simulate(4, &t, 1);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    sarbp_image *img = NULL;
+    sarbp_grid g = {0, 10, 0.2, 0.2, 0, 0, 0};
+    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+                     SARBP_ERR_INVALID);
+    g = (sarbp_grid){10, 10, -1, 0.2, 0, 0, 0};
+    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+                     SARBP_ERR_INVALID);
+    g = (sarbp_grid){10, 10, 0.2, 0.2, NAN, 0, 0};
+    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+                     SARBP_ERR_INVALID);
+    o.precision = SARBP_FP16;
+    g = (sarbp_grid){10, 10, 0.2, 0.2, 0, 0, 0};
+    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+                     SARBP_ERR_UNSUPPORTED);
+    assert_null(img);
+    sarbp_phd_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unit_target_peak),
+        cmocka_unit_test(test_targets_off_origin),
+        cmocka_unit_test(test_linearity),
+        cmocka_unit_test(test_threads_bit_identical),
+        cmocka_unit_test(test_fp32_awkward),
+        cmocka_unit_test(test_fp32_scene_512),
+        cmocka_unit_test(test_bad_grid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,155 @@
+/* test_rangecomp.c - range compression: tones land in the predicted bin with
+ * the predicted value; a simulated chirp echo compresses to a peak at the
+ * right range with a 3 dB width of 0.886 c / (2 B). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* One FREQ pulse whose samples are a target at differential range dR. */
+static sarbp_phd *tone_phd(size_t K, double f0, double df, double dR)
+{
+    sarbp_phd *p;
+    tu_ok(sarbp_phd_alloc(SARBP_DOMAIN_FREQ, 1, K, 1, &p));
+    p->pos[0] = 7000;
+    p->pos[2] = 7000;
+    p->r0[0] = hypot(7000, 7000);
+    p->f0[0] = f0;
+    p->df[0] = df;
+    for (size_t k = 0; k < K; k++) {
+        double ph = -4 * M_PI * (f0 + k * df) * dR / SARBP_C;
+        p->data[k].re = (float)cos(ph);
+        p->data[k].im = (float)sin(ph);
+    }
+    return p;
+}
+
+static void check_tone(sarbp_precision prec, int bins_off)
+{
+    const size_t K = 424;
+    const double f0 = 9.28808e9, df = 1471488;
+    sarbp_rc_params prm;
+    sarbp_rc_params_default(&prm);
+    size_t nb = sarbp_rc_nbins(&(sarbp_phd){.domain = SARBP_DOMAIN_FREQ, .nsamples = K}, 8);
+    double dr = SARBP_C / (2 * df * nb);
+    sarbp_phd *p = tone_phd(K, f0, df, bins_off * dr);
+    sarbp_rc_plan *plan;
+    tu_ok(sarbp_rc_plan_create(p, &prm, prec, 1, &plan));
+    assert_int_equal(sarbp_rc_plan_nbins(plan), nb);
+    sarbp_profiles *pr;
+    tu_ok(sarbp_profiles_alloc(1, nb, prec, &pr));
+    tu_ok(sarbp_rc_execute(plan, 0, 1, p->data, pr));
+    size_t best = 0;
+    double bestv = -1;
+    for (size_t b = 0; b < nb; b++) {
+        double re = prec == SARBP_FP64 ? pr->data64[b].re : pr->data32[b].re;
+        double im = prec == SARBP_FP64 ? pr->data64[b].im : pr->data32[b].im;
+        double m = hypot(re, im);
+        if (m > bestv) { bestv = m; best = b; }
+    }
+    assert_int_equal(best, nb / 2 + bins_off);
+    /* bin position agrees with the geometry */
+    assert_true(fabs(pr->rstart[0] + best * pr->dr[0] - bins_off * dr) < 1e-9);
+    assert_true(fabs(bestv - 1.0) < (prec == SARBP_FP64 ? 1e-9 : 1e-5));
+    /* value at the peak has the phase exp(-j 4 pi f0 dR / c) */
+    double re = prec == SARBP_FP64 ? pr->data64[best].re : pr->data32[best].re;
+    double im = prec == SARBP_FP64 ? pr->data64[best].im : pr->data32[best].im;
+    double ph = -4 * M_PI * f0 * bins_off * dr / SARBP_C;
+    assert_true(hypot(re - cos(ph), im - sin(ph)) < (prec == SARBP_FP64 ? 1e-6 : 1e-4));
+    sarbp_profiles_free(pr);
+    sarbp_rc_plan_free(plan);
+    sarbp_phd_free(p);
+}
+
+static void test_tone_fp64(void **state) { (void)state; check_tone(SARBP_FP64, 0); check_tone(SARBP_FP64, 37); check_tone(SARBP_FP64, -1200); }
+static void test_tone_fp32(void **state) { (void)state; check_tone(SARBP_FP32, 0); check_tone(SARBP_FP32, 513); }
+
+static void test_fft_size(void **state)
+{
+    (void)state;
+    assert_int_equal(sarbp_fft_size(1), 1);
+    assert_int_equal(sarbp_fft_size(3392), 3402); /* 2 * 3^5 * 7 */
+    assert_int_equal(sarbp_fft_size(4096), 4096);
+    assert_int_equal(sarbp_fft_size(4097), 4116);
+    assert_int_equal(sarbp_fft_size(11), 12);
+}
+
+static void test_chirp_compression(void **state)
+{
+    (void)state;
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
+    sp.npulses = 3;
+    sarbp_target t = {0, 4, 0, 1};
+    sp.targets = &t;
+    sp.ntargets = 1;
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    sarbp_rc_params prm;
+    sarbp_rc_params_default(&prm);
+    sarbp_rc_plan *plan;
+    tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_FP64, 3, &plan));
+    size_t nb = sarbp_rc_plan_nbins(plan);
+    sarbp_profiles *pr;
+    tu_ok(sarbp_profiles_alloc(3, nb, SARBP_FP64, &pr));
+    tu_ok(sarbp_rc_execute(plan, 0, 3, p->data, pr));
+    double B = fabs(p->chirp_rate) * p->pulse_len;
+    for (size_t i = 0; i < 3; i++) {
+        const sarbp_c64 *prof = pr->data64 + i * nb;
+        size_t best = 0;
+        double bestv = -1;
+        for (size_t b = 0; b < nb; b++) {
+            double m = hypot(prof[b].re, prof[b].im);
+            if (m > bestv) { bestv = m; best = b; }
+        }
+        const double *a = p->pos + 3 * i;
+        double dR = sqrt((a[0] - t.x) * (a[0] - t.x) + (a[1] - t.y) * (a[1] - t.y) + a[2] * a[2]) -
+                    p->r0[i];
+        double expect = (dR - pr->rstart[i]) / pr->dr[i];
+        assert_true(fabs((double)best - expect) <= 1.0);
+        assert_true(fabs(bestv - 1.0) < 0.02);
+        /* 3 dB width by linear interpolation of the crossings */
+        double half = bestv / sqrt(2.0);
+        size_t l = best, r = best;
+        while (l > 0 && hypot(prof[l].re, prof[l].im) > half) l--;
+        while (r + 1 < nb && hypot(prof[r].re, prof[r].im) > half) r++;
+        double ml = hypot(prof[l].re, prof[l].im), ml1 = hypot(prof[l + 1].re, prof[l + 1].im);
+        double mr = hypot(prof[r].re, prof[r].im), mr1 = hypot(prof[r - 1].re, prof[r - 1].im);
+        double xl = l + (half - ml) / (ml1 - ml);
+        double xr = r - (half - mr) / (mr1 - mr);
+        double width = (xr - xl) * pr->dr[i];
+        double theory = 0.886 * SARBP_C / (2 * B);
+        print_message("chirp 3 dB width %.4f m, theory %.4f m (%.1f%%)\n", width, theory,
+                      100 * (width / theory - 1));
+        assert_true(fabs(width / theory - 1) < 0.05);
+    }
+    sarbp_profiles_free(pr);
+    sarbp_rc_plan_free(plan);
+    sarbp_phd_free(p);
+}
+
+static void test_bad_upsample(void **state)
+{
+    (void)state;
+    sarbp_phd *p = tone_phd(16, 1e9, 1e6, 0);
+    sarbp_rc_params prm;
+    sarbp_rc_params_default(&prm);
+    prm.upsample = 0;
+    sarbp_rc_plan *plan = NULL;
+    assert_int_equal(sarbp_rc_plan_create(p, &prm, SARBP_FP32, 1, &plan), SARBP_ERR_INVALID);
+    assert_null(plan);
+    sarbp_phd_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fft_size),
+        cmocka_unit_test(test_tone_fp64),
+        cmocka_unit_test(test_tone_fp32),
+        cmocka_unit_test(test_chirp_compression),
+        cmocka_unit_test(test_bad_upsample),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
