@@ -71,6 +71,18 @@ static size_t cpu_block_pulses(const void *vp)
     return ((const struct cpu_plan *)vp)->block;
 }
 
+static size_t cpu_passes(const void *vp)
+{
+    (void)vp;
+    return 1;
+}
+
+static sarbp_status cpu_begin_pass(void *vp, size_t k)
+{
+    (void)vp;
+    return k == 0 ? SARBP_OK : sarbp_error(SARBP_ERR_INTERNAL, "the cpu back end makes one pass");
+}
+
 static sarbp_status cpu_execute(void *vp, size_t p0, size_t np, const sarbp_c32 *samples)
 {
     struct cpu_plan *p = vp;
@@ -98,7 +110,7 @@ static sarbp_status cpu_finish(void *vp, sarbp_c32 *image)
 }
 
 const sarbp_backend sarbp_backend_cpu = {
-    "cpu", cpu_available, cpu_create, cpu_block_pulses, cpu_execute, cpu_finish, cpu_destroy,
+    "cpu", cpu_available, cpu_create, cpu_block_pulses, cpu_passes, cpu_begin_pass, cpu_execute, cpu_finish, cpu_destroy,
 };
 
 void sarbp_bp_options_default(sarbp_bp_options *o)

@@ -28,7 +28,28 @@ static sarbp_status none_finish(void *p, sarbp_c32 *img)
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 static void none_destroy(void *p) { (void)p; }
+static size_t none_passes(const void *p) { (void)p; return 1; }
+static sarbp_status none_begin(void *p, size_t k)
+{
+    (void)p, (void)k;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
+
+sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
+                                     const sarbp_cuda_kernel_cfg *cfg, int reps,
+                                     double *median_ms, sarbp_c32 *img)
+{
+    (void)pr, (void)g, (void)cfg, (void)reps, (void)median_ms, (void)img;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
+
+sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_count,
+                                    int *clock_mhz, int *mem_clock_mhz)
+{
+    (void)device, (void)name, (void)n, (void)sm_count, (void)clock_mhz, (void)mem_clock_mhz;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
 
 const sarbp_backend sarbp_backend_cuda = {
-    "cuda", none_available, none_create, none_block, none_execute, none_finish, none_destroy,
+    "cuda", none_available, none_create, none_block, none_passes, none_begin, none_execute, none_finish, none_destroy,
 };

@@ -57,13 +57,17 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
         if (!buf) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a block of %zu pulses", block);
     }
     if (!st) st = sarbp_image_alloc(g, &img);
-    for (size_t p0 = 0; !st && p0 < meta->npulses; p0 += block) {
-        size_t np = meta->npulses - p0 < block ? meta->npulses - p0 : block;
-        double t0 = now_s();
-        st = rd(src, p0, np, buf);
-        t_read += now_s() - t0;
-        if (!st) st = be->execute(plan, p0, np, buf);
-        sarbp_progress_update(progress, p0 + np, meta->npulses);
+    size_t passes = st ? 0 : be->passes(plan);
+    for (size_t k = 0; !st && k < passes; k++) {
+        st = be->begin_pass(plan, k);
+        for (size_t p0 = 0; !st && p0 < meta->npulses; p0 += block) {
+            size_t np = meta->npulses - p0 < block ? meta->npulses - p0 : block;
+            double t0 = now_s();
+            st = rd(src, p0, np, buf);
+            t_read += now_s() - t0;
+            if (!st) st = be->execute(plan, p0, np, buf);
+            sarbp_progress_update(progress, k * meta->npulses + p0 + np, passes * meta->npulses);
+        }
     }
     if (!st) st = be->finish(plan, img->data);
     be->destroy(plan);

@@ -61,12 +61,18 @@ int tu_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-const char *tu_gotcha_dir(void) { return SARBP_GOTCHA_DIR; }
+/* SARBP_GOTCHA_DIR in the environment overrides the built-in path (for
+ * test binaries run on another machine, such as a GPU node). */
+const char *tu_gotcha_dir(void)
+{
+    const char *e = getenv("SARBP_GOTCHA_DIR");
+    return e && *e ? e : SARBP_GOTCHA_DIR;
+}
 
 int tu_have_gotcha(void)
 {
     char p[1024];
-    snprintf(p, sizeof p, "%s/data_3dsar_pass1_az001_HH.mat", SARBP_GOTCHA_DIR);
+    snprintf(p, sizeof p, "%s/data_3dsar_pass1_az001_HH.mat", tu_gotcha_dir());
     return tu_exists(p);
 }
 

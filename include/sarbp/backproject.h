@@ -40,6 +40,11 @@ typedef struct sarbp_backend_s {
                            void **plan);
     /* Preferred pulses per execute() call. */
     size_t (*block_pulses)(const void *plan);
+    /* Number of passes over all pulses: an image too large for the device is
+     * formed in bands of rows, each pass streaming every pulse again. */
+    size_t (*passes)(const void *plan);
+    /* Starts pass k (0-based) before its execute() calls. */
+    sarbp_status (*begin_pass)(void *plan, size_t k);
     /* Range-compresses and backprojects pulses [p0, p0 + np) of meta whose
      * samples are samples[np][nsamples]. May run asynchronously: samples may
      * be reused by the caller as soon as it returns. */
@@ -63,6 +68,23 @@ const sarbp_backend *sarbp_backend_find(const char *name);
 sarbp_status sarbp_bp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_c64 *img);
 sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, int threads,
                                sarbp_c32 *img);
+
+/* ---- CUDA kernel benchmarking (back end "cuda"; SARBP_ERR_UNSUPPORTED
+ * without CUDA) ----
+ * Uploads FP32 profiles pr once, then runs the chosen kernel variant reps
+ * times over grid g (image zeroed before each run, outside the timing) and
+ * reports the median kernel time in milliseconds (CUDA events) and the image
+ * of the last run (img, [ny][nx], may be NULL). */
+typedef struct {
+    const char *variant; /* NULL: dispatcher default */
+    int tile_x, tile_y, ppt, device;
+} sarbp_cuda_kernel_cfg;
+sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
+                                     const sarbp_cuda_kernel_cfg *cfg, int reps,
+                                     double *median_ms, sarbp_c32 *img);
+/* Name and clocks of a device, for benchmark tables. */
+sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_count,
+                                    int *clock_mhz, int *mem_clock_mhz);
 
 /* Number of online CPUs. */
 int sarbp_cpu_count(void);

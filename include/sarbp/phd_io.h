@@ -43,6 +43,12 @@ const sarbp_phd *sarbp_reader_meta(const sarbp_reader *rd);
 /* Number of input files after expansion, and the i-th name (for attributes). */
 size_t sarbp_reader_nfiles(const sarbp_reader *rd);
 const char *sarbp_reader_file(const sarbp_reader *rd, size_t i);
+/* Pulses of the i-th file (of the full concatenation, before select), and a
+ * short name of its format for people ("sarbp-phd", "Gotcha MATLAB v5",
+ * "Gotcha HDF5"); 0 and NULL when i is out of range. Files are numbered in
+ * azimuth order. */
+size_t sarbp_reader_file_npulses(const sarbp_reader *rd, size_t i);
+const char *sarbp_reader_file_format(const sarbp_reader *rd, size_t i);
 
 /* Reads samples of pulses [p0, p0 + np) (selected indices) into
  * dst[np][nsamples]. Checks every sample is finite (SARBP_ERR_INVALID naming
@@ -52,7 +58,8 @@ sarbp_status sarbp_reader_read(sarbp_reader *rd, size_t p0, size_t np, sarbp_c32
 
 /* Gotcha autofocus: when on and the inputs carry af fields, meta()->r0 gets
  * r_correct added and read() multiplies pulse i by exp(j*ph_correct[i]).
- * Off by default. */
+ * Off by default. While on, meta()->r_correct and ph_correct are NULL: the
+ * corrections are in r0 and the samples, and must not be applied again. */
 void sarbp_reader_set_autofocus(sarbp_reader *rd, int on);
 
 void sarbp_reader_free(sarbp_reader *rd); /* NULL is a no-op */
@@ -66,8 +73,25 @@ sarbp_status sarbp_phd_write_h5(const char *path, const sarbp_phd *phd);
 
 /* Writes phd as a Gotcha-style HDF5 file (group "data", fields fp [P][K]
  * compound {real, imag}, freq, x, y, z, r0, th when present); for tests
- * and interchange. FREQ domain with one f0/df for all pulses only. */
+ * and interchange. FREQ domain with one f0/df for all pulses only.
+ * (phi, af/r_correct and af/ph_correct are written too when present.) */
 sarbp_status sarbp_phd_write_gotcha_h5(const char *path, const sarbp_phd *phd);
+
+/* Streaming writer of sarbp's own layout, for phase histories larger than
+ * memory (sarbp convert). open() checks meta (sarbp_phd_validate; meta->data
+ * is not used) and writes all metadata to a temporary file beside path;
+ * write() adds the samples of pulses [p0, p0 + np), src[np][nsamples], in
+ * order (p0 must be the number of pulses written so far) and rejects NaN or
+ * Inf; commit() closes the file and renames it to path once every pulse is
+ * written. free() without a successful commit removes the temporary file, so
+ * a failure leaves no output. Not thread-safe. */
+typedef struct sarbp_phd_writer_s sarbp_phd_writer;
+sarbp_status sarbp_phd_writer_open(const char *path, const sarbp_phd *meta,
+                                   sarbp_phd_writer **out);
+sarbp_status sarbp_phd_writer_write(sarbp_phd_writer *w, size_t p0, size_t np,
+                                    const sarbp_c32 *src);
+sarbp_status sarbp_phd_writer_commit(sarbp_phd_writer *w);
+void sarbp_phd_writer_free(sarbp_phd_writer *w); /* NULL is a no-op */
 
 #ifdef __cplusplus
 }

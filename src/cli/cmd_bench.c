@@ -1,0 +1,376 @@
+/* cmd_bench.c - sarbp bench: throughput (pixel-pulse pairs per second) and
+ * accuracy (SER against FP64) of the backprojectors on a Gotcha-like
+ * simulated scene. Benchmarks are measurements, not tests. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static void help(void)
+{
+    printf(
+"usage: sarbp bench [--backend cpu|cuda] [options]\n"
+"\n"
+"Measures backprojection throughput on a Gotcha-like simulated scene (10 km,\n"
+"45 degrees, X band 9.6 GHz, 640 MHz, point targets plus clutter) and the\n"
+"accuracy of each fast path as SER against an FP64 image.\n"
+"\n"
+"  --backend B      cpu (default) or cuda\n"
+"  --grid NXxNY     image size (default 1024x1024 cpu, 4096x4096 cuda)\n"
+"  --spacing D      pixel spacing in metres (default: the grid covers ~102 m)\n"
+"  --pulses N       pulses (default 512 cpu, 2048 cuda)\n"
+"  --samples K      samples per pulse (default 512; 8x upsampling gives 4096 bins)\n"
+"  --threads LIST   cpu: thread counts to run, e.g. 1,2 (default 1..all cores)\n"
+"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT]] (default: a sweep of\n"
+"                   v1, v2, v3 and v3a configurations); names: v1 (FP64, one pixel\n"
+"                   per thread), v2 (tiled FP32, exact formula), v3 (tiled FP32,\n"
+"                   series; the default), v3a (v3 with a float-float phase)\n"
+"  --reps N         timed repetitions per configuration, median reported (default 5)\n"
+"  --device N       cuda device (default 0)\n"
+"  --json           one JSON object per line instead of the table\n"
+"\n"
+"cpu: FP32 and FP64 Mbp/s per thread count; FP32 SER against FP64 on the same grid.\n"
+"cuda: kernel-only time (CUDA events, median), Gbp/s, GFLOP/s at 43 flops per pair\n"
+"(seed 003's count), SER against the FP64 GPU kernel v1 over the full image (v1 is\n"
+"itself checked against the CPU FP64 reference on a 64x64 window), then the\n"
+"end-to-end time of 'form' with pulses streamed.\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
+{
+    double s = 0, e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double dr = (double)r[i].re - t[i].re, di = (double)r[i].im - t[i].im;
+        s += (double)r[i].re * r[i].re + (double)r[i].im * r[i].im;
+        e += dr * dr + di * di;
+    }
+    return e == 0 ? INFINITY : 10 * log10(s / e);
+}
+
+static sarbp_status make_scene(size_t npulses, size_t nsamples, sarbp_phd **out)
+{
+    sarbp_target *cl = NULL;
+    size_t nc = 200;
+    SARBP_TRY(sarbp_targets_clutter(nc, 45, -30, 0, 11, &cl));
+    sarbp_target *all = malloc((nc + 4) * sizeof *all);
+    if (!all) {
+        free(cl);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    memcpy(all, cl, nc * sizeof *all);
+    const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8}, {40.1, -44.4, 0, 3}};
+    memcpy(all + nc, bright, sizeof bright);
+    free(cl);
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
+    sp.npulses = npulses;
+    sp.nsamples = nsamples;
+    sp.targets = all;
+    sp.ntargets = nc + 4;
+    sarbp_status st = sarbp_simulate(&sp, out);
+    free(all);
+    return st;
+}
+
+static sarbp_status compress(const sarbp_phd *p, sarbp_precision prec, sarbp_profiles **out)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_rc_plan *plan;
+    SARBP_TRY(sarbp_rc_plan_create(p, &rc, prec, p->npulses, &plan));
+    sarbp_status st = sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), prec, out);
+    if (!st) st = sarbp_rc_execute(plan, 0, p->npulses, p->data, *out);
+    sarbp_rc_plan_free(plan);
+    return st;
+}
+
+static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads, int nthreads,
+                     int json)
+{
+    const char *cmd = "bench";
+    sarbp_profiles *p32 = NULL, *p64 = NULL;
+    sarbp_status st = compress(p, SARBP_FP32, &p32);
+    if (!st) st = compress(p, SARBP_FP64, &p64);
+    size_t npix = g->nx * g->ny;
+    sarbp_c32 *img32 = calloc(npix, sizeof *img32);
+    sarbp_c64 *img64 = calloc(npix, sizeof *img64);
+    sarbp_c32 *ref32 = calloc(npix, sizeof *ref32);
+    if (!st && (!img32 || !img64 || !ref32)) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    /* FP64 on a quarter of the pulses per thread count keeps the run short;
+     * rates are per pair, so comparable */
+    if (!json) {
+        printf("cpu back end: %zu x %zu pixels, %zu pulses, %zu bins (%d cores)\n", g->nx, g->ny,
+               p->npulses, p32 ? p32->nbins : 0, sarbp_cpu_count());
+        printf("%8s %14s %14s %14s %10s\n", "threads", "fp32 Mbp/s", "fp32 /core", "fp64 Mbp/s", "SER dB");
+    }
+    for (int k = 0; !st && k < nthreads; k++) {
+        memset(img32, 0, npix * sizeof *img32);
+        double t0 = now_s();
+        st = sarbp_bp_cpu_fp32(p32, g, threads[k], img32);
+        double t32 = now_s() - t0;
+        size_t np_full = p64->npulses;
+        p64->npulses = np_full / 4 ? np_full / 4 : 1;
+        memset(img64, 0, npix * sizeof *img64);
+        t0 = now_s();
+        if (!st) st = sarbp_bp_cpu_fp64(p64, g, img64);
+        double t64 = now_s() - t0;
+        double r64 = (double)npix * p64->npulses / t64 / 1e6;
+        p64->npulses = np_full;
+        double ser = NAN;
+        if (!st && k == 0) { /* accuracy once, on all pulses */
+            memset(img64, 0, npix * sizeof *img64);
+            st = sarbp_bp_cpu_fp64(p64, g, img64);
+            for (size_t i = 0; i < npix; i++)
+                ref32[i] = (sarbp_c32){(float)img64[i].re, (float)img64[i].im};
+            ser = ser_db(img32, ref32, npix);
+        }
+        double r32 = (double)npix * p->npulses / t32 / 1e6;
+        if (st) break;
+        if (json)
+            printf("{\"backend\":\"cpu\",\"threads\":%d,\"fp32_mbps\":%.1f,\"fp32_mbps_per_core\":%.1f,"
+                   "\"fp64_mbps\":%.1f,\"ser_db\":%.2f}\n", threads[k], r32, r32 / threads[k], r64, ser);
+        else
+            printf("%8d %14.1f %14.1f %14.1f %10.1f\n", threads[k], r32, r32 / threads[k], r64, ser);
+        fflush(stdout);
+    }
+    sarbp_profiles_free(p32);
+    sarbp_profiles_free(p64);
+    free(img32);
+    free(img64);
+    free(ref32);
+    return st ? cli_fail_status(cmd, st) : CLI_OK;
+}
+
+static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, int reps, int device,
+                      int json)
+{
+    const char *cmd = "bench";
+    char name[128];
+    int sms, clk, mclk;
+    sarbp_status st = sarbp_cuda_device_info(device, name, sizeof name, &sms, &clk, &mclk);
+    if (st) return cli_fail_status(cmd, st);
+    sarbp_profiles *p32 = NULL;
+    st = compress(p, SARBP_FP32, &p32);
+    if (st) return cli_fail_status(cmd, st);
+    size_t npix = g->nx * g->ny;
+    double pairs = (double)npix * p->npulses;
+    sarbp_c32 *ref = malloc(npix * sizeof *ref), *img = malloc(npix * sizeof *img);
+    if (!ref || !img) {
+        sarbp_profiles_free(p32);
+        free(ref);
+        free(img);
+        return cli_fail(cmd, "out of memory for %zu x %zu images", g->nx, g->ny);
+    }
+    /* reference: the FP64 kernel over the full image, checked on a window
+     * against the CPU FP64 reference */
+    sarbp_cuda_kernel_cfg rc = {"v1", 0, 0, 0, device};
+    double ms_ref;
+    st = sarbp_cuda_bench_kernel(p32, g, &rc, 1, &ms_ref, ref);
+    double ser_v1_cpu = NAN;
+    if (!st) {
+        sarbp_profiles *p64 = NULL;
+        st = compress(p, SARBP_FP64, &p64);
+        sarbp_grid w = *g;
+        w.nx = w.ny = 64;
+        size_t x0 = g->nx / 2 - (g->nx >= 64 ? 32 : g->nx / 2), y0 = g->ny / 2 - (g->ny >= 64 ? 32 : g->ny / 2);
+        if (g->nx < 64) w.nx = g->nx;
+        if (g->ny < 64) w.ny = g->ny;
+        w.xc = sarbp_grid_x(g, x0) + 0.5 * (double)(w.nx - 1) * g->dx;
+        w.yc = sarbp_grid_y(g, y0) + 0.5 * (double)(w.ny - 1) * g->dy;
+        sarbp_c64 *c64 = calloc(w.nx * w.ny, sizeof *c64);
+        sarbp_c32 *c32 = malloc(w.nx * w.ny * sizeof *c32), *g32 = malloc(w.nx * w.ny * sizeof *g32);
+        if (!st && c64 && c32 && g32) {
+            st = sarbp_bp_cpu_fp64(p64, &w, c64);
+            for (size_t iy = 0; iy < w.ny; iy++)
+                for (size_t ix = 0; ix < w.nx; ix++) {
+                    c32[iy * w.nx + ix] = (sarbp_c32){(float)c64[iy * w.nx + ix].re, (float)c64[iy * w.nx + ix].im};
+                    g32[iy * w.nx + ix] = ref[(y0 + iy) * g->nx + x0 + ix];
+                }
+            ser_v1_cpu = ser_db(g32, c32, w.nx * w.ny);
+        }
+        free(c64);
+        free(c32);
+        free(g32);
+        sarbp_profiles_free(p64);
+    }
+    if (st) {
+        free(ref);
+        free(img);
+        sarbp_profiles_free(p32);
+        return cli_fail_status(cmd, st);
+    }
+    if (!json) {
+        printf("device: %s, %d SMs, %d MHz SM clock, %d MHz memory clock\n", name, sms, clk, mclk);
+        printf("problem: %zu x %zu pixels (%.4f m), %zu pulses, %zu bins, 10 km, 45 deg, X band\n",
+               g->nx, g->ny, g->dx, p->npulses, p32->nbins);
+        printf("reference: FP64 kernel v1 (%.1f Gbp/s), SER against CPU FP64 on a 64x64 window %.1f dB\n",
+               pairs / ms_ref / 1e6, ser_v1_cpu);
+        printf("%-18s %10s %10s %10s %10s\n", "variant", "ms", "Gbp/s", "GFLOP/s", "SER dB");
+    } else {
+        printf("{\"device\":\"%s\",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,"
+               "\"bins\":%zu,\"v1_gbps\":%.2f,\"v1_vs_cpu_fp64_ser_db\":%.2f}\n",
+               name, sms, clk, g->nx, g->ny, p->npulses, p32->nbins, pairs / ms_ref / 1e6, ser_v1_cpu);
+    }
+    fflush(stdout);
+    int rc_out = CLI_OK;
+    for (char *tok = strtok(variants, ","); tok; tok = strtok(NULL, ",")) {
+        sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device};
+        char vname[16] = "";
+        char *c1 = strchr(tok, ':');
+        size_t len = c1 ? (size_t)(c1 - tok) : strlen(tok);
+        if (len >= sizeof vname) len = sizeof vname - 1;
+        memcpy(vname, tok, len);
+        vname[len] = '\0';
+        kc.variant = vname;
+        if (c1) {
+            char *c2 = strchr(c1 + 1, ':');
+            char tile[32] = "";
+            size_t tl = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
+            if (tl >= sizeof tile) tl = sizeof tile - 1;
+            memcpy(tile, c1 + 1, tl);
+            size_t tx, ty;
+            if (!cli_parse_grid(tile, &tx, &ty)) {
+                kc.tile_x = (int)tx;
+                kc.tile_y = (int)ty;
+            }
+            long ppt;
+            if (c2 && !cli_parse_long(c2 + 1, 1, 8, &ppt)) kc.ppt = (int)ppt;
+        }
+        double ms;
+        st = sarbp_cuda_bench_kernel(p32, g, &kc, reps, &ms, img);
+        if (st) {
+            fprintf(stderr, "sarbp: bench: %s: %s\n", tok, sarbp_error_detail());
+            rc_out = CLI_FAIL;
+            continue;
+        }
+        double gbps = pairs / ms / 1e6, ser = ser_db(img, ref, npix);
+        if (json)
+            printf("{\"variant\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,\"ser_db\":%.2f}\n",
+                   tok, ms, gbps, 43 * gbps, ser);
+        else
+            printf("%-18s %10.3f %10.1f %10.0f %10.1f\n", tok, ms, gbps, 43 * gbps, ser);
+        fflush(stdout);
+    }
+    /* end to end: the streamed pipeline with the default kernel */
+    sarbp_rc_params rcp;
+    sarbp_rc_params_default(&rcp);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.device = device;
+    sarbp_image *im = NULL;
+    sarbp_form_stats fs;
+    st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
+    if (!st) {
+        double ser = ser_db(im->data, ref, npix);
+        if (json)
+            printf("{\"end_to_end_s\":%.3f,\"read_s\":%.3f,\"gbps\":%.1f,\"ser_db\":%.2f}\n", fs.total_s,
+                   fs.read_s, pairs / fs.total_s / 1e9, ser);
+        else
+            printf("end to end (form, default kernel, pulses streamed in blocks of 256): %.3f s total, "
+                   "%.3f s reading, %.1f Gbp/s, SER %.1f dB\n",
+                   fs.total_s, fs.read_s, pairs / fs.total_s / 1e9, ser);
+        sarbp_image_free(im);
+    } else {
+        fprintf(stderr, "sarbp: bench: end to end: %s\n", sarbp_error_detail());
+        rc_out = CLI_FAIL;
+    }
+    free(ref);
+    free(img);
+    sarbp_profiles_free(p32);
+    return rc_out;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    const char *cmd = "bench";
+    static const struct option lo[] = {
+        {"backend", required_argument, NULL, 'b'}, {"grid", required_argument, NULL, 'g'},
+        {"spacing", required_argument, NULL, 's'}, {"pulses", required_argument, NULL, 'p'},
+        {"samples", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 't'},
+        {"variant", required_argument, NULL, 'V'}, {"reps", required_argument, NULL, 'r'},
+        {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    const char *backend = "cpu";
+    size_t nx = 0, ny = 0, npulses = 0, nsamples = 512;
+    double spacing = 0;
+    int threads[64], nthreads = 0, reps = 5, json = 0;
+    long device = 0;
+    char variants[1024] = "v1,v2:32x16:4,v3:32x4:1,v3:32x8:2,v3:32x16:4,v3:32x32:8,v3:64x16:4,v3:64x8:4,"
+                          "v3a:32x16:4,v3a:16x16:4";
+    int c;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        long l;
+        switch (c) {
+        case 'b':
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
+                return cli_usage(cmd, "unknown back end '%s' (cpu or cuda)", optarg);
+            backend = optarg;
+            break;
+        case 'g':
+            if (cli_parse_grid(optarg, &nx, &ny)) return cli_usage(cmd, "--grid wants NXxNY, not '%s'", optarg);
+            break;
+        case 's':
+            if (cli_parse_double(optarg, 1e-6, 1e4, &spacing)) return cli_usage(cmd, "bad --spacing '%s'", optarg);
+            break;
+        case 'p':
+            if (cli_parse_size(optarg, 1, 1 << 24, &npulses)) return cli_usage(cmd, "bad --pulses '%s'", optarg);
+            break;
+        case 'k':
+            if (cli_parse_size(optarg, 2, 1 << 20, &nsamples)) return cli_usage(cmd, "bad --samples '%s'", optarg);
+            break;
+        case 't': {
+            double v[64];
+            int n = cli_parse_list(optarg, ',', v, 1, 64);
+            if (n < 0) return cli_usage(cmd, "--threads wants a list like 1,2, not '%s'", optarg);
+            for (int i = 0; i < n; i++) {
+                if (v[i] < 1 || v[i] > 4096 || v[i] != floor(v[i]))
+                    return cli_usage(cmd, "--threads: '%g' is not a thread count", v[i]);
+                threads[i] = (int)v[i];
+            }
+            nthreads = n;
+            break;
+        }
+        case 'V':
+            if (strlen(optarg) >= sizeof variants) return cli_usage(cmd, "--variant list too long");
+            strcpy(variants, optarg);
+            break;
+        case 'r':
+            if (cli_parse_long(optarg, 1, 1000, &l)) return cli_usage(cmd, "bad --reps '%s'", optarg);
+            reps = (int)l;
+            break;
+        case 'd':
+            if (cli_parse_long(optarg, 0, 1024, &device)) return cli_usage(cmd, "bad --device '%s'", optarg);
+            break;
+        case 'j': json = 1; break;
+        case 'h': help(); return CLI_OK;
+        default: return cli_usage(cmd, "unknown or incomplete option");
+        }
+    }
+    int cuda = !strcmp(backend, "cuda");
+    if (!nx) nx = ny = cuda ? 4096 : 1024;
+    if (!npulses) npulses = cuda ? 2048 : 512;
+    if (spacing == 0) spacing = 102.4 / (double)(nx > ny ? nx : ny);
+    if (!nthreads)
+        for (int t = 1; t <= sarbp_cpu_count() && nthreads < 64; t++) threads[nthreads++] = t;
+    sarbp_grid g = {nx, ny, spacing, spacing, 0, 0, 0};
+    sarbp_status st = sarbp_grid_validate(&g);
+    if (st) return cli_usage(cmd, "%s", sarbp_error_detail());
+    sarbp_phd *p = NULL;
+    st = make_scene(npulses, nsamples, &p);
+    if (st) return cli_fail_status(cmd, st);
+    int rc = cuda ? bench_cuda(p, &g, variants, reps, (int)device, json)
+                  : bench_cpu(p, &g, threads, nthreads, json);
+    sarbp_phd_free(p);
+    return rc;
+}

@@ -1,0 +1,170 @@
+/* cmd_convert.c - 'sarbp convert': any readable phase history to sarbp's HDF5.
+ *
+ * Streams blocks of pulses from the reader to the writer, so memory is one
+ * block whatever the size of the inputs. The writer works under a temporary
+ * name and renames at the end: a failure leaves no output file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define BLOCK_BYTES ((size_t)32 << 20) /* samples read and written at a time */
+
+static void help(FILE *f)
+{
+    fputs("usage: sarbp convert [options] IN... -o OUT.h5\n"
+          "\n"
+          "Converts phase histories to sarbp's own HDF5 layout (see README), block by\n"
+          "block, so inputs larger than memory convert too.\n"
+          "\n"
+          "IN is a file (sarbp's HDF5 layout, a Gotcha MATLAB file, or HDF5 with the\n"
+          "Gotcha field names), a directory (its .mat, .h5 and .hdf5 files) or a glob\n"
+          "pattern (quote it). Several inputs are concatenated in azimuth order.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output OUT     file to write (required); written under a temporary\n"
+          "                       name and renamed when complete\n"
+          "  -i, --input IN       an input, like a positional IN (may be repeated)\n"
+          "      --pulses I0:I1   keep pulses I0 to I1-1 of the concatenated inputs\n"
+          "      --azimuth A0:A1  keep the pulses with azimuth in [A0, A1] degrees\n"
+          "      --autofocus      apply the Gotcha autofocus solution: af.r_correct is\n"
+          "                       added to r0 and the samples are multiplied by\n"
+          "                       exp(j af.ph_correct); the output carries no af fields\n"
+          "  -q, --quiet          print nothing but errors\n"
+          "  -v, --verbose        say what was written\n"
+          "  -h, --help           show this help and exit\n"
+          "\n"
+          "exit codes: 0 success, 1 unreadable or invalid input or failed write, 2 usage\n"
+          "error.\n",
+          f);
+}
+
+/* getopt_long's ':' (missing value) or '?' (unknown option) as a usage error. */
+static int bad_option(int c, char **argv)
+{
+    if (c == ':') return cli_usage("convert", "option '%s' needs a value", argv[optind - 1]);
+    if (optopt >= 256) return cli_usage("convert", "option '%s' takes no value", argv[optind - 1]);
+    if (optopt) return cli_usage("convert", "unknown option '-%c'", optopt);
+    return cli_usage("convert", "unknown option '%s'", argv[optind - 1]);
+}
+
+/* "I0:I1" with I0 < I1 */
+static int parse_pulses(const char *s, size_t *i0, size_t *i1)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s) return -1;
+    char a[32];
+    size_t len = (size_t)(colon - s);
+    if (len >= sizeof a) return -1;
+    memcpy(a, s, len);
+    a[len] = '\0';
+    if (cli_parse_size(a, 0, (size_t)-1, i0) || cli_parse_size(colon + 1, 0, (size_t)-1, i1))
+        return -1;
+    return *i1 > *i0 ? 0 : -1;
+}
+
+/* Reads the reader's (selected) pulses block by block into the writer. */
+static sarbp_status copy_all(sarbp_reader *rd, const char *out)
+{
+    const sarbp_phd *m = sarbp_reader_meta(rd);
+    size_t block = BLOCK_BYTES / (m->nsamples * sizeof(sarbp_c32));
+    if (block < 1) block = 1;
+    if (block > m->npulses) block = m->npulses;
+    sarbp_c32 *buf = malloc(block * m->nsamples * sizeof *buf);
+    if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu pulses", block);
+    sarbp_phd_writer *w;
+    sarbp_status st = sarbp_phd_writer_open(out, m, &w);
+    for (size_t p0 = 0; st == SARBP_OK && p0 < m->npulses; p0 += block) {
+        size_t np = m->npulses - p0 < block ? m->npulses - p0 : block;
+        st = sarbp_reader_read(rd, p0, np, buf);
+        if (st == SARBP_OK) st = sarbp_phd_writer_write(w, p0, np, buf);
+    }
+    if (st == SARBP_OK) st = sarbp_phd_writer_commit(w);
+    if (w) sarbp_phd_writer_free(w);
+    free(buf);
+    return st;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    enum { OPT_PULSES = 256, OPT_AZIMUTH, OPT_AUTOFOCUS };
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"input", required_argument, NULL, 'i'},
+        {"pulses", required_argument, NULL, OPT_PULSES},
+        {"azimuth", required_argument, NULL, OPT_AZIMUTH},
+        {"autofocus", no_argument, NULL, OPT_AUTOFOCUS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    if (!inputs) return cli_fail("convert", "out of memory");
+    size_t ninputs = 0, i0 = 0, i1 = 0;
+    const char *out = NULL;
+    int have_pulses = 0, have_az = 0, autofocus = 0, c, rc = CLI_OK;
+    double az[2] = {0, 0};
+    opterr = 0;
+    optind = 1;
+    while (rc == CLI_OK && (c = getopt_long(argc, argv, ":o:i:qvh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'i': inputs[ninputs++] = optarg; break;
+        case OPT_PULSES:
+            if (parse_pulses(optarg, &i0, &i1))
+                rc = cli_usage("convert", "--pulses wants I0:I1 with I0 < I1, not '%s'", optarg);
+            have_pulses = 1;
+            break;
+        case OPT_AZIMUTH:
+            if (cli_parse_list(optarg, ':', az, 2, 2) != 2 || !(az[1] >= az[0]))
+                rc = cli_usage("convert", "--azimuth wants A0:A1 in degrees with A0 <= A1, "
+                               "not '%s'", optarg);
+            have_az = 1;
+            break;
+        case OPT_AUTOFOCUS: autofocus = 1; break;
+        case 'q': cli_verbosity = 0; break;
+        case 'v': cli_verbosity++; break;
+        case 'h':
+            free(inputs);
+            help(stdout);
+            return CLI_OK;
+        default: rc = bad_option(c, argv); break;
+        }
+    }
+    if (rc == CLI_OK) {
+        for (int i = optind; i < argc; i++) inputs[ninputs++] = argv[i];
+        if (ninputs == 0) rc = cli_usage("convert", "no input given");
+        else if (!out) rc = cli_usage("convert", "no output given (-o OUT.h5)");
+        else if (have_pulses && have_az)
+            rc = cli_usage("convert", "--pulses and --azimuth cannot be combined");
+    }
+    if (rc != CLI_OK) {
+        free(inputs);
+        return rc;
+    }
+
+    sarbp_reader *rd;
+    sarbp_status st = sarbp_reader_open(inputs, ninputs, &rd);
+    free(inputs);
+    if (st != SARBP_OK) return cli_fail_status("convert", st);
+    const sarbp_phd *m = sarbp_reader_meta(rd);
+    if (have_az) st = sarbp_phd_azimuth_range(m, az[0], az[1], &i0, &i1);
+    if (st == SARBP_OK && (have_pulses || have_az)) st = sarbp_reader_select(rd, i0, i1);
+    if (st == SARBP_OK && autofocus) {
+        if (!m->r_correct && !m->ph_correct)
+            cli_info(1, "sarbp: convert: warning: the inputs carry no autofocus data; "
+                        "--autofocus changes nothing");
+        sarbp_reader_set_autofocus(rd, 1);
+    }
+    if (st == SARBP_OK) st = copy_all(rd, out);
+    if (st == SARBP_OK) {
+        m = sarbp_reader_meta(rd);
+        cli_info(2, "sarbp: convert: wrote %zu pulses of %zu samples to '%s'", m->npulses,
+                 m->nsamples, out);
+    }
+    sarbp_reader_free(rd);
+    return st == SARBP_OK ? CLI_OK : cli_fail_status("convert", st);
+}

@@ -1,0 +1,243 @@
+/* cmd_info.c - 'sarbp info': describe phase-history inputs.
+ *
+ * Opens the inputs with the reader (metadata only: no samples are read) and
+ * prints what a user needs before forming an image: size, frequencies,
+ * geometry, resolution, the alias-free extent and the grid 'sarbp form'
+ * would choose. Text for people, or one JSON object with --json. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void help(FILE *f)
+{
+    fputs("usage: sarbp info [options] IN...\n"
+          "\n"
+          "Describes phase histories: pulses, frequencies, geometry, resolution and\n"
+          "the image grid 'sarbp form' would choose. Reads metadata only.\n"
+          "\n"
+          "IN is a file (sarbp's HDF5 layout, a Gotcha MATLAB file, or HDF5 with the\n"
+          "Gotcha field names), a directory (its .mat, .h5 and .hdf5 files) or a glob\n"
+          "pattern (quote it). Several inputs are concatenated in azimuth order.\n"
+          "\n"
+          "options:\n"
+          "  -i, --input IN   an input, like a positional IN (may be repeated)\n"
+          "      --json       print one JSON object instead of text\n"
+          "  -h, --help       show this help and exit\n"
+          "\n"
+          "exit codes: 0 success, 1 unreadable or invalid input, 2 usage error.\n",
+          f);
+}
+
+struct facts {
+    const sarbp_phd *m;
+    sarbp_phd_summary s;
+    double df_min, df_max;   /* FREQ: per-pulse step range */
+    double az_min, az_max;   /* deg */
+    int have_grid;
+    sarbp_grid grid;
+};
+
+static void gather(const sarbp_phd *m, struct facts *f)
+{
+    f->m = m;
+    f->df_min = INFINITY;
+    f->df_max = -INFINITY;
+    f->az_min = INFINITY;
+    f->az_max = -INFINITY;
+    for (size_t i = 0; i < m->npulses; i++) {
+        if (m->df) {
+            if (m->df[i] < f->df_min) f->df_min = m->df[i];
+            if (m->df[i] > f->df_max) f->df_max = m->df[i];
+        }
+        double a = sarbp_phd_azimuth_deg(m, i);
+        if (a < f->az_min) f->az_min = a;
+        if (a > f->az_max) f->az_max = a;
+    }
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void print_text(const struct facts *f, const sarbp_reader *rd)
+{
+    const sarbp_phd *m = f->m;
+    const sarbp_phd_summary *s = &f->s;
+    printf("pulses:             %zu\n", m->npulses);
+    printf("samples per pulse:  %zu\n", m->nsamples);
+    if (m->domain == SARBP_DOMAIN_FREQ) {
+        printf("domain:             freq (deramped frequency samples)\n");
+        printf("frequencies:        %.6f GHz to %.6f GHz, step %.6f MHz", s->fmin / 1e9,
+               s->fmax / 1e9, f->df_min / 1e6);
+        if (f->df_max > f->df_min)
+            printf(" (varies up to %.6f MHz)", f->df_max / 1e6);
+        printf("\n");
+    } else {
+        printf("domain:             chirp (raw fast-time echoes)\n");
+        printf("carrier:            %.6f GHz\n", m->fc / 1e9);
+        printf("sample rate:        %.6f MHz\n", m->fs / 1e6);
+        printf("chirp rate:         %.6g Hz/s\n", m->chirp_rate);
+        printf("pulse length:       %.6g us\n", m->pulse_len * 1e6);
+        printf("first sample delay: %.6g us\n", m->t0 * 1e6);
+        printf("frequencies:        %.6f GHz to %.6f GHz\n", s->fmin / 1e9, s->fmax / 1e9);
+    }
+    printf("bandwidth:          %.3f MHz\n", s->bandwidth / 1e6);
+    printf("centre frequency:   %.6f GHz\n", s->fcenter / 1e9);
+    printf("aperture:           %.4f deg\n", s->aperture_deg);
+    printf("azimuth:            %.4f to %.4f deg%s\n", f->az_min, f->az_max,
+           m->th ? "" : " (from the antenna positions)");
+    printf("range resolution:   %.4f m\n", s->range_res);
+    if (isfinite(s->az_res)) printf("azimuth resolution: %.4f m\n", s->az_res);
+    else printf("azimuth resolution: none (no aperture)\n");
+    printf("alias-free extent:  %.2f m (range)\n", s->extent_range);
+    printf("mean r0:            %.3f m\n", s->r0_mean);
+    printf("elevation:          %.3f deg\n", s->elevation_deg);
+    printf("autofocus data:     %s\n", m->r_correct || m->ph_correct
+                                           ? "yes (apply with --autofocus)" : "no");
+    if (f->have_grid)
+        printf("suggested grid:     %zu x %zu pixels of %.4f x %.4f m, centre (%g, %g, %g) m\n",
+               f->grid.nx, f->grid.ny, f->grid.dx, f->grid.dy, f->grid.xc, f->grid.yc,
+               f->grid.zc);
+    size_t n = sarbp_reader_nfiles(rd);
+    printf("files:              %zu\n", n);
+    for (size_t i = 0; i < n; i++)
+        printf("  %s (%zu pulses, %s)\n", sarbp_reader_file(rd, i),
+               sarbp_reader_file_npulses(rd, i), sarbp_reader_file_format(rd, i));
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
+/* JSON has no NaN or Inf: null instead. */
+static void json_num(const char *key, double v, int comma)
+{
+    printf("  \"%s\": ", key);
+    if (isfinite(v)) printf("%.17g", v);
+    else printf("null");
+    printf(comma ? ",\n" : "\n");
+}
+
+static void print_json(const struct facts *f, const sarbp_reader *rd)
+{
+    const sarbp_phd *m = f->m;
+    const sarbp_phd_summary *s = &f->s;
+    printf("{\n");
+    printf("  \"npulses\": %zu,\n", m->npulses);
+    printf("  \"nsamples\": %zu,\n", m->nsamples);
+    printf("  \"domain\": \"%s\",\n", m->domain == SARBP_DOMAIN_FREQ ? "freq" : "chirp");
+    json_num("freq_first_hz", s->fmin, 1);
+    json_num("freq_last_hz", s->fmax, 1);
+    if (m->domain == SARBP_DOMAIN_FREQ) {
+        json_num("freq_step_hz", f->df_min, 1);
+        json_num("freq_step_max_hz", f->df_max, 1);
+    } else {
+        json_num("fc_hz", m->fc, 1);
+        json_num("fs_hz", m->fs, 1);
+        json_num("chirp_rate_hz_per_s", m->chirp_rate, 1);
+        json_num("pulse_len_s", m->pulse_len, 1);
+        json_num("t0_s", m->t0, 1);
+    }
+    json_num("bandwidth_hz", s->bandwidth, 1);
+    json_num("center_freq_hz", s->fcenter, 1);
+    json_num("aperture_deg", s->aperture_deg, 1);
+    json_num("azimuth_min_deg", f->az_min, 1);
+    json_num("azimuth_max_deg", f->az_max, 1);
+    json_num("range_res_m", s->range_res, 1);
+    json_num("azimuth_res_m", s->az_res, 1);
+    json_num("extent_range_m", s->extent_range, 1);
+    json_num("r0_mean_m", s->r0_mean, 1);
+    json_num("elevation_deg", s->elevation_deg, 1);
+    printf("  \"autofocus\": %s,\n", m->r_correct || m->ph_correct ? "true" : "false");
+    if (f->have_grid)
+        printf("  \"grid\": {\"nx\": %zu, \"ny\": %zu, \"dx\": %.17g, \"dy\": %.17g, "
+               "\"xc\": %.17g, \"yc\": %.17g, \"zc\": %.17g},\n",
+               f->grid.nx, f->grid.ny, f->grid.dx, f->grid.dy, f->grid.xc, f->grid.yc,
+               f->grid.zc);
+    else
+        printf("  \"grid\": null,\n");
+    printf("  \"files\": [");
+    size_t n = sarbp_reader_nfiles(rd);
+    for (size_t i = 0; i < n; i++) {
+        printf("%s\n    {\"path\": ", i ? "," : "");
+        json_str(sarbp_reader_file(rd, i));
+        printf(", \"npulses\": %zu, \"format\": ", sarbp_reader_file_npulses(rd, i));
+        json_str(sarbp_reader_file_format(rd, i));
+        printf("}");
+    }
+    printf("\n  ]\n}\n");
+}
+
+/* getopt_long's ':' (missing value) or '?' (unknown option) as a usage error. */
+static int bad_option(int c, char **argv)
+{
+    if (c == ':') return cli_usage("info", "option '%s' needs a value", argv[optind - 1]);
+    if (optopt >= 256) return cli_usage("info", "option '%s' takes no value", argv[optind - 1]);
+    if (optopt) return cli_usage("info", "unknown option '-%c'", optopt);
+    return cli_usage("info", "unknown option '%s'", argv[optind - 1]);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    enum { OPT_JSON = 256 };
+    static const struct option opts[] = {
+        {"input", required_argument, NULL, 'i'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    if (!inputs) return cli_fail("info", "out of memory");
+    size_t ninputs = 0;
+    int json = 0, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i': inputs[ninputs++] = optarg; break;
+        case OPT_JSON: json = 1; break;
+        case 'h':
+            free(inputs);
+            help(stdout);
+            return CLI_OK;
+        default:
+            free(inputs);
+            return bad_option(c, argv);
+        }
+    }
+    for (int i = optind; i < argc; i++) inputs[ninputs++] = argv[i];
+    if (ninputs == 0) {
+        free(inputs);
+        return cli_usage("info", "no input given");
+    }
+
+    sarbp_reader *rd;
+    sarbp_status st = sarbp_reader_open(inputs, ninputs, &rd);
+    free(inputs);
+    if (st != SARBP_OK) return cli_fail_status("info", st);
+    struct facts f;
+    memset(&f, 0, sizeof f);
+    gather(sarbp_reader_meta(rd), &f);
+    st = sarbp_phd_summarize(f.m, &f.s);
+    if (st != SARBP_OK) {
+        sarbp_reader_free(rd);
+        return cli_fail_status("info", st);
+    }
+    f.have_grid = sarbp_grid_default(f.m, &f.grid) == SARBP_OK;
+    if (json) print_json(&f, rd);
+    else print_text(&f, rd);
+    sarbp_reader_free(rd);
+    if (fflush(stdout) != 0) return cli_fail("info", "cannot write the output");
+    return CLI_OK;
+}

@@ -1,0 +1,373 @@
+/* image_write.c - writes complex images as HDF5, .npy and PNG.
+ *
+ * Every writer goes through "<path>.tmp.<pid>" renamed over path when the
+ * file is complete; on any failure the temporary file is removed, so either
+ * the whole image is at path or nothing new is. The layouts are described in
+ * sarbp/image.h. HDF5's automatic error printing is turned off: failures are
+ * reported through sarbp_error() only. */
+#include "sarbp/image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <math.h>
+#include <png.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "image_internal.h"
+
+/* ---- temporary files ------------------------------------------------------ */
+
+sarbp_status sarbp_tmp_name(char *buf, size_t n, const char *path)
+{
+    int len = snprintf(buf, n, "%s.tmp.%ld", path, (long)getpid());
+    if (len < 0 || (size_t)len >= n)
+        return sarbp_error(SARBP_ERR_INVALID, "output path '%s' is too long", path);
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_tmp_commit(const char *tmp, const char *path)
+{
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return sarbp_error(SARBP_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+    }
+    return SARBP_OK;
+}
+
+static sarbp_status check_image(const sarbp_image *img, const char *path)
+{
+    if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    if (!img || !img->data) return sarbp_error(SARBP_ERR_INVALID, "no image to write to '%s'", path);
+    return sarbp_grid_validate(&img->grid);
+}
+
+/* ---- HDF5 ----------------------------------------------------------------- */
+
+/* Innermost message of HDF5's error stack (the most specific one). */
+static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *msg = data;
+    if (n == 0 && e->desc) snprintf(msg, 160, "%s", e->desc);
+    return 0;
+}
+
+static sarbp_status h5_fail(const char *what, const char *path, const char *call, int line)
+{
+    char msg[160] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, h5_walk, msg);
+    return sarbp_error(SARBP_ERR_HDF5, "cannot %s '%s': %s failed%s%s (%s:%d)", what, path, call,
+                       msg[0] ? ": " : "", msg, __FILE__, line);
+}
+
+#define H5CHK(call)                                                            \
+    do {                                                                       \
+        if ((call) < 0) {                                                      \
+            st = h5_fail("write", path, #call, __LINE__);                      \
+            goto done;                                                         \
+        }                                                                      \
+    } while (0)
+
+static const char *const grid_attr_names[] = {"nx", "ny", "dx", "dy", "xc", "yc", "zc"};
+
+static int is_grid_attr(const char *key)
+{
+    for (size_t i = 0; i < sizeof grid_attr_names / sizeof grid_attr_names[0]; i++)
+        if (!strcmp(key, grid_attr_names[i])) return 1;
+    return 0;
+}
+
+static herr_t h5_attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    if (sp < 0) return -1;
+    hid_t a = H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Awrite(a, mtype, v);
+    if (a >= 0 && H5Aclose(a) < 0) r = -1;
+    H5Sclose(sp);
+    return r;
+}
+
+static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int is_y)
+{
+    size_t n = is_y ? g->ny : g->nx;
+    double *v = malloc(n * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < n; i++) v[i] = is_y ? sarbp_grid_y(g, i) : sarbp_grid_x(g, i);
+    hsize_t dim = n;
+    herr_t r = -1;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    if (sp >= 0) {
+        hid_t d = H5Dcreate2(file, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (d >= 0) {
+            r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+            if (H5Dclose(d) < 0) r = -1;
+        }
+        H5Sclose(sp);
+    }
+    free(v);
+    return r;
+}
+
+sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img)
+{
+    SARBP_TRY(check_image(img, path));
+    char tmp[4096];
+    SARBP_TRY(sarbp_tmp_name(tmp, sizeof tmp, path));
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+
+    /* Create the file ourselves first so that a bad directory reports errno. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    close(fd);
+
+    sarbp_status st = SARBP_OK;
+    const sarbp_grid *g = &img->grid;
+    hid_t file = -1, mtype = -1, ftype = -1, space = -1, dset = -1, stype = -1;
+    H5CHK(file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+
+    H5CHK(mtype = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32)));
+    H5CHK(H5Tinsert(mtype, "r", offsetof(sarbp_c32, re), H5T_NATIVE_FLOAT));
+    H5CHK(H5Tinsert(mtype, "i", offsetof(sarbp_c32, im), H5T_NATIVE_FLOAT));
+    H5CHK(ftype = H5Tcreate(H5T_COMPOUND, 8));
+    H5CHK(H5Tinsert(ftype, "r", 0, H5T_IEEE_F32LE));
+    H5CHK(H5Tinsert(ftype, "i", 4, H5T_IEEE_F32LE));
+
+    hsize_t dims[2] = {g->ny, g->nx};
+    H5CHK(space = H5Screate_simple(2, dims, NULL));
+    H5CHK(dset = H5Dcreate2(file, "image", ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5CHK(H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->data));
+    H5CHK(h5_coords(file, "x", g, 0));
+    H5CHK(h5_coords(file, "y", g, 1));
+
+    int64_t nx = (int64_t)g->nx, ny = (int64_t)g->ny;
+    H5CHK(h5_attr_write(file, "nx", H5T_STD_I64LE, H5T_NATIVE_INT64, &nx));
+    H5CHK(h5_attr_write(file, "ny", H5T_STD_I64LE, H5T_NATIVE_INT64, &ny));
+    const double gv[5] = {g->dx, g->dy, g->xc, g->yc, g->zc};
+    for (int i = 0; i < 5; i++)
+        H5CHK(h5_attr_write(file, grid_attr_names[2 + i], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                            &gv[i]));
+
+    /* String attributes: variable-length UTF-8 (h5py reads them as str). A
+     * key that names a grid attribute is skipped: the grid wins. */
+    H5CHK(stype = H5Tcopy(H5T_C_S1));
+    H5CHK(H5Tset_size(stype, H5T_VARIABLE));
+    H5CHK(H5Tset_cset(stype, H5T_CSET_UTF8));
+    for (size_t i = 0; i < img->nattrs && i < SARBP_IMAGE_MAX_ATTRS; i++) {
+        const sarbp_attr *a = &img->attrs[i];
+        if (!a->key[0] || is_grid_attr(a->key)) continue;
+        const char *v = a->value;
+        H5CHK(h5_attr_write(file, a->key, stype, stype, &v));
+    }
+
+done:
+    if (stype >= 0) H5Tclose(stype);
+    if (dset >= 0 && H5Dclose(dset) < 0 && st == SARBP_OK) st = h5_fail("write", path, "H5Dclose", __LINE__);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (mtype >= 0) H5Tclose(mtype);
+    if (file >= 0 && H5Fclose(file) < 0 && st == SARBP_OK)
+        st = h5_fail("write", path, "H5Fclose", __LINE__);
+    if (st != SARBP_OK) {
+        remove(tmp);
+        return st;
+    }
+    return sarbp_tmp_commit(tmp, path);
+}
+
+/* ---- .npy ----------------------------------------------------------------- */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static void swap4(unsigned char *p, size_t nbytes)
+{
+    for (size_t i = 0; i + 4 <= nbytes; i += 4) {
+        unsigned char t = p[i];
+        p[i] = p[i + 3];
+        p[i + 3] = t;
+        t = p[i + 1];
+        p[i + 1] = p[i + 2];
+        p[i + 2] = t;
+    }
+}
+
+sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
+{
+    SARBP_TRY(check_image(img, path));
+    char tmp[4096];
+    SARBP_TRY(sarbp_tmp_name(tmp, sizeof tmp, path));
+
+    /* Version 1.0 header: magic, 2-byte length, a Python dict padded with
+     * spaces and ended by '\n' so that the data start at a multiple of 64. */
+    char dict[256];
+    int dl = snprintf(dict, sizeof dict, "{'descr': '<c8', 'fortran_order': False, 'shape': (%zu, %zu), }",
+                      img->grid.ny, img->grid.nx);
+    if (dl < 0 || (size_t)dl >= sizeof dict - 70)
+        return sarbp_error(SARBP_ERR_INTERNAL, "npy header too long");
+    size_t total = 10 + (size_t)dl + 1;
+    size_t padded = (total + 63) / 64 * 64;
+    size_t hlen = padded - 10;
+    unsigned char head[256 + 16];
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (unsigned char)(hlen & 0xff);
+    head[9] = (unsigned char)(hlen >> 8);
+    memcpy(head + 10, dict, (size_t)dl);
+    memset(head + 10 + dl, ' ', padded - 10 - (size_t)dl - 1);
+    head[padded - 1] = '\n';
+
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    int ok = fwrite(head, 1, padded, f) == padded;
+    const size_t n = img->grid.nx * img->grid.ny;
+    if (ok && host_is_little_endian()) {
+        ok = fwrite(img->data, sizeof(sarbp_c32), n, f) == n;
+    } else if (ok) {
+        enum { CHUNK = 4096 };
+        sarbp_c32 buf[CHUNK];
+        for (size_t i = 0; ok && i < n; i += CHUNK) {
+            size_t m = n - i < CHUNK ? n - i : CHUNK;
+            memcpy(buf, img->data + i, m * sizeof *buf);
+            swap4((unsigned char *)buf, m * sizeof *buf);
+            ok = fwrite(buf, sizeof *buf, m, f) == m;
+        }
+    }
+    int e = errno;
+    if (fflush(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
+        remove(tmp);
+        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    return sarbp_tmp_commit(tmp, path);
+}
+
+/* ---- PNG ------------------------------------------------------------------ */
+
+struct png_err {
+    char msg[200];
+};
+
+static void png_err_fn(png_structp png, png_const_charp msg)
+{
+    struct png_err *e = png_get_error_ptr(png);
+    snprintf(e->msg, sizeof e->msg, "%s", msg ? msg : "libpng error");
+    png_longjmp(png, 1);
+}
+
+static void png_warn_fn(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg; /* the library never prints */
+}
+
+sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t w, size_t h,
+                              int channels)
+{
+    if (w < 1 || h < 1 || w > 0x7fffffff / 4 || h > 0x7fffffff || (channels != 1 && channels != 3))
+        return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': %zu x %zu is not a valid PNG size",
+                           path, w, h);
+    char tmp[4096];
+    SARBP_TRY(sarbp_tmp_name(tmp, sizeof tmp, path));
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+
+    struct png_err err = {""};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_err_fn, png_warn_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        remove(tmp);
+        return sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory in libpng", path);
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        remove(tmp);
+        return sarbp_error(SARBP_ERR_PNG, "cannot write '%s': %s", path, err.msg);
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
+                 channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (size_t y = 0; y < h; y++) png_write_row(png, pix + y * w * (size_t)channels);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+
+    int ok = fflush(f) == 0;
+    int e = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
+        remove(tmp);
+        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    return sarbp_tmp_commit(tmp, path);
+}
+
+sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range)
+{
+    SARBP_TRY(check_image(img, path));
+    if (!(db_range > 0) || !isfinite(db_range))
+        return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
+                           path, db_range);
+    const size_t nx = img->grid.nx, ny = img->grid.ny, n = nx * ny;
+    double peak2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double p2 = (double)img->data[i].re * img->data[i].re +
+                    (double)img->data[i].im * img->data[i].im;
+        if (isfinite(p2) && p2 > peak2) peak2 = p2;
+    }
+    unsigned char *pix = malloc(n);
+    if (!pix)
+        return sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory (%zu x %zu)", path, nx, ny);
+    /* 255 * (1 + 20 log10(|I| / peak) / db_range), clipped to [0, 255];
+     * PNG row 0 is the northernmost image row (iy = ny - 1). */
+    for (size_t row = 0; row < ny; row++) {
+        const sarbp_c32 *src = img->data + (ny - 1 - row) * nx;
+        unsigned char *dst = pix + row * nx;
+        for (size_t ix = 0; ix < nx; ix++) {
+            double p2 = (double)src[ix].re * src[ix].re + (double)src[ix].im * src[ix].im;
+            double v = 0;
+            if (peak2 > 0 && p2 > 0 && isfinite(p2)) {
+                v = 255.0 * (1.0 + 10.0 * log10(p2 / peak2) / db_range);
+                v = v < 0 ? 0 : v > 255 ? 255 : v;
+            }
+            dst[ix] = (unsigned char)lround(v);
+        }
+    }
+    sarbp_status st = sarbp_png_write8(path, pix, nx, ny, 1);
+    free(pix);
+    return st;
+}
+
+sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double db_range)
+{
+    switch (sarbp_image_format_from_name(path)) {
+    case SARBP_IMG_H5: return sarbp_image_write_h5(path, img);
+    case SARBP_IMG_NPY: return sarbp_image_write_npy(path, img);
+    case SARBP_IMG_PNG: return sarbp_image_write_png(path, img, db_range);
+    case SARBP_IMG_UNKNOWN: break;
+    }
+    return sarbp_error(SARBP_ERR_INVALID,
+                       "cannot tell the image format of '%s' from its name (use .h5, .npy or .png)",
+                       path ? path : "(null)");
+}

@@ -1,0 +1,367 @@
+/* test_cli_io.c - 'sarbp info' and 'sarbp convert' through the executable.
+ *
+ * Exit codes (0, 1 failure, 2 usage) and the stderr line for bad flags and bad
+ * files; that a failed convert leaves no output (nor a temporary); that info
+ * --json is one well-formed JSON object; convert round trips, with pulse and
+ * azimuth windows and autofocus. Gotcha cases skip without the data. */
+#include "test_util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char out[1 << 16], err[1 << 14];
+
+static int run(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static int run(const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
+    if (rc < 0) fail_msg("'sarbp %s' crashed; stderr: %s", args, err);
+    return rc;
+}
+
+static void expect(int rc, int want, const char *stream, const char *text)
+{
+    if (rc != want) fail_msg("exit %d, want %d; stdout: %s; stderr: %s", rc, want, out, err);
+    if (text && !strstr(stream, text)) fail_msg("output lacks '%s'; stdout: %s; stderr: %s", text, out, err);
+}
+
+static void contains(const char *stream, const char *text)
+{
+    if (!strstr(stream, text)) fail_msg("output lacks '%s'; stdout: %s; stderr: %s", text, out, err);
+}
+
+/* ---- a small JSON syntax checker (RFC 8259, no extensions) ---------------- */
+
+static const char *ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+static const char *value(const char *p, int depth);
+
+static const char *string(const char *p)
+{
+    if (*p++ != '"') return NULL;
+    while (*p && *p != '"') {
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)p[i])) return NULL;
+                p += 4;
+            } else if (!strchr("\"\\/bfnrt", *p) || !*p) {
+                return NULL;
+            }
+        }
+        p++;
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *number(const char *p)
+{
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (isdigit((unsigned char)*p)) while (isdigit((unsigned char)*p)) p++;
+    else return NULL;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p)) return NULL;
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!isdigit((unsigned char)*p)) return NULL;
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    return p;
+}
+
+static const char *value(const char *p, int depth)
+{
+    if (depth > 32) return NULL;
+    p = ws(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int obj = *p == '{';
+        p = ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (obj) {
+                if (!(p = string(ws(p)))) return NULL;
+                p = ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            if (!(p = value(p, depth + 1))) return NULL;
+            p = ws(p);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            return *p == close ? p + 1 : NULL;
+        }
+    }
+    if (*p == '"') return string(p);
+    if (!strncmp(p, "true", 4)) return p + 4;
+    if (!strncmp(p, "false", 5)) return p + 5;
+    if (!strncmp(p, "null", 4)) return p + 4;
+    return number(p);
+}
+
+/* One JSON object and nothing else. */
+static int is_json_object(const char *s)
+{
+    const char *p = ws(s);
+    if (*p != '{') return 0;
+    p = value(p, 0);
+    return p && *ws(p) == '\0';
+}
+
+static void test_json_checker(void **state)
+{
+    (void)state;
+    assert_true(is_json_object("{\"a\": [1, -2.5e3, true, null, {\"b\": \"x\\\"y\"}]}\n"));
+    assert_false(is_json_object("{\"a\": 1,}"));
+    assert_false(is_json_object("{\"a\": nan}"));
+    assert_false(is_json_object("{\"a\": 1} {}"));
+    assert_false(is_json_object("[1]"));
+}
+
+/* ---- fixtures --------------------------------------------------------------- */
+
+static sarbp_phd *make_phd(size_t np, size_t k)
+{
+    sarbp_phd *p;
+    tu_ok(sarbp_phd_alloc(SARBP_DOMAIN_FREQ, np, k, 1, &p));
+    tu_ok(sarbp_phd_alloc_optional(p, &p->r_correct));
+    tu_ok(sarbp_phd_alloc_optional(p, &p->ph_correct));
+    for (size_t i = 0; i < np; i++) {
+        double a = (20.0 + 0.02 * (double)i) * M_PI / 180;
+        p->pos[3 * i + 0] = 8000 * cos(a);
+        p->pos[3 * i + 1] = 8000 * sin(a);
+        p->pos[3 * i + 2] = 6000;
+        p->r0[i] = 10000;
+        p->f0[i] = 9.6e9;
+        p->df[i] = 1.0e6;
+        p->r_correct[i] = 0.001 * (double)i;
+        p->ph_correct[i] = 0.01 * (double)i;
+        for (size_t j = 0; j < k; j++) {
+            p->data[i * k + j].re = (float)cos(0.3 * (double)(i + j));
+            p->data[i * k + j].im = (float)sin(0.2 * (double)i - 0.1 * (double)j);
+        }
+    }
+    return p;
+}
+
+static int count_prefixed(const char *prefix)
+{
+    DIR *d = opendir(SARBP_TEST_TMP);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
+}
+
+static sarbp_phd *load(const char *path)
+{
+    sarbp_phd *p;
+    tu_ok(sarbp_phd_load(&path, 1, &p));
+    return p;
+}
+
+/* ---- usage ------------------------------------------------------------------ */
+
+static void test_usage(void **state)
+{
+    (void)state;
+    expect(run("info --help"), 0, out, "usage: sarbp info");
+    expect(run("convert --help"), 0, out, "usage: sarbp convert");
+    expect(run("info"), 2, err, "Try 'sarbp info --help'");
+    expect(run("info --bogus x.h5"), 2, err, "sarbp: info: unknown option '--bogus'");
+    expect(run("info -Z x.h5"), 2, err, "unknown option '-Z'");
+    expect(run("info --json=1 x.h5"), 2, err, "takes no value");
+    expect(run("info -i"), 2, err, "needs a value");
+    expect(run("convert --bogus"), 2, err, "Try 'sarbp convert --help'");
+    expect(run("convert x.h5"), 2, err, "no output given");
+    expect(run("convert -o y.h5"), 2, err, "no input given");
+    expect(run("convert x.h5 -o y.h5 --pulses 5:2"), 2, err, "--pulses wants I0:I1");
+    expect(run("convert x.h5 -o y.h5 --pulses 5"), 2, err, "--pulses wants I0:I1");
+    expect(run("convert x.h5 -o y.h5 --azimuth 1:abc"), 2, err, "--azimuth wants A0:A1");
+    expect(run("convert x.h5 -o y.h5 --pulses 0:2 --azimuth 1:2"), 2, err, "cannot be combined");
+}
+
+/* ---- bad files -------------------------------------------------------------- */
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    const char *txt = tu_tmp("cli_text.mat");
+    FILE *f = fopen(txt, "w");
+    fputs("hello\n", f);
+    fclose(f);
+    expect(run("info '%s'", txt), 1, err, "sarbp: info: '");
+    contains(err, "': not an HDF5 or MATLAB file");
+    expect(run("info '%s/nope.h5'", SARBP_TEST_TMP), 1, err, "sarbp: info: cannot open '");
+    contains(err, "No such file or directory");
+
+    const char *o = tu_tmp("cli_bad_out.h5");
+    expect(run("convert '%s' -o '%s'", txt, o), 1, err, "sarbp: convert: '");
+    assert_false(tu_exists(o));
+    assert_int_equal(count_prefixed("cli_bad_out.h5"), 0);
+
+    /* a failure after the output was started: a NaN sample in pulse 150 */
+    sarbp_phd *p = make_phd(200, 64);
+    const char *in = tu_tmp("cli_nan_in.h5");
+    tu_ok(sarbp_phd_write_gotcha_h5(in, p));
+    sarbp_phd_free(p);
+    hid_t h = H5Fopen(in, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(h, "data/fp", H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d), ms, mt = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32));
+    H5Tinsert(mt, "real", 0, H5T_NATIVE_FLOAT);
+    H5Tinsert(mt, "imag", sizeof(float), H5T_NATIVE_FLOAT);
+    hsize_t start[2] = {150, 9}, count[2] = {1, 1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    ms = H5Screate_simple(2, count, NULL);
+    const sarbp_c32 bad = {NAN, 0};
+    assert_true(H5Dwrite(d, mt, ms, fs, H5P_DEFAULT, &bad) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Tclose(mt);
+    H5Dclose(d);
+    assert_true(H5Fclose(h) >= 0);
+    expect(run("convert '%s' -o '%s'", in, o), 1, err, "sample 9 of pulse 150 is NaN or Inf");
+    assert_false(tu_exists(o));
+    assert_int_equal(count_prefixed("cli_bad_out.h5"), 0);
+    expect(run("info '%s'", in), 0, out, "200"); /* info reads no samples */
+
+    expect(run("convert '%s' -o '%s' --pulses 10:500", in, o), 1, err, "sarbp: convert: ");
+    assert_false(tu_exists(o));
+    expect(run("convert '%s' -o '%s/no-dir/x.h5'", in, SARBP_TEST_TMP), 1, err, "cannot create");
+    expect(run("convert '%s' -o '%s' --azimuth 80:90", in, o), 1, err, "no pulse has azimuth");
+    assert_false(tu_exists(o));
+    assert_int_equal(count_prefixed("cli_bad_out.h5"), 0);
+}
+
+/* ---- info and convert on made-up data --------------------------------------- */
+
+static void test_convert_roundtrip(void **state)
+{
+    (void)state;
+    sarbp_phd *p = make_phd(150, 40);
+    const char *in = tu_tmp("cli_in.h5");
+    tu_ok(sarbp_phd_write_gotcha_h5(in, p));
+
+    expect(run("info '%s'", in), 0, out, "pulses:             150");
+    contains(out, "samples per pulse:  40");
+    contains(out, "Gotcha HDF5");
+    expect(run("info --json -i '%s'", in), 0, out, "\"npulses\": 150");
+    if (!is_json_object(out)) fail_msg("not one JSON object: %s", out);
+
+    const char *o = tu_tmp("cli_out.h5");
+    expect(run("convert '%s' -o '%s'", in, o), 0, out, NULL);
+    assert_string_equal(err, "");
+    sarbp_phd *q = load(o);
+    assert_int_equal(q->npulses, 150);
+    assert_memory_equal(q->data, p->data, 150 * 40 * sizeof *p->data);
+    assert_memory_equal(q->pos, p->pos, 150 * 3 * sizeof(double));
+    assert_non_null(q->ph_correct);
+    sarbp_phd_free(q);
+    expect(run("info '%s'", o), 0, out, "sarbp-phd");
+
+    /* a pulse window, then again from the converted file (sarbp -> sarbp) */
+    const char *o2 = tu_tmp("cli_out2.h5");
+    expect(run("convert -i '%s' --pulses 10:35 --output='%s' -v", o, o2), 0, err, "wrote 25 pulses");
+    q = load(o2);
+    assert_int_equal(q->npulses, 25);
+    assert_memory_equal(q->data, p->data + 10 * 40, 25 * 40 * sizeof *p->data);
+    assert_memory_equal(q->r0, p->r0 + 10, 25 * sizeof(double));
+    sarbp_phd_free(q);
+
+    /* autofocus: applied, and the af fields gone */
+    expect(run("convert '%s' -o '%s' --autofocus --pulses 100:110", in, o2), 0, out, NULL);
+    q = load(o2);
+    assert_null(q->r_correct);
+    assert_null(q->ph_correct);
+    for (size_t i = 0; i < 10; i++) {
+        assert_true(q->r0[i] == p->r0[100 + i] + p->r_correct[100 + i]);
+        double c = cos(p->ph_correct[100 + i]), s = sin(p->ph_correct[100 + i]);
+        const sarbp_c32 a = p->data[(100 + i) * 40 + 7], b = q->data[i * 40 + 7];
+        assert_true(fabs(b.re - (a.re * c - a.im * s)) < 1e-6);
+        assert_true(fabs(b.im - (a.re * s + a.im * c)) < 1e-6);
+    }
+    sarbp_phd_free(q);
+
+    /* azimuth window: pulses 20 + 0.02 i deg, [21, 22] holds i = 50..100 */
+    expect(run("convert '%s' -o '%s' --azimuth 21:22", in, o2), 0, out, NULL);
+    q = load(o2);
+    assert_int_equal(q->npulses, 51);
+    assert_memory_equal(q->data, p->data + 50 * 40, 51 * 40 * sizeof *p->data);
+    sarbp_phd_free(q);
+    sarbp_phd_free(p);
+}
+
+/* ---- the Gotcha files ------------------------------------------------------- */
+
+static void test_gotcha(void **state)
+{
+    (void)state;
+    if (!tu_have_gotcha()) skip();
+    const char *dir = tu_gotcha_dir();
+    expect(run("info '%s'", dir), 0, out, "469");
+    contains(out, "samples per pulse:  424");
+    contains(out, "9.288080 GHz");
+    expect(run("info --json '%s'", dir), 0, out, "\"npulses\": 469");
+    if (!is_json_object(out)) fail_msg("not one JSON object: %s", out);
+    contains(out, "\"nsamples\": 424");
+
+    const char *o = tu_tmp("cli_gotcha.h5");
+    expect(run("convert '%s' -o '%s'", dir, o), 0, out, NULL);
+    sarbp_phd *a = load(dir), *b = load(o);
+    assert_int_equal(b->npulses, 469);
+    assert_memory_equal(a->data, b->data, 469 * 424 * sizeof *a->data);
+    assert_memory_equal(a->pos, b->pos, 469 * 3 * sizeof(double));
+    assert_memory_equal(a->df, b->df, 469 * sizeof(double));
+    sarbp_phd_free(b);
+
+    /* the second degree with autofocus */
+    expect(run("convert '%s/*.mat' -o '%s' --azimuth 1:2 --autofocus", dir, o), 0, out, NULL);
+    size_t i0, i1;
+    tu_ok(sarbp_phd_azimuth_range(a, 1, 2, &i0, &i1));
+    b = load(o);
+    assert_int_equal(b->npulses, i1 - i0);
+    for (size_t i = 0; i < b->npulses; i++)
+        assert_true(b->r0[i] == a->r0[i0 + i] + a->r_correct[i0 + i]);
+    sarbp_phd_free(b);
+    sarbp_phd_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_checker),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_convert_roundtrip),
+        cmocka_unit_test(test_gotcha),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
