@@ -252,9 +252,10 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
         cfg->ppt = 1;
     } else {
         /* defaults from sarbp bench on an H200 (kernels/BENCHMARKS.md):
-         * 32 x 32 pixels, 8 per thread, 128 threads a block */
+         * 16 x 32 pixels, 8 per thread, 64 threads a block: as fast as
+         * 32 x 32 (908 vs 912 Gbp/s) and 6 dB more accurate (smaller tiles) */
         if (!cfg->ppt) cfg->ppt = 8;
-        if (!cfg->tile_x) cfg->tile_x = 32;
+        if (!cfg->tile_x) cfg->tile_x = 16;
         if (!cfg->tile_y) cfg->tile_y = 4 * cfg->ppt;
     }
     if (cfg->ppt != 1 && cfg->ppt != 2 && cfg->ppt != 4 && cfg->ppt != 8) {

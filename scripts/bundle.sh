@@ -15,7 +15,9 @@ and their own dependencies) into DIR/lib, and writes the launcher DIR/sarbp,
 which sets LD_LIBRARY_PATH to DIR/lib and runs the real binary. Copy DIR to
 the target machine and run DIR/sarbp there (it may be symlinked onto PATH).
 
-Left out: glibc's libraries (libc, libm, libpthread, libdl, librt, ld-linux,
+Build with -DSARBP_NATIVE=OFF for a bundle that runs on other CPUs (the
+default build tunes for this machine's CPU with -march=native; the script
+warns). Left out: glibc's libraries (libc, libm, libpthread, libdl, librt, ld-linux,
 ...), which must come from the target system, and the NVIDIA driver
 (libcuda.so, libnvidia-*), which must match the node's kernel module.
 
@@ -51,6 +53,11 @@ done
 
 [[ -x $exe ]] || die "no executable at '$exe'; hint: build it with scripts/build.sh"
 command -v ldd >/dev/null 2>&1 || die "ldd not found"
+cache=$(dirname "$exe")/CMakeCache.txt
+if [[ -f $cache ]] && grep -q '^SARBP_NATIVE:BOOL=ON' "$cache"; then
+    echo "bundle.sh: warning: '$exe' was built with -march=native for this machine's CPU;" >&2
+    echo "hint: for other machines build with 'scripts/build.sh -DSARBP_NATIVE=OFF' first" >&2
+fi
 
 # glibc (loaded from the target system, must match its ld.so) and the driver.
 skip_re='^(linux-vdso|linux-gate|ld-linux[^ ]*|libc|libm|libmvec|libpthread|libdl|librt|libresolv|libnsl|libutil|libanl|libBrokenLocale|libcuda|libnvidia-[^ ]*)\.so'

@@ -345,6 +345,7 @@ static void test_small_images(void **state)
         tu_ok(sarbp_pointtarget_measure(img, NULL, &r));
         assert_true(r->peak > 0);
         assert_true(r->cut[0].n >= 1 && r->cut[1].n >= 1);
+        tu_ok(sarbp_pointtarget_plot(tu_tmp("quality_small.png"), r, 320, 200));
         sarbp_pointtarget_free(r);
         sarbp_compare_result c;
         tu_ok(sarbp_quality_compare(img, img, 4, &c));

@@ -53,8 +53,8 @@ static void check_window_files(const char *outdir, int win, int expect)
 {
     static const char *const exts[] = {"png", "h5"};
     for (int e = 0; e < 2; e++) {
-        char p[1024];
-        snprintf(p, sizeof p, "%s/win_%03d.%s", outdir, win, exts[e]);
+        char p[1200];
+        snprintf(p, sizeof p, "%.1024s/win_%03d.%s", outdir, win, exts[e]);
         struct stat st;
         int there = stat(p, &st) == 0 && st.st_size > 0;
         if (there != expect) fail_msg("'%s' %s", p, expect ? "is missing or empty" : "should not exist");

@@ -15,5 +15,6 @@
 #include "sarbp/form.h"
 #include "sarbp/simulate.h"
 #include "sarbp/progress.h"
+#include "sarbp/quality.h"
 
 #endif
