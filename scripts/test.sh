@@ -63,13 +63,7 @@ ctest --test-dir "$build_dir" --output-on-failure ${labels[@]+"${labels[@]}"} ${
 rc=${PIPESTATUS[0]}
 set -e
 
-echo
-echo "==== test summary ===="
-# ctest's own summary block: pass/fail counts, label times, skipped and failed tests.
-if grep -qE 'tests passed, ' "$log"; then
-    sed -n '/tests passed, /,$p' "$log"
-else
-    echo "test.sh: ctest printed no summary (see $log)"
-fi
-echo "test.sh: ctest exit status $rc, $(( $(date +%s) - start )) s in all (deps, build, tests)"
+summary=$(grep -E '^[0-9]+% tests passed' "$log" | tail -n 1 || true)
+echo "test.sh: ${summary:-ctest printed no summary}; ctest exit status $rc;" \
+    "$(( $(date +%s) - start )) s in all (deps, build, tests); log in $log"
 exit "$rc"

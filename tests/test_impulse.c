@@ -11,7 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "test_util.h"
 
@@ -60,10 +59,16 @@ static sarbp_phd *circular(void)
     return p;
 }
 
-/* Range resolution on the ground 0.33 m, azimuth 0.22 m: 0.05 m spacing, and
- * a 64-pixel patch spans 10 and 14 resolution cells. */
-#define CIRC_GRID (*circ_grid())
-static const sarbp_grid *circ_grid(void){static sarbp_grid g={129,129,0.05,0.05,0,0,0}; if(getenv("SX")) g.dx=g.dy=atof(getenv("SX")); return &g;}
+/* Ground resolution 0.33 m in range, 0.22 m in azimuth. The spacing is
+ * chosen for the patch's FFT interpolation, not only for resolution: a
+ * backprojected image keeps the range carrier, its x spectrum centred at
+ * 2 fc cos(el) / c = 45.3 cycles/m, +-1.5 wide. At 0.15 m (period 6.67/m)
+ * that band aliases to [-2.9, 0.1], inside +-3.33: sampled without loss. At
+ * 0.1 m it lands on the Nyquist edge and the cut is garbage (PSLR -0.7 dB),
+ * although 0.1 m is finer than half the resolution. 0.15 m also puts 14
+ * sidelobes on each side inside the 64-pixel patch (ISLR about -10.1 dB;
+ * at 0.05 m only 5, and ISLR reads -10.9 / -11.0 dB: a truncation effect). */
+static const sarbp_grid CIRC_GRID = {129, 129, 0.15, 0.15, 0, 0, 0};
 
 static void test_circular_unwindowed(void **state)
 {
@@ -107,8 +112,11 @@ static void test_circular_hamming(void **state)
 
 /* Seed 004's stripmap case. Resolution: range c / 2B = 0.31 m, azimuth
  * lambda / (2 * aperture angle) = 1.24 m (1024 pulses: a 296 m track at
- * 23.5 km): 0.05 m in range but 0.25 m in azimuth, so the 64-pixel patch
- * holds 13 azimuth resolution cells rather than 2.6 at 0.05 m. */
+ * 23.5 km). Spacing 0.125 m in x (range): the range carrier is exactly
+ * 2 fc / c = 64 cycles/m, a multiple of 1 / 0.125 m, so the image is at
+ * baseband on this grid (0.1 m and 0.15 m alias the +-1.6 cycles/m band
+ * across Nyquist and break the cut); 0.5 m in y (azimuth). Both put about
+ * 13 resolution cells on each side of the peak inside the 64-pixel patch. */
 static void test_stripmap_seed004(void **state)
 {
     (void)state;
@@ -116,10 +124,10 @@ static void test_stripmap_seed004(void **state)
     sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
     sarbp_phd *p;
     tu_ok(sarbp_simulate(&sp, &p));
-    sarbp_grid g = {129, 129, 0.05, 0.25, 0, 4, 0}; if(getenv("LX")) g.dx=atof(getenv("LX")); if(getenv("LY")) g.dy=atof(getenv("LY"));
+    sarbp_grid g = {129, 129, 0.125, 0.5, 0, 4, 0};
     double secs = 0;
     sarbp_image *img = form(p, &g, SARBP_FP64, SARBP_WIN_NONE, &secs);
-    print_message("stripmap: %zu pulses x %zu samples, grid %zu x %zu at %.2f x %.2f m, "
+    print_message("stripmap: %zu pulses x %zu samples, grid %zu x %zu at %.3f x %.3f m, "
                   "formed in %.2f s\n",
                   p->npulses, p->nsamples, g.nx, g.ny, g.dx, g.dy, secs);
     sarbp_pt_result *r = measure(img, 0, 4, "stripmap seed 004, FP64");
