@@ -88,11 +88,13 @@ done
 [[ ${#inputs[@]} -gt 0 ]] || usage_error "no input: give a Gotcha directory or a phase-history file"
 [[ $jobs =~ ^[0-9]+$ && $jobs -ge 1 && $jobs -le 1024 ]] ||
     usage_error "-j wants a number of jobs from 1 to 1024, not '$jobs'"
-is_number "$win_deg" && awk -v w="$win_deg" 'BEGIN { exit !(w > 0 && w <= 360) }' ||
+if ! is_number "$win_deg" || ! awk -v w="$win_deg" 'BEGIN { exit !(w > 0 && w <= 360) }'; then
     usage_error "--window-deg wants degrees in (0, 360], not '$win_deg'"
+fi
 step_deg=${step_deg:-$win_deg}
-is_number "$step_deg" && awk -v s="$step_deg" 'BEGIN { exit !(s > 0 && s <= 360) }' ||
+if ! is_number "$step_deg" || ! awk -v s="$step_deg" 'BEGIN { exit !(s > 0 && s <= 360) }'; then
     usage_error "--step-deg wants degrees in (0, 360], not '$step_deg'"
+fi
 if [[ -z $sarbp ]]; then
     if [[ -x ${SARBP_BUILD_DIR:-$root/build}/sarbp ]]; then
         sarbp=${SARBP_BUILD_DIR:-$root/build}/sarbp
@@ -149,8 +151,9 @@ for inp in "${inputs[@]}"; do
         failed_inputs=$((failed_inputs + 1))
         continue
     fi
+    first=$(wc -l <"$windows")
     awk -v lo="$amin" -v hi="$amax" -v w="$win_deg" -v s="$step_deg" -v input="$inp" \
-        -v first="$(wc -l <"$windows")" '
+        -v first="$first" '
         BEGIN {
             for (k = 0; ; k++) {
                 a0 = lo + k * s
@@ -179,7 +182,8 @@ run_window() {
     local tag
     tag=$(printf 'win_%03d' "$idx")
     local png=$outdir/$tag.png h5=$outdir/$tag.h5 log=$outdir/$tag.log rec=$work/$tag.rec
-    local status=ok t0 t1 secs pulses= backend= precision= nx= ny= dx= dy= entropy= peak= mbps=
+    local status=ok t0 t1 secs pulses='' backend='' precision='' nx='' ny='' dx='' dy=''
+    local entropy='' peak='' mbps=''
     t0=$(date +%s.%N)
     if ! "$sarbp" form -v -i "$inp" --azimuth "$p0:$p1" ${threads_args[@]+"${threads_args[@]}"} \
             ${extra_args[@]+"${extra_args[@]}"} -o "$png" -o "$h5" >"$log" 2>&1; then

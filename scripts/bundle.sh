@@ -70,7 +70,7 @@ fi
 
 out=$(mkdir -p "$out" && cd "$out" && pwd)
 [[ $out != / && $out != "$root" ]] || die "refusing to use '$out' as the bundle folder"
-rm -rf "$out/lib" "$out/sarbp" "$out/MANIFEST.txt"
+rm -rf "${out:?}/lib" "${out:?}/sarbp" "${out:?}/MANIFEST.txt"
 mkdir -p "$out/lib"
 cp -L "$exe" "$out/lib/sarbp"
 

@@ -63,6 +63,8 @@ trap 'rm -rf "$scratch"' EXIT
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
 
 names=()
+sim_args=()
+form_args=()
 while IFS='|' read -r name sim form || [[ -n $name ]]; do
     name=$(trim "$name")
     [[ -z $name || $name == \#* ]] && continue
@@ -96,6 +98,8 @@ for name in "${names[@]}"; do
 done
 echo "update-references.sh: updated with $("$sarbp" --version):"
 for name in "${names[@]}"; do
-    ls -l "$data/$name.h5" "$data/${name}_ref.h5" | awk '{ printf "  %-40s %9d bytes\n", $NF, $5 }'
+    for f in "$data/$name.h5" "$data/${name}_ref.h5"; do
+        printf '  %-40s %9d bytes\n' "$f" "$(wc -c <"$f")"
+    done
 done
 du -sh "$data" | awk '{ print "  data/ in all: " $1 }'

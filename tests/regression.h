@@ -6,8 +6,8 @@
  * phase history into a temporary .h5 with the row's back end and precision,
  * then 'sarbp compare TMP REF --min-ser DB' must exit 0. Rows for back ends
  * that cannot run here (CUDA without a build or a device) are skipped, never
- * passed silently: reg_cuda_usable() decides, and fails the test outright
- * when a GPU is visible but the CUDA back end does not work. */
+ * passed silently: reg_usable() decides, and fails the test outright when a
+ * GPU is visible but the CUDA back end does not work. */
 #ifndef SARBP_TEST_REGRESSION_H
 #define SARBP_TEST_REGRESSION_H
 
@@ -27,32 +27,51 @@ typedef struct {
 
 static char reg_out_[65536], reg_err_[65536];
 
-/* 1 when 'sarbp form --backend cuda' runs here (tried on a tiny grid of
- * probe_input); 0 when it cannot because sarbp was built without CUDA or no
- * GPU is visible (the caller skips). A visible GPU with a CUDA build that
- * still fails is a test failure, not a skip. Probes once per process. */
-static inline int reg_cuda_usable(const char *probe_input)
+/* 1 when the row's back end and precision can run here: cpu rows always;
+ * others are tried once on a tiny grid of probe_input. 0 (the caller skips)
+ * only for reasons that are not a fault of sarbp: built without CUDA, no GPU
+ * visible ('nvidia-smi -L'), or sarbp saying the precision is not
+ * implemented yet. Any other failure of the probe fails the test, so a
+ * broken GPU path on a GPU machine is never skipped quietly. */
+static inline int reg_usable(const reg_row *row, const char *probe_input)
 {
-    static int known = -1;
-    if (known >= 0) return known;
-    char args[2048];
-    const char *tmp = tu_tmp("reg_cuda_probe.h5");
-    snprintf(args, sizeof args, "form -q -i '%s' --backend cuda --precision fp32 --grid 8x8 -o '%s'",
-             probe_input, tmp);
+    static struct {
+        char key[64];
+        int usable;
+    } cache[16];
+    static size_t ncache;
+    char key[64];
+    if (!strcmp(row->backend, "cpu")) return 1;
+    snprintf(key, sizeof key, "%.30s/%.30s", row->backend, row->precision);
+    for (size_t i = 0; i < ncache; i++)
+        if (!strcmp(cache[i].key, key)) return cache[i].usable;
+
+    char args[2048], why[1024];
+    const char *tmp = tu_tmp("reg_probe.h5");
+    snprintf(args, sizeof args, "form -q -i '%s' --backend %s --precision %s --grid 8x8 -o '%s'",
+             probe_input, row->backend, row->precision, tmp);
     int rc = tu_run_cli(args, reg_out_, sizeof reg_out_, reg_err_, sizeof reg_err_);
     remove(tmp);
-    if (rc == 0) return known = 1;
-    char why[1024];
     snprintf(why, sizeof why, "%.1000s", reg_err_);
-    int built = tu_run_cli("--version", reg_out_, sizeof reg_out_, NULL, 0) == 0 &&
-                strstr(reg_out_, "cuda") && !strstr(reg_out_, "without CUDA");
-    int gpu = system("nvidia-smi -L 2>/dev/null | grep -q '^GPU '") == 0;
-    if (built && gpu)
-        fail_msg("a GPU is visible and sarbp has the cuda back end, but 'sarbp %s' exits %d: %s",
-                 args, rc, why);
-    print_message("cuda back end not usable here (%s): its rows are skipped\n",
-                  !built ? "built without CUDA" : "no GPU visible");
-    return known = 0;
+    int usable = rc == 0;
+    if (!usable) {
+        int built = tu_run_cli("--version", reg_out_, sizeof reg_out_, NULL, 0) == 0 &&
+                    strstr(reg_out_, "cuda") && !strstr(reg_out_, "without CUDA");
+        int gpu = system("nvidia-smi -L 2>/dev/null | grep -q '^GPU '") == 0;
+        const char *reason = !built ? "built without CUDA"
+                             : !gpu ? "no GPU visible"
+                             : strstr(why, "not implemented") ? "not implemented yet"
+                                                              : NULL;
+        if (!reason)
+            fail_msg("a GPU is visible and sarbp has the cuda back end, but 'sarbp %s' exits %d: %s",
+                     args, rc, why);
+        print_message("%s %s rows are skipped: %s\n", row->backend, row->precision, reason);
+    }
+    if (ncache < sizeof cache / sizeof cache[0]) {
+        snprintf(cache[ncache].key, sizeof cache[ncache].key, "%s", key);
+        cache[ncache++].usable = usable;
+    }
+    return usable;
 }
 
 /* Prints the figure 'sarbp compare --json' gives for key (a number), or

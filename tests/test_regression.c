@@ -92,11 +92,9 @@ static void test_row(void **state)
     data_path(ref, sizeof ref, c->set->name, "_ref.h5");
     if (!tu_exists(input) || !tu_exists(ref))
         fail_msg("'%s' or '%s' is missing: run scripts/update-references.sh --yes", input, ref);
-    if (!strcmp(c->row->backend, "cuda")) {
-        char probe[1024];
-        data_path(probe, sizeof probe, sets[0].name, ".h5");
-        if (!reg_cuda_usable(probe)) skip();
-    }
+    char probe[1024];
+    data_path(probe, sizeof probe, sets[0].name, ".h5");
+    if (!reg_usable(c->row, probe)) skip();
     reg_check(c->row, c->set->name, input, c->set->form_args, ref);
 }
 

@@ -49,8 +49,7 @@ static int remove_reference(void **state)
 static void test_row(void **state)
 {
     const reg_row *row = *state;
-    if (!strcmp(row->backend, "cuda") && !reg_cuda_usable(SARBP_DATA_DIR "/point_targets.h5"))
-        skip();
+    if (!reg_usable(row, SARBP_DATA_DIR "/point_targets.h5")) skip();
     reg_check(row, "gotcha", tu_gotcha_dir(), GOTCHA_FORM_ARGS, ref);
 }
 
