@@ -113,8 +113,16 @@ sarbp_status sarbp_quality_compare(const sarbp_image *test, const sarbp_image *r
  * interpolation of a band-limited, periodic patch; the Nyquist bin of an
  * even size is split evenly). The peak is the upsampled maximum within one
  * pixel of the peak pixel, refined by a parabola through its neighbours
- * along each axis; its value is the interpolant there. Images at
- * half-resolution spacing or finer are band-limited enough. */
+ * along each axis; its value is the interpolant there.
+ * Caveat (measured): a backprojected image keeps its range carrier, so its
+ * spectrum is centred near 2 f0 cos(el) / c cycles/m (about 45 cycles/m for
+ * Gotcha-like data), not at zero. A spacing whose sampling folds that band
+ * across the Nyquist frequency breaks the FFT interpolation (0.1 m did, for
+ * the default simulation), even though it is finer than half the
+ * resolution; choose the spacing so the band does not straddle Nyquist
+ * (tests/test_impulse.c uses 0.15 m). Also, ISLR covers only the sidelobes
+ * within the patch: with ~5 per side it reads ~1.2 dB below the infinite-
+ * extent value. */
 #define SARBP_PT_PATCH 64
 #define SARBP_PT_UPSAMPLE 16
 /* --target searches local maxima within this many pixels. */
