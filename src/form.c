@@ -35,6 +35,14 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
     snprintf(buf, sizeof buf, "%zu", meta->nsamples);
     sarbp_image_set_attr(img, "nsamples", buf);
     sarbp_image_set_attr(img, "domain", meta->domain == SARBP_DOMAIN_FREQ ? "freq" : "chirp");
+    /* the windows' coherent gain: a unit target at the origin peaks at
+     * npulses * coherent_gain (the plan that knows it is cheap to make) */
+    sarbp_rc_plan *plan = NULL;
+    if (sarbp_rc_plan_create(meta, rc, SARBP_FP32, 1, &plan) == SARBP_OK) {
+        snprintf(buf, sizeof buf, "%.10g", sarbp_rc_plan_coherent_gain(plan));
+        sarbp_image_set_attr(img, "coherent_gain", buf);
+    }
+    sarbp_rc_plan_free(plan);
 }
 
 static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,

@@ -77,6 +77,40 @@ static void test_unit_target_peak(void **state)
     sarbp_phd_free(p);
 }
 
+/* The recorded coherent gain is what the windows do to a unit target's peak. */
+static void test_coherent_gain(void **state)
+{
+    (void)state;
+    const size_t P = 96;
+    sarbp_target t = {0, 0, 0, 1};
+    sarbp_phd *p = simulate(P, &t, 1);
+    sarbp_grid g = {33, 33, 0.2, 0.2, 0, 0, 0};
+    for (int windowed = 0; windowed < 2; windowed++) {
+        sarbp_rc_params rc;
+        sarbp_rc_params_default(&rc);
+        if (windowed) {
+            rc.range_window.kind = SARBP_WIN_HAMMING;
+            rc.az_window.kind = SARBP_WIN_HAMMING;
+        }
+        sarbp_bp_options o;
+        sarbp_bp_options_default(&o);
+        o.precision = SARBP_FP64;
+        sarbp_image *img;
+        tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+        const char *a = sarbp_image_get_attr(img, "coherent_gain");
+        assert_non_null(a);
+        double gain = strtod(a, NULL);
+        const sarbp_c32 v = img->data[16 * 33 + 16];
+        double peak = hypot(v.re, v.im);
+        print_message("windowed %d: coherent gain %s, peak / P = %.9f\n", windowed, a, peak / P);
+        assert_true(fabs(peak / (P * gain) - 1) < 1e-6);
+        if (!windowed) assert_true(fabs(gain - 1) < 1e-12);
+        else assert_true(gain < 0.35 && gain > 0.25); /* Hamming mean 0.54, squared */
+        sarbp_image_free(img);
+    }
+    sarbp_phd_free(p);
+}
+
 /* Sub-pixel peak by a parabola through the three samples in each axis. */
 static double parabola(double l, double c, double r)
 {
@@ -252,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unit_target_peak),
         cmocka_unit_test(test_targets_off_origin),
+        cmocka_unit_test(test_coherent_gain),
         cmocka_unit_test(test_linearity),
         cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_fp32_awkward),

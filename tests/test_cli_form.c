@@ -14,22 +14,7 @@
 static char out[16384], err[16384];
 static char sim[1024]; /* a small simulated phase history, made once */
 
-static int run(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static int run(const char *fmt, ...)
-{
-    char args[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
-    if (rc < 0) fail_msg("'sarbp %s' crashed; stderr: %s", args, err);
-    return rc;
-}
+#define run tu_run /* printf-style, fails on a crash */
 
 static int make_sim(void **state)
 {

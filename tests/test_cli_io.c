@@ -16,22 +16,7 @@
 
 static char out[1 << 16], err[1 << 14];
 
-static int run(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static int run(const char *fmt, ...)
-{
-    char args[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
-    if (rc < 0) fail_msg("'sarbp %s' crashed; stderr: %s", args, err);
-    return rc;
-}
+#define run tu_run /* printf-style, fails on a crash */
 
 static void expect(int rc, int want, const char *stream, const char *text)
 {

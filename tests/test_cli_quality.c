@@ -50,17 +50,7 @@ static const char *write_scene(const char *name, const sarbp_image *img)
     return p;
 }
 
-static int run(const char *fmt, ...)
-{
-    char args[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    int rc = tu_run_cli(args, out, sizeof out, err, sizeof err);
-    assert_int_not_equal(rc, -1); /* never a crash */
-    return rc;
-}
+#define run tu_run /* printf-style, fails on a crash */
 
 /* Value of "key": in a JSON text (number or "inf" string). */
 static double json_get(const char *json, const char *key)

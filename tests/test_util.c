@@ -45,6 +45,18 @@ int tu_run_cli(const char *args, char *out, size_t outn, char *err, size_t errn)
     return -1;
 }
 
+int tu_run_clif(char *out, size_t outn, char *err, size_t errn, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    int rc = tu_run_cli(args, out, outn, err, errn);
+    if (rc < 0) fail_msg("'sarbp %s' crashed; stderr: %s", args, err ? err : "");
+    return rc;
+}
+
 const char *tu_tmp(const char *name)
 {
     static char slots[8][512];

@@ -16,6 +16,15 @@
  * (errn bytes, NUL-terminated); stdout likewise into out. */
 int tu_run_cli(const char *args, char *out, size_t outn, char *err, size_t errn);
 
+/* printf-style tu_run_cli that fails the test when sarbp crashed. Files
+ * with static char out[], err[] buffers use it as run("form -i %s", p). */
+int tu_run_clif(char *out, size_t outn, char *err, size_t errn, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+#define tu_run(...) tu_run_clif(out, sizeof out, err, sizeof err, __VA_ARGS__)
+
 /* A path in the test build's scratch directory: SARBP_TEST_TMP/<name>. The
  * file is removed first so tests start clean. Returns a static buffer slot
  * (8 rotate). */

@@ -50,6 +50,11 @@ int cli_parse_grid(const char *s, size_t *nx, size_t *ny);
 /* "123", "4.5G", "512M", "64K" (bytes) */
 int cli_parse_bytes(const char *s, size_t *out);
 
+/* JSON output: a string with quotes and escapes; a number with NaN as null
+ * and infinities as the strings "inf" / "-inf" (JSON has neither). */
+void cli_json_str(const char *s);
+void cli_json_num(double v);
+
 /* Progress line on stderr (pulses done, Mbp/s, time left), throttled to
  * ~4 Hz; enabled when stderr is a terminal and verbosity >= 1. pairs_per_unit
  * converts units (pulses) to pixel-pulse pairs. Returns NULL when disabled

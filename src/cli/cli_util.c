@@ -144,6 +144,24 @@ int cli_parse_bytes(const char *s, size_t *out)
     return 0;
 }
 
+void cli_json_str(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
+void cli_json_num(double v)
+{
+    if (isnan(v)) fputs("null", stdout);
+    else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", stdout);
+    else printf("%.10g", v);
+}
+
 /* ---- progress ------------------------------------------------------------ */
 
 struct cli_progress {

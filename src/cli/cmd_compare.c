@@ -46,60 +46,42 @@ static void help(void)
            SARBP_SSIM_WINDOW);
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
-    }
-    putchar('"');
-}
-
-static void json_num(double v)
-{
-    if (isnan(v)) fputs("null", stdout);
-    else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", stdout);
-    else printf("%.10g", v);
-}
 
 static void print_json(const char *tp, const char *rp, const sarbp_compare_result *c, int pass)
 {
     fputs("{\"test\": ", stdout);
-    json_str(tp);
+    cli_json_str(tp);
     fputs(", \"ref\": ", stdout);
-    json_str(rp);
+    cli_json_str(rp);
     printf(", \"nx\": %zu, \"ny\": %zu", c->nx, c->ny);
     fputs(", \"ser_db\": ", stdout);
-    json_num(c->ser_db);
+    cli_json_num(c->ser_db);
     fputs(", \"window_ser_db\": ", stdout);
-    json_num(c->window_ser_db);
+    cli_json_num(c->window_ser_db);
     printf(", \"window\": %zu, \"window_ix\": %zu, \"window_iy\": %zu, \"nwindows\": %zu", c->window,
            c->window_ix, c->window_iy, c->nwindows);
     fputs(", \"quasi_snr_db\": ", stdout);
-    json_num(c->quasi_snr_db);
+    cli_json_num(c->quasi_snr_db);
     printf(", \"quasi_snr_pixels\": %zu", c->quasi_snr_pixels);
     fputs(", \"psnr_db\": ", stdout);
-    json_num(c->psnr_db);
+    cli_json_num(c->psnr_db);
     fputs(", \"ssim\": ", stdout);
-    json_num(c->ssim);
+    cli_json_num(c->ssim);
     fputs(", \"entropy_test\": ", stdout);
-    json_num(c->entropy_test);
+    cli_json_num(c->entropy_test);
     fputs(", \"entropy_ref\": ", stdout);
-    json_num(c->entropy_ref);
+    cli_json_num(c->entropy_ref);
     fputs(", \"max_err\": ", stdout);
-    json_num(c->max_err);
+    cli_json_num(c->max_err);
     printf(", \"max_err_ix\": %zu, \"max_err_iy\": %zu", c->max_err_ix, c->max_err_iy);
     fputs(", \"max_err_db\": ", stdout);
-    json_num(c->max_err_db);
+    cli_json_num(c->max_err_db);
     fputs(", \"peak_test\": ", stdout);
-    json_num(c->peak_test);
+    cli_json_num(c->peak_test);
     fputs(", \"peak_ref\": ", stdout);
-    json_num(c->peak_ref);
+    cli_json_num(c->peak_ref);
     fputs(", \"rel_l2\": ", stdout);
-    json_num(c->rel_l2);
+    cli_json_num(c->rel_l2);
     printf(", \"pass\": %s}\n", pass ? "true" : "false");
 }
 

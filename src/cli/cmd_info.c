@@ -109,17 +109,6 @@ static void print_text(const struct facts *f, const sarbp_reader *rd)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
-    }
-    putchar('"');
-}
-
 /* JSON has no NaN or Inf: null instead. */
 static void json_num(const char *key, double v, int comma)
 {
@@ -171,9 +160,9 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
     size_t n = sarbp_reader_nfiles(rd);
     for (size_t i = 0; i < n; i++) {
         printf("%s\n    {\"path\": ", i ? "," : "");
-        json_str(sarbp_reader_file(rd, i));
+        cli_json_str(sarbp_reader_file(rd, i));
         printf(", \"npulses\": %zu, \"format\": ", sarbp_reader_file_npulses(rd, i));
-        json_str(sarbp_reader_file_format(rd, i));
+        cli_json_str(sarbp_reader_file_format(rd, i));
         printf("}");
     }
     printf("\n  ]\n}\n");

@@ -50,35 +50,17 @@ static void help(void)
            SARBP_PT_SEARCH, SARBP_PT_PATCH, SARBP_PT_PATCH, SARBP_PT_UPSAMPLE);
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
-    }
-    putchar('"');
-}
-
-static void json_num(double v)
-{
-    if (isnan(v)) fputs("null", stdout);
-    else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", stdout);
-    else printf("%.10g", v);
-}
 
 static void json_field(const char *name, double v)
 {
     printf(", \"%s\": ", name);
-    json_num(v);
+    cli_json_num(v);
 }
 
 static void print_json(const char *path, const sarbp_image *img, const sarbp_pt_result *r)
 {
     fputs("{\"image\": ", stdout);
-    json_str(path);
+    cli_json_str(path);
     printf(", \"nx\": %zu, \"ny\": %zu", img->grid.nx, img->grid.ny);
     json_field("dx", img->grid.dx);
     json_field("dy", img->grid.dy);
@@ -92,7 +74,7 @@ static void print_json(const char *path, const sarbp_image *img, const sarbp_pt_
     for (int k = 0; k < 2; k++) {
         const sarbp_pt_cut *c = &r->cut[k];
         printf("%s{\"angle_deg\": ", k ? ", " : "");
-        json_num(c->angle_deg);
+        cli_json_num(c->angle_deg);
         json_field("peak", c->peak);
         json_field("irw_m", c->irw_m);
         json_field("pslr_db", c->pslr_db);
@@ -107,7 +89,7 @@ static void print_json(const char *path, const sarbp_image *img, const sarbp_pt_
     }
     const sarbp_image_stats *s = &r->stats;
     fputs("], \"image_stats\": {\"entropy\": ", stdout);
-    json_num(s->entropy);
+    cli_json_num(s->entropy);
     json_field("mean_mag", s->mean_mag);
     json_field("max_mag", s->max_mag);
     printf(", \"max_ix\": %zu, \"max_iy\": %zu", s->max_ix, s->max_iy);
