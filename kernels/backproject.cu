@@ -17,6 +17,19 @@
  *   v3a  v3 with a float-float phase argument: the product ddR * (2 f / c)
  *        carried as two floats and reduced to cycles before sincos. The
  *        accurate variant.
+ *   v4   v3 with the bins a tile needs staged in shared memory (seed 000):
+ *        per chunk of V4_CHUNK pulses the block copies each pulse's window
+ *        of 2S + 2 bins around the tile centre's bin (S from the tile's
+ *        half diagonal and the launch's largest 1/dr, so every pixel's bin
+ *        falls inside), bins off the profile staged as zeros, so the inner
+ *        loop has no bounds check and reads shared instead of L1.
+ *
+ * Precision of the profiles: FP32 (float4: value, difference to the next
+ * bin) or FP16 (half4 = two half2: value, difference), selected per launch.
+ * FP16 profiles carry a power-of-two scale per pulse block (bp_kernels.h);
+ * the interpolation runs in packed half2 arithmetic, the range, bin and
+ * phase stay FP32 (tile-relative), the sums stay FP32, and the scale is
+ * divided out once when the sums are added to the image.
  *
  * Work split of the tiled variants: a thread block of tile_x x (tile_y /
  * ppt) threads owns a tile of tile_x x tile_y pixels; thread (tx, ty) owns
@@ -26,6 +39,7 @@
  * chunk over its pixels from registers. Range bins are read through the
  * read-only/L1 path (__ldg). Each pixel is owned by one thread: no atomics;
  * the block adds its sums into the image once per launch. */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,19 +47,42 @@
 #include "bp_kernels.h"
 
 #define CHUNK 64
+#define V4_CHUNK 16
 #define MAGIC 12582912.0f /* 1.5 * 2^23: adding it leaves floor(x) in the mantissa */
 #define MAGIC_I 0x4B400000
 #define C_LIGHT 299792458.0
 
 /* ---- v1 ------------------------------------------------------------------ */
 
+/* lerp-ready bin n of a profile row: value and difference as float2 pairs */
+template <bool H>
+__device__ __forceinline__ void bin_f32(const void *prof, size_t n, float2 &v, float2 &d)
+{
+    if (H) {
+        const uint2 r = ((const uint2 *)prof)[n];
+        v = __half22float2(*(const __half2 *)&r.x);
+        d = __half22float2(*(const __half2 *)&r.y);
+    } else {
+        const float4 r = ((const float4 *)prof)[n];
+        v = make_float2(r.x, r.y);
+        d = make_float2(r.z, r.w);
+    }
+}
+
+/* 2^-e for the launch's FP16 scale; 1 for FP32 profiles */
+template <bool H>
+__device__ __forceinline__ float inv_scale(const sarbp_bp_launch &a)
+{
+    return H && a.d_bound ? ldexpf(1.0f, -sarbp_half_exp(*a.d_bound)) : 1.0f;
+}
+
+template <bool H>
 __global__ void bp_v1_kernel(sarbp_bp_launch a)
 {
     const int ix = blockIdx.x * blockDim.x + threadIdx.x;
     const int iy = blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= a.nx || iy >= a.ny) return;
     const double x = a.x0 + ix * a.dx, y = a.y0 + iy * a.dy, z = a.z;
-    const float4 *prof = (const float4 *)a.d_prof;
     double re = 0, im = 0;
     for (int i = 0; i < a.np; i++) {
         const sarbp_dpulse p = a.d_pulses[i];
@@ -56,17 +93,19 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
         if (!(fb >= 0) || fb + 1 >= a.nbins) continue;
         const int n = (int)fb;
         const double t = b - fb;
-        const float4 v = prof[(size_t)i * a.nbins + n];
-        const double vr = v.x + t * v.z, vi = v.y + t * v.w;
+        float2 v, d;
+        bin_f32<H>(a.d_prof, (size_t)i * a.nbins + n, v, d);
+        const double vr = v.x + t * d.x, vi = v.y + t * d.y;
         double s, c;
         sincospi(4.0 * p.fref * dR / C_LIGHT, &s, &c);
         re += vr * c - vi * s;
         im += vr * s + vi * c;
     }
+    const double inv = inv_scale<H>(a);
     float2 *img = (float2 *)a.d_img + (size_t)iy * a.nx + ix;
     float2 o = *img;
-    o.x += (float)re;
-    o.y += (float)im;
+    o.x += (float)(re * inv);
+    o.y += (float)(im * inv);
     *img = o;
 }
 
@@ -76,7 +115,8 @@ struct tile_terms {
     float4 a[CHUNK]; /* Ux, Uy (unit vector a->tile centre, x and y), q = 1/(2 Rc), bin fraction */
     float4 b[CHUNK]; /* 1/dr, tile phase (rad, [0, 2pi)), 2 pi * 2 f / c, tile phase (cycles) */
     float2 k[CHUNK]; /* 2 f / c as a float-float (hi, lo) */
-    int2 i[CHUNK];   /* integer bin of the tile centre - MAGIC_I, 1 when the whole tile's bins are inside */
+    int2 i[CHUNK];   /* integer bin of the tile centre - MAGIC_I; 1 when the whole tile's bins
+                        are inside, 0 when some may not be, 2 when the tile is far outside */
 };
 
 /* FP64 terms of pulse i for the tile centred at (xc, yc, z). */
@@ -92,7 +132,7 @@ __device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse
     int inside = bc - span >= 0.0 && bc + span <= (double)(nbins - 2);
     int ic = 0;
     if (fabs(bcf) < 1.0e9) ic = (int)bcf;
-    else inside = 0; /* far outside: the checked path clamps and weights 0 */
+    else inside = 2; /* far outside: the checked path clamps and weights 0 */
     const double kc = 2.0 * p.fref / C_LIGHT;
     const double cyc = kc * dRc;
     const double phc = cyc - floor(cyc);
@@ -106,10 +146,29 @@ __device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse
 
 /* One pixel, one pulse. V selects the variant; CHECK the bounds-checked path
  * for pulses whose bins the tile may leave. */
-template <int V, bool CHECK>
+/* Interpolated sample at bin n + t of a lerp-ready row: FP32 FMAs, or one
+ * packed half2 FMA for FP16 rows. SHARED: the row is in shared memory (plain
+ * loads) rather than global (read-only path). */
+template <bool H, bool SHARED>
+__device__ __forceinline__ void lerp(const void *row, int n, float t, float &vr, float &vi)
+{
+    if (H) {
+        const uint2 r = SHARED ? ((const uint2 *)row)[n] : __ldg((const uint2 *)row + n);
+        const __half2 v = __hfma2(__float2half2_rn(t), *(const __half2 *)&r.y, *(const __half2 *)&r.x);
+        const float2 f = __half22float2(v);
+        vr = f.x;
+        vi = f.y;
+    } else {
+        const float4 v = SHARED ? ((const float4 *)row)[n] : __ldg((const float4 *)row + n);
+        vr = fmaf(t, v.z, v.x);
+        vi = fmaf(t, v.w, v.y);
+    }
+}
+
+template <int V, bool CHECK, bool H, bool SHARED>
 __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float fcb, float inv_dr,
                                             float phrad, float krad, float phcyc, float2 kc,
-                                            int icm, const float4 *__restrict__ prof, int nbins,
+                                            int icm, const void *__restrict__ prof, int nbins,
                                             float dy, float dd, float &are, float &aim)
 {
     const float x = fmaf(Uy, dy, fmaf(q, dd, Uxdx)); /* (2 d.u + |d|^2) / (2 Rc) */
@@ -138,8 +197,8 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
         w = nc == n ? 1.0f : 0.0f;
         n = nc;
     }
-    const float4 v = __ldg(prof + n);
-    float vr = fmaf(t, v.z, v.x), vi = fmaf(t, v.w, v.y);
+    float vr, vi;
+    lerp<H, SHARED>(prof, n, t, vr, vi);
     if (CHECK) {
         vr *= w;
         vi *= w;
@@ -163,7 +222,27 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
     aim = fmaf(vi, c, aim);
 }
 
-template <int V, int PPT>
+/* adds a thread's sums (scale divided out once) into the image */
+template <bool H, int PPT>
+__device__ __forceinline__ void add_sums(const sarbp_bp_launch &a, int ix, int iy0, int by,
+                                         const float *are, const float *aim)
+{
+    if (ix >= a.nx) return;
+    const float inv = inv_scale<H>(a);
+    float2 *img = (float2 *)a.d_img;
+#pragma unroll
+    for (int k = 0; k < PPT; k++) {
+        const int iy = iy0 + k * by;
+        if (iy < a.ny) {
+            float2 o = img[(size_t)iy * a.nx + ix];
+            o.x = fmaf(are[k], inv, o.x);
+            o.y = fmaf(aim[k], inv, o.y);
+            img[(size_t)iy * a.nx + ix] = o;
+        }
+    }
+}
+
+template <int V, int PPT, bool H>
 __global__ void bp_tiled_kernel(sarbp_bp_launch a)
 {
     __shared__ tile_terms s;
@@ -188,7 +267,7 @@ __global__ void bp_tiled_kernel(sarbp_bp_launch a)
         aim[k] = 0.0f;
     }
 
-    const float4 *prof0 = (const float4 *)a.d_prof;
+    const size_t row_bytes = (size_t)a.nbins * (H ? 8 : 16);
     for (int base = 0; base < a.np; base += CHUNK) {
         const int cnt = min(CHUNK, a.np - base);
         __syncthreads();
@@ -198,33 +277,92 @@ __global__ void bp_tiled_kernel(sarbp_bp_launch a)
             const float4 ta = s.a[j], tb = s.b[j];
             const int2 ti = s.i[j];
             const float2 kc = V == 4 ? s.k[j] : make_float2(0.f, 0.f);
-            const float4 *prof = prof0 + (size_t)(base + j) * a.nbins;
+            const void *prof = (const char *)a.d_prof + (size_t)(base + j) * row_bytes;
             const float Uxdx = ta.x * dx;
-            if (ti.y) {
+            if (ti.y == 1) {
 #pragma unroll
                 for (int k = 0; k < PPT; k++)
-                    pixel_pulse<V, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, kc, ti.x,
+                    pixel_pulse<V, false, H, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, kc, ti.x,
                                           prof, a.nbins, dy[k], dd[k], are[k], aim[k]);
             } else {
 #pragma unroll
                 for (int k = 0; k < PPT; k++)
-                    pixel_pulse<V, true>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, kc, ti.x,
+                    pixel_pulse<V, true, H, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, kc, ti.x,
                                          prof, a.nbins, dy[k], dd[k], are[k], aim[k]);
             }
         }
     }
-    if (ix >= a.nx) return;
-    float2 *img = (float2 *)a.d_img;
+    add_sums<H, PPT>(a, ix, iy0, by, are, aim);
+}
+
+
+/* v4: v3 with each chunk's bin windows staged in shared memory. S is the
+ * half width of a window (launch-wide, from v4_half_window); window j holds
+ * bins ic_j - S .. ic_j + S + 1 of pulse j, zeros where the profile has no
+ * bin (0 <= n <= nbins - 2 as in the checked path). */
+template <int PPT, bool H>
+__global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
+{
+    __shared__ tile_terms s;
+    extern __shared__ __align__(16) unsigned char v4_bins[];
+    const int W = 2 * S + 2;
+    const int esz = H ? 8 : 16;
+    const int bx = blockDim.x, by = blockDim.y;
+    const int nthreads = bx * by;
+    const int tile_h = by * PPT;
+    const int tid = threadIdx.y * bx + threadIdx.x;
+    const int ix = blockIdx.x * bx + threadIdx.x;
+    const int iy0 = blockIdx.y * tile_h + threadIdx.y;
+
+    const double cx = 0.5 * (bx - 1), cy = 0.5 * (tile_h - 1);
+    const double xc = a.x0 + (blockIdx.x * bx + cx) * a.dx;
+    const double yc = a.y0 + (blockIdx.y * tile_h + cy) * a.dy;
+    const double half_diag = 0.5 * sqrt((bx * a.dx) * (bx * a.dx) + (tile_h * a.dy) * (tile_h * a.dy));
+    const float dx = (float)((threadIdx.x - cx) * a.dx);
+    float dy[PPT], dd[PPT], are[PPT], aim[PPT];
 #pragma unroll
     for (int k = 0; k < PPT; k++) {
-        const int iy = iy0 + k * by;
-        if (iy < a.ny) {
-            float2 o = img[(size_t)iy * a.nx + ix];
-            o.x += are[k];
-            o.y += aim[k];
-            img[(size_t)iy * a.nx + ix] = o;
+        dy[k] = (float)((threadIdx.y + k * by - cy) * a.dy);
+        dd[k] = dx * dx + dy[k] * dy[k];
+        are[k] = 0.0f;
+        aim[k] = 0.0f;
+    }
+
+    const size_t row_bytes = (size_t)a.nbins * esz;
+    for (int base = 0; base < a.np; base += V4_CHUNK) {
+        const int cnt = min(V4_CHUNK, a.np - base);
+        __syncthreads();
+        if (tid < cnt) compute_terms(s, tid, a.d_pulses[base + tid], xc, yc, a.z, half_diag, a.nbins);
+        __syncthreads();
+        for (int j = 0; j < cnt; j++) {
+            const int2 ti = s.i[j];
+            const int n0 = ti.x + MAGIC_I - S;
+            const unsigned char *src = (const unsigned char *)a.d_prof + (size_t)(base + j) * row_bytes;
+            for (int w = tid; w < W; w += nthreads) {
+                const int n = n0 + w;
+                const bool ok = ti.y != 2 && n >= 0 && n <= a.nbins - 2;
+                if (H) {
+                    const uint2 v = ok ? __ldg((const uint2 *)src + n) : make_uint2(0u, 0u);
+                    ((uint2 *)v4_bins)[j * W + w] = v;
+                } else {
+                    const float4 v = ok ? __ldg((const float4 *)src + n) : make_float4(0.f, 0.f, 0.f, 0.f);
+                    ((float4 *)v4_bins)[j * W + w] = v;
+                }
+            }
+        }
+        __syncthreads();
+        for (int j = 0; j < cnt; j++) {
+            const float4 ta = s.a[j], tb = s.b[j];
+            const void *row = v4_bins + (size_t)j * W * esz;
+            const float Uxdx = ta.x * dx;
+#pragma unroll
+            for (int k = 0; k < PPT; k++)
+                pixel_pulse<3, false, H, true>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
+                                               make_float2(0.f, 0.f), S - MAGIC_I, row, a.nbins,
+                                               dy[k], dd[k], are[k], aim[k]);
         }
     }
+    add_sums<H, PPT>(a, ix, iy0, by, are, aim);
 }
 
 /* ---- launchers and dispatcher ---------------------------------------------- */
@@ -235,6 +373,7 @@ static int variant_id(const char *v)
     if (!strcmp(v, "v1")) return 1;
     if (!strcmp(v, "v2")) return 2;
     if (!strcmp(v, "v3a")) return 4;
+    if (!strcmp(v, "v4")) return 5;
     return -1;
 }
 
@@ -242,7 +381,7 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
 {
     const int v = variant_id(cfg->variant);
     if (v < 0) {
-        snprintf(why, nwhy, "unknown kernel variant '%s' (v1, v2, v3, v3a)", cfg->variant);
+        snprintf(why, nwhy, "unknown kernel variant '%s' (v1, v2, v3, v3a, v4)", cfg->variant);
         return -1;
     }
     if (!cfg->variant || !*cfg->variant) cfg->variant = "v3";
@@ -276,19 +415,81 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
     return 0;
 }
 
-template <int V>
+/* v4's window half width: the bins of a tile's pixels lie within
+ * half_diag / dr (+ 1 for the floor, + 1 margin) of the centre's bin */
+static int v4_half_window(const sarbp_bp_config *cfg, const sarbp_bp_launch *a)
+{
+    const double w = cfg->tile_x * a->dx, h = cfg->tile_y * a->dy;
+    const double span = 0.5 * sqrt(w * w + h * h) * a->max_inv_dr;
+    if (!(span >= 0) || span > 1.0e6) return -1;
+    return (int)ceil(span) + 2;
+}
+
+template <int V, bool H>
 static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a->nx + cfg->tile_x - 1) / cfg->tile_x, (a->ny + cfg->tile_y - 1) / cfg->tile_y);
     switch (cfg->ppt) {
-    case 1: bp_tiled_kernel<V, 1><<<grid, block, 0, st>>>(*a); break;
-    case 2: bp_tiled_kernel<V, 2><<<grid, block, 0, st>>>(*a); break;
-    case 4: bp_tiled_kernel<V, 4><<<grid, block, 0, st>>>(*a); break;
-    case 8: bp_tiled_kernel<V, 8><<<grid, block, 0, st>>>(*a); break;
+    case 1: bp_tiled_kernel<V, 1, H><<<grid, block, 0, st>>>(*a); break;
+    case 2: bp_tiled_kernel<V, 2, H><<<grid, block, 0, st>>>(*a); break;
+    case 4: bp_tiled_kernel<V, 4, H><<<grid, block, 0, st>>>(*a); break;
+    case 8: bp_tiled_kernel<V, 8, H><<<grid, block, 0, st>>>(*a); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
+}
+
+template <int PPT, bool H>
+static cudaError_t launch_v4_ppt(dim3 grid, dim3 block, int S, size_t shm, const sarbp_bp_launch *a,
+                                 cudaStream_t st)
+{
+    if (shm > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(bp_v4_kernel<PPT, H>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
+        if (e != cudaSuccess) return e;
+    }
+    bp_v4_kernel<PPT, H><<<grid, block, shm, st>>>(*a, S);
+    return cudaGetLastError();
+}
+
+template <bool H>
+static cudaError_t launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+{
+    const int S = v4_half_window(cfg, a);
+    const size_t shm = S < 0 ? 0 : (size_t)V4_CHUNK * (2 * S + 2) * (H ? 8 : 16);
+    if (S < 0 || shm > 200 * 1024) {
+        fprintf(stderr, "sarbp: v4: a %dx%d tile spans %d bins per pulse: too many to stage; "
+                "use v3 or a smaller tile\n", cfg->tile_x, cfg->tile_y, 2 * S + 2);
+        return cudaErrorInvalidConfiguration;
+    }
+    const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
+    const dim3 grid((a->nx + cfg->tile_x - 1) / cfg->tile_x, (a->ny + cfg->tile_y - 1) / cfg->tile_y);
+    switch (cfg->ppt) {
+    case 1: return launch_v4_ppt<1, H>(grid, block, S, shm, a, st);
+    case 2: return launch_v4_ppt<2, H>(grid, block, S, shm, a, st);
+    case 4: return launch_v4_ppt<4, H>(grid, block, S, shm, a, st);
+    case 8: return launch_v4_ppt<8, H>(grid, block, S, shm, a, st);
+    }
+    return cudaErrorInvalidValue;
+}
+
+template <bool H>
+static cudaError_t dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+{
+    switch (v) {
+    case 1: {
+        const dim3 block(cfg->tile_x, cfg->tile_y);
+        const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
+        bp_v1_kernel<H><<<grid, block, 0, st>>>(*a);
+        return cudaGetLastError();
+    }
+    case 2: return launch_tiled<2, H>(cfg, a, st);
+    case 3: return launch_tiled<3, H>(cfg, a, st);
+    case 4: return launch_tiled<4, H>(cfg, a, st);
+    case 5: return launch_v4<H>(cfg, a, st);
+    }
+    return cudaErrorInvalidValue;
 }
 
 extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream)
@@ -296,16 +497,6 @@ extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp
     cudaStream_t st = (cudaStream_t)stream;
     if (a->np <= 0 || a->nx <= 0 || a->ny <= 0) return cudaSuccess;
     if (a->nbins < 2) return cudaErrorInvalidValue;
-    switch (variant_id(cfg->variant)) {
-    case 1: {
-        const dim3 block(cfg->tile_x, cfg->tile_y);
-        const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
-        bp_v1_kernel<<<grid, block, 0, st>>>(*a);
-        return cudaGetLastError();
-    }
-    case 2: return launch_tiled<2>(cfg, a, st);
-    case 3: return launch_tiled<3>(cfg, a, st);
-    case 4: return launch_tiled<4>(cfg, a, st);
-    }
-    return cudaErrorInvalidValue;
+    const int v = variant_id(cfg->variant);
+    return a->half ? dispatch<true>(v, cfg, a, st) : dispatch<false>(v, cfg, a, st);
 }

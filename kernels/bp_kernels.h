@@ -28,13 +28,34 @@ typedef struct {
  * [0, ny) with pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z); d_img is
  * [ny][nx] float2 and is accumulated into (+=). */
 typedef struct {
-    const void *d_prof;           /* float4 [np][nbins] */
+    const void *d_prof;           /* float4 [np][nbins], or half4 [np][nbins] when half */
     const sarbp_dpulse *d_pulses; /* [np] */
     int np, nbins;
     void *d_img;                  /* float2 [ny][nx] */
     int nx, ny;
     double x0, y0, dx, dy, z;
+    int half;                     /* profiles in FP16: half2 value, half2 difference */
+    const float *d_bound;         /* half: the block's magnitude bound (device), from which
+                                     the scale the profiles carry follows (sarbp_half_exp) */
+    double max_inv_dr;            /* v4: the largest 1/dr of the launch's pulses */
 } sarbp_bp_launch;
+
+/* FP16 profiles are scaled by 2^e, e = sarbp_half_exp(bound), where bound is
+ * an upper bound of the block's profile magnitudes: values then lie below
+ * 2^14 and their differences below 2^15, inside FP16's 65504, with the most
+ * headroom for weak values a power of two allows; a power of two makes the
+ * scaling exact. The kernels multiply their sums by 2^-e once. */
+#define SARBP_HALF_TOP 14
+#ifdef __CUDACC__
+__host__ __device__ static inline int sarbp_half_exp(float bound)
+{
+    if (!(bound > 0.0f) || bound > 3.0e38f) return 0;
+    int e;
+    (void)frexpf(bound, &e); /* bound = m 2^e, 0.5 <= m < 1 */
+    e = SARBP_HALF_TOP - e;
+    return e < -120 ? -120 : e > 120 ? 120 : e;
+}
+#endif
 
 /* Variants (see backproject.cu):
  *   "v1"  one thread per pixel, FP64 arithmetic, plain global loads: the GPU
@@ -42,7 +63,9 @@ typedef struct {
  *   "v2"  tiled, tile-relative FP32: exact sqrt/divide formula of primer s.4;
  *   "v3"  tiled, tile-relative FP32 with a series for the range (no sqrt or
  *         divide), floor by rounding mode, phase folded into sincos (default);
- *   "v3a" v3 with a float-float phase argument (the accurate variant). */
+ *   "v3a" v3 with a float-float phase argument (the accurate variant);
+ *   "v4"  v3 with the range bins a tile needs staged in shared memory.
+ * Every variant reads FP32 or FP16 profiles (sarbp_bp_launch.half). */
 typedef struct {
     const char *variant; /* NULL or "" = default */
     int tile_x, tile_y;  /* pixels; 0 = default. tile_x = threads in x */
@@ -57,13 +80,26 @@ int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t nwhy);
 /* The dispatcher: launches the configured variant. */
 int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream);
 
-/* Range compression helpers (rangecomp.cu). */
-/* d_out[j][k] = d_in[j][k] * d_w[k] * h_waz (K samples, then zeros to nfft),
- * for np pulses; d_w complex (window / K with the fftshift phase folded in). */
-int sarbp_rc_pack(const void *d_in, void *d_out, const void *d_w, const float *d_waz,
-                  int np, int K, int nfft, void *stream);
-/* d_prof[j][b] = lerp-ready float4 from d_y[j][b] (float2), np pulses. */
-int sarbp_rc_lerp_ready(const void *d_y, void *d_prof, int np, int nbins, void *stream);
+/* Range compression helpers (rangecomp.cu). The raw block d_in is [np][K]
+ * complex, FP32 (float2) or, with in_half, FP16 (half2) scaled on the host by
+ * 1 / raw_inv_scale (a power of two). */
+/* d_out[j][k] = d_in[j][k] * d_w[k] * d_waz[j] (K samples, then zeros to
+ * nfft) for rows j < nvalid, and zero rows for nvalid <= j < nrows; d_w is
+ * complex (window / K with the fftshift phase folded in). */
+int sarbp_rc_pack(const void *d_in, int in_half, void *d_out, const void *d_w, const float *d_waz,
+                  float raw_inv_scale, int nrows, int nvalid, int K, int nfft, void *stream);
+/* *d_bound = max over the np pulses of sum_k |d_in[j][k] d_w[k] d_waz[j]|: a
+ * bound of every profile magnitude the inverse FFT can produce (triangle
+ * inequality). *d_bound must be 0 on entry (it is raised by atomicMax). */
+int sarbp_rc_bound(const void *d_in, int in_half, const void *d_w, const float *d_waz,
+                   float raw_inv_scale, int np, int K, float *d_bound, void *stream);
+/* *d_bound = max |d_y| over n complex values (d_bound 0 on entry). */
+int sarbp_rc_maxabs(const void *d_y, size_t n, float *d_bound, void *stream);
+/* d_prof[j][b] = lerp-ready float4 from d_y[j][b] (float2), np pulses; with
+ * d_bound non-NULL the profiles are half4 (half2 value, half2 difference)
+ * scaled by 2^sarbp_half_exp(*d_bound). */
+int sarbp_rc_lerp_ready(const void *d_y, void *d_prof, int np, int nbins, const float *d_bound,
+                        void *stream);
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bp_kernels.h"
+#include "half.h"
 #include "sarbp/backproject.h"
 
 #define CUDA_DEFAULT_BLOCK 256
@@ -67,33 +69,42 @@ static const char *cufft_name(cufftResult r)
 #define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
 
 struct slot {
-    sarbp_c32 *h_raw;        /* pinned [block][K] (FREQ) or [block][nbins] profiles (CHIRP) */
+    void *h_raw;             /* pinned [block][K] c32 or half2 (FREQ), [block][nbins] c32 (CHIRP) */
     sarbp_dpulse *h_pulses;  /* pinned [block] */
-    void *d_raw, *d_fft, *d_prof;
+    void *d_raw;             /* [block][K] raw samples (FREQ) or [block][nbins] profiles (CHIRP) */
+    void *d_fft;             /* FREQ: [sub][nbins] c32 FFT scratch */
+    void *d_prof;            /* [block][nbins] float4, or half4 for fp16 */
+    float *d_bound;          /* fp16: the block's magnitude bound */
     sarbp_dpulse *d_pulses;
+    cufftHandle fft;         /* FREQ: batch of sub pulses; one per slot (own work area) */
+    int fft_ok;
     cudaStream_t stream;
-    cudaEvent_t done;        /* the slot's last backprojection finished */
+    cudaEvent_t ev[5];       /* last block: before upload, uploaded, compressed, bp start, done */
+    int pending;             /* ev[] recorded and not yet counted */
 };
+
+#define ROW_CHUNKS 8         /* the last block is backprojected in row chunks so the image
+                                copy back overlaps the rest of it */
 
 struct cuda_plan {
     const sarbp_phd *meta;
     sarbp_grid grid;
     sarbp_bp_config cfg;
-    int device;
-    size_t block, K, nbins;
-    size_t band_rows, passes, band_row0, band_ny;
+    int device, half, raw_half;
+    size_t block, sub, K, nbins;
+    size_t band_rows, passes, pass, band_row0, band_ny;
     sarbp_rc_plan *rc;       /* CPU plan: window tables; CHIRP compression */
     sarbp_profiles *hpr;     /* CPU profiles of one block (geometry; CHIRP data) */
     struct slot s[2];
     int next, have_prev;
     cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
+    cudaEvent_t chunk_ev[ROW_CHUNKS];
+    size_t chunk_row[ROW_CHUNKS + 1], nchunks; /* row chunks of the last block (band rows) */
     void *d_w;               /* FREQ: complex pack weights [K] */
     float *d_waz;            /* [npulses] */
-    cufftHandle fft_full, fft_rem;
-    size_t rem;
     void *d_img;             /* [band_rows][nx] float2 */
     sarbp_c32 *h_img;        /* full image when passes > 1 */
-    int fft_full_ok, fft_rem_ok;
+    sarbp_stage_times times;
 };
 
 static int cuda_available(const sarbp_bp_options *o)
@@ -104,6 +115,13 @@ static int cuda_available(const sarbp_bp_options *o)
         return 0;
     }
     return n > 0 && (!o || o->device < n);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
 static void cuda_destroy(void *vp)
@@ -118,13 +136,16 @@ static void cuda_destroy(void *vp)
         cudaFree(s->d_raw);
         cudaFree(s->d_fft);
         cudaFree(s->d_prof);
+        cudaFree(s->d_bound);
         cudaFree(s->d_pulses);
+        if (s->fft_ok) cufftDestroy(s->fft);
         if (s->stream) cudaStreamDestroy(s->stream);
-        if (s->done) cudaEventDestroy(s->done);
+        for (int e = 0; e < 5; e++)
+            if (s->ev[e]) cudaEventDestroy(s->ev[e]);
     }
     if (p->prev_bp) cudaEventDestroy(p->prev_bp);
-    if (p->fft_full_ok) cufftDestroy(p->fft_full);
-    if (p->fft_rem_ok) cufftDestroy(p->fft_rem);
+    for (int c = 0; c < ROW_CHUNKS; c++)
+        if (p->chunk_ev[c]) cudaEventDestroy(p->chunk_ev[c]);
     cudaFree(p->d_w);
     cudaFree(p->d_waz);
     cudaFree(p->d_img);
@@ -134,28 +155,46 @@ static void cuda_destroy(void *vp)
     free(p);
 }
 
-static sarbp_status make_fft(cufftHandle *h, int *ok, int n, int batch)
+/* cudaMalloc that counts the bytes */
+static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
 {
-    int dims[1] = {n};
-    CUFFT_TRY(cufftPlanMany(h, 1, dims, NULL, 1, n, NULL, 1, n, CUFFT_C2C, batch));
-    *ok = 1;
-    return SARBP_OK;
+    cudaError_t e = cudaMalloc(ptr, n);
+    if (e == cudaSuccess) *count += n;
+    return e;
 }
 
 static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const sarbp_bp_options *o)
 {
     const sarbp_phd *m = p->meta;
+    const int freq = m->domain == SARBP_DOMAIN_FREQ;
     CUDA_TRY(cudaSetDevice(p->device));
     SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, p->block, &p->rc));
     p->nbins = sarbp_rc_plan_nbins(p->rc);
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
     SARBP_TRY(sarbp_profiles_alloc(p->block, p->nbins, SARBP_FP32, &p->hpr));
+    p->sub = p->block < 32 ? p->block : 32;
 
     /* memory: two slots, then the image band */
-    size_t raw_b = m->domain == SARBP_DOMAIN_FREQ ? p->K : p->nbins;
-    size_t per_slot = p->block * (raw_b * 8 + p->nbins * 8 + p->nbins * 16 + sizeof(sarbp_dpulse));
-    size_t fixed = 2 * per_slot + m->npulses * 4 + p->K * 8 + ((size_t)64 << 20); /* + cuFFT work */
+    const size_t raw_e = freq ? (p->raw_half ? 4 : 8) : 8; /* bytes per raw element */
+    const size_t raw_n = freq ? p->K : p->nbins;
+    const size_t prof_e = p->half ? 8 : 16;
+    size_t fft_work = 0;
+    if (freq) {
+        int dims[1] = {(int)p->nbins};
+        for (int k = 0; k < 2; k++) {
+            struct slot *s = &p->s[k];
+            CUFFT_TRY(cufftCreate(&s->fft));
+            s->fft_ok = 1;
+            size_t ws = 0;
+            CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0],
+                                        CUFFT_C2C, (int)p->sub, &ws));
+            fft_work += ws;
+        }
+    }
+    size_t per_slot = p->block * (raw_n * raw_e + p->nbins * prof_e + sizeof(sarbp_dpulse)) +
+                      (freq ? p->sub * p->nbins * 8 : 0) + 256;
+    size_t fixed = 2 * per_slot + fft_work + m->npulses * 4 + p->K * 8 + ((size_t)32 << 20);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     size_t budget = o->gpu_mem ? o->gpu_mem : (size_t)(0.85 * (double)free_b);
@@ -169,36 +208,42 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     p->band_rows = (budget - fixed) / row_b;
     if (p->band_rows > p->grid.ny) p->band_rows = p->grid.ny;
     p->passes = (p->grid.ny + p->band_rows - 1) / p->band_rows;
-    CUDA_TRY(cudaMalloc(&p->d_img, p->band_rows * row_b));
+    CUDA_TRY(dalloc(&p->d_img, p->band_rows * row_b, &p->times.image_bytes));
     if (p->passes > 1) {
         p->h_img = malloc(p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
         if (!p->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of host memory for the image");
     }
 
+    size_t *pb = &p->times.pulse_bytes;
+    *pb += fft_work;
     for (int k = 0; k < 2; k++) {
         struct slot *s = &p->s[k];
         CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-        CUDA_TRY(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
-        CUDA_TRY(cudaMallocHost((void **)&s->h_raw, p->block * raw_b * sizeof(sarbp_c32)));
+        for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
+        CUDA_TRY(cudaMallocHost(&s->h_raw, p->block * raw_n * raw_e));
         CUDA_TRY(cudaMallocHost((void **)&s->h_pulses, p->block * sizeof(sarbp_dpulse)));
-        CUDA_TRY(cudaMalloc(&s->d_raw, p->block * raw_b * sizeof(sarbp_c32)));
-        CUDA_TRY(cudaMalloc(&s->d_fft, p->block * p->nbins * sizeof(sarbp_c32)));
-        CUDA_TRY(cudaMalloc(&s->d_prof, p->block * p->nbins * 16));
-        CUDA_TRY(cudaMalloc((void **)&s->d_pulses, p->block * sizeof(sarbp_dpulse)));
+        CUDA_TRY(dalloc(&s->d_raw, p->block * raw_n * raw_e, pb));
+        if (freq) CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
+        CUDA_TRY(dalloc(&s->d_prof, p->block * p->nbins * prof_e, pb));
+        CUDA_TRY(dalloc((void **)&s->d_pulses, p->block * sizeof(sarbp_dpulse), pb));
+        if (p->half) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
+        if (freq) CUFFT_TRY(cufftSetStream(s->fft, s->stream));
     }
     CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
+    for (int c = 0; c < ROW_CHUNKS; c++)
+        CUDA_TRY(cudaEventCreateWithFlags(&p->chunk_ev[c], cudaEventDisableTiming));
 
     /* azimuth weights for the whole aperture */
     const double *waz = sarbp_rc_plan_az_weights(p->rc);
     float *fw = malloc(m->npulses * sizeof(float));
     if (!fw) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < m->npulses; i++) fw[i] = (float)waz[i];
-    cudaError_t e = cudaMalloc((void **)&p->d_waz, m->npulses * sizeof(float));
+    cudaError_t e = dalloc((void **)&p->d_waz, m->npulses * sizeof(float), pb);
     if (e == cudaSuccess) e = cudaMemcpy(p->d_waz, fw, m->npulses * sizeof(float), cudaMemcpyHostToDevice);
     free(fw);
     CUDA_TRY(e);
 
-    if (m->domain == SARBP_DOMAIN_FREQ) {
+    if (freq) {
         /* window / K with the fftshift as a phase ramp: out[b] = y[b - N/2] */
         const double *wr = sarbp_rc_plan_range_weights(p->rc);
         sarbp_c32 *w = malloc(p->K * sizeof *w);
@@ -209,13 +254,10 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
             w[k].re = (float)(wr[k] * cos(ph));
             w[k].im = (float)(wr[k] * sin(ph));
         }
-        e = cudaMalloc(&p->d_w, p->K * sizeof *w);
+        e = dalloc(&p->d_w, p->K * sizeof *w, pb);
         if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
         free(w);
         CUDA_TRY(e);
-        SARBP_TRY(make_fft(&p->fft_full, &p->fft_full_ok, (int)p->nbins, (int)p->block));
-        p->rem = m->npulses % p->block;
-        if (p->rem) SARBP_TRY(make_fft(&p->fft_rem, &p->fft_rem_ok, (int)p->nbins, (int)p->rem));
     }
     return SARBP_OK;
 }
@@ -224,10 +266,10 @@ static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
                                 const sarbp_rc_params *rc, const sarbp_bp_options *o, void **out)
 {
     *out = NULL;
+    double t0 = now_s();
     if (o->precision == SARBP_FP64)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda back end does fp32; fp64 is the cpu reference");
-    if (o->precision == SARBP_FP16)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "precision fp16 is not implemented yet; use fp32");
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "the cuda back end does fp32 and fp16; fp64 is the cpu reference");
     SARBP_TRY(sarbp_grid_validate(grid));
     if (grid->nx > (1u << 30) || grid->ny > (1u << 30))
         return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels", grid->nx, grid->ny);
@@ -245,6 +287,8 @@ static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
     p->meta = meta;
     p->grid = *grid;
     p->device = o->device;
+    p->half = o->precision == SARBP_FP16;
+    p->raw_half = p->half && o->raw_fp16 && meta->domain == SARBP_DOMAIN_FREQ;
     p->K = meta->nsamples;
     p->cfg.variant = o->variant;
     p->cfg.tile_x = o->tile_x;
@@ -262,6 +306,7 @@ static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
         cuda_destroy(p);
         return st;
     }
+    p->times.setup_s = now_s() - t0;
     *out = p;
     return SARBP_OK;
 }
@@ -269,13 +314,27 @@ static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
 static size_t cuda_block_pulses(const void *vp) { return ((const struct cuda_plan *)vp)->block; }
 static size_t cuda_passes(const void *vp) { return ((const struct cuda_plan *)vp)->passes; }
 
-/* Copies the current band to its place in dst (row-major, full image). */
-static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
+/* Adds a finished block's device times to the totals. */
+static sarbp_status count_slot(struct cuda_plan *p, struct slot *s)
 {
-    CUDA_TRY(cudaDeviceSynchronize());
-    size_t n = p->band_ny * p->grid.nx;
-    CUDA_TRY(cudaMemcpy(dst + p->band_row0 * p->grid.nx, p->d_img, n * sizeof(sarbp_c32),
-                        cudaMemcpyDeviceToHost));
+    if (!s->pending) return SARBP_OK;
+    float t[4];
+    for (int k = 0; k < 4; k++) CUDA_TRY(cudaEventElapsedTime(&t[k], s->ev[k], s->ev[k + 1]));
+    p->times.transfer_s += 1e-3 * t[0];
+    p->times.rc_s += 1e-3 * t[1];
+    p->times.bp_s += 1e-3 * t[3];
+    s->pending = 0;
+    return SARBP_OK;
+}
+
+/* Copies rows [r0, r1) of the current band to their place in dst (the full
+ * image, row-major) once event ev (may be NULL) has passed. */
+static sarbp_status rows_to_host(struct cuda_plan *p, sarbp_c32 *dst, size_t r0, size_t r1, cudaEvent_t ev)
+{
+    if (ev) CUDA_TRY(cudaEventSynchronize(ev));
+    const size_t nx = p->grid.nx;
+    CUDA_TRY(cudaMemcpy(dst + (p->band_row0 + r0) * nx, (sarbp_c32 *)p->d_img + r0 * nx,
+                        (r1 - r0) * nx * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
     return SARBP_OK;
 }
 
@@ -284,10 +343,76 @@ static sarbp_status cuda_begin_pass(void *vp, size_t k)
     struct cuda_plan *p = vp;
     if (k >= p->passes) return sarbp_error(SARBP_ERR_INTERNAL, "pass %zu of %zu", k, p->passes);
     CUDA_TRY(cudaSetDevice(p->device));
-    if (k > 0) SARBP_TRY(band_to_host(p, p->h_img));
+    if (k > 0) {
+        CUDA_TRY(cudaDeviceSynchronize());
+        SARBP_TRY(rows_to_host(p, p->h_img, 0, p->band_ny, NULL));
+    }
+    p->pass = k;
+    p->nchunks = 0;
     p->band_row0 = k * p->band_rows;
     p->band_ny = p->grid.ny - p->band_row0 < p->band_rows ? p->grid.ny - p->band_row0 : p->band_rows;
     CUDA_TRY(cudaMemset(p->d_img, 0, p->band_ny * p->grid.nx * sizeof(sarbp_c32)));
+    return SARBP_OK;
+}
+
+/* Stages a block on the host: pulse table, and raw samples (FP16 when asked:
+ * scaled by a power of two so the block's largest component sits below
+ * 2^14) or, for CHIRP data, CPU-compressed profiles. Returns the factor that
+ * undoes the raw scaling. */
+static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np,
+                                const sarbp_c32 *samples, float *raw_inv)
+{
+    const sarbp_phd *m = p->meta;
+    *raw_inv = 1.0f;
+    if (m->domain == SARBP_DOMAIN_CHIRP) {
+        SARBP_TRY(sarbp_rc_execute(p->rc, p0, np, samples, p->hpr));
+        memcpy(s->h_raw, p->hpr->data32, np * p->nbins * sizeof(sarbp_c32));
+    } else {
+        for (size_t j = 0; j < np; j++) sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->hpr, j);
+        if (p->raw_half) {
+            double sc = sarbp_half_block_scale(samples, np * p->K, 16384.0);
+            if (sc > 0x1p100) sc = 0x1p100; /* samples below 1e-26: kept as far as FP16 reaches */
+            if (sc == 0.0)
+                return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu hold non-finite samples", p0,
+                                   p0 + np - 1);
+            sarbp_c32_to_half2(samples, np * p->K, (float)sc, s->h_raw);
+            *raw_inv = (float)(1.0 / sc);
+        } else {
+            memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
+        }
+    }
+    for (size_t j = 0; j < np; j++) {
+        const double *a = p->hpr->pos + 3 * j;
+        s->h_pulses[j] = (sarbp_dpulse){a[0], a[1], a[2], p->hpr->r0[j], p->hpr->rstart[j],
+                                        1.0 / p->hpr->dr[j], p->hpr->fref[j], 0};
+    }
+    return SARBP_OK;
+}
+
+/* Range compression of the slot's uploaded block into d_prof. */
+static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv)
+{
+    const size_t prof_e = p->half ? 8 : 16;
+    if (p->half) CUDA_TRY(cudaMemsetAsync(s->d_bound, 0, sizeof(float), s->stream));
+    if (p->meta->domain == SARBP_DOMAIN_CHIRP) {
+        if (p->half) LAUNCH_TRY(sarbp_rc_maxabs(s->d_raw, np * p->nbins, s->d_bound, s->stream));
+        LAUNCH_TRY(sarbp_rc_lerp_ready(s->d_raw, s->d_prof, (int)np, (int)p->nbins,
+                                       p->half ? s->d_bound : NULL, s->stream));
+        return SARBP_OK;
+    }
+    const size_t raw_e = p->raw_half ? 4 : 8;
+    if (p->half)
+        LAUNCH_TRY(sarbp_rc_bound(s->d_raw, p->raw_half, p->d_w, p->d_waz + p0, raw_inv, (int)np,
+                                  (int)p->K, s->d_bound, s->stream));
+    for (size_t j0 = 0; j0 < np; j0 += p->sub) {
+        size_t nv = np - j0 < p->sub ? np - j0 : p->sub;
+        LAUNCH_TRY(sarbp_rc_pack((const char *)s->d_raw + j0 * p->K * raw_e, p->raw_half, s->d_fft,
+                                 p->d_w, p->d_waz + p0 + j0, raw_inv, (int)p->sub, (int)nv,
+                                 (int)p->K, (int)p->nbins, s->stream));
+        CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
+        LAUNCH_TRY(sarbp_rc_lerp_ready(s->d_fft, (char *)s->d_prof + j0 * p->nbins * prof_e, (int)nv,
+                                       (int)p->nbins, p->half ? s->d_bound : NULL, s->stream));
+    }
     return SARBP_OK;
 }
 
@@ -299,51 +424,53 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     if (np > p->block) return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds %zu", np, p->block);
     struct slot *s = &p->s[p->next];
     p->next ^= 1;
-    CUDA_TRY(cudaEventSynchronize(s->done)); /* the slot's buffers are free again */
+    CUDA_TRY(cudaEventSynchronize(s->ev[4])); /* the slot's buffers are free again */
+    SARBP_TRY(count_slot(p, s));
 
-    /* pulse table (and, for CHIRP, the CPU range compression) */
-    if (m->domain == SARBP_DOMAIN_CHIRP) {
-        SARBP_TRY(sarbp_rc_execute(p->rc, p0, np, samples, p->hpr));
-        memcpy(s->h_raw, p->hpr->data32, np * p->nbins * sizeof(sarbp_c32));
-    } else {
-        for (size_t j = 0; j < np; j++)
-            sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->hpr, j);
-        memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
-    }
-    for (size_t j = 0; j < np; j++) {
-        const double *a = p->hpr->pos + 3 * j;
-        s->h_pulses[j] = (sarbp_dpulse){a[0], a[1], a[2], p->hpr->r0[j], p->hpr->rstart[j],
-                                        1.0 / p->hpr->dr[j], p->hpr->fref[j], 0};
-    }
+    float raw_inv;
+    SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
+    double max_inv_dr = 0;
+    for (size_t j = 0; j < np; j++)
+        if (s->h_pulses[j].inv_dr > max_inv_dr) max_inv_dr = s->h_pulses[j].inv_dr;
+
+    const int freq = m->domain == SARBP_DOMAIN_FREQ;
+    const size_t raw_bytes = np * (freq ? p->K * (p->raw_half ? 4 : 8) : p->nbins * 8);
+    CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
     CUDA_TRY(cudaMemcpyAsync(s->d_pulses, s->h_pulses, np * sizeof(sarbp_dpulse),
                              cudaMemcpyHostToDevice, s->stream));
-    if (m->domain == SARBP_DOMAIN_CHIRP) {
-        CUDA_TRY(cudaMemcpyAsync(s->d_fft, s->h_raw, np * p->nbins * sizeof(sarbp_c32),
-                                 cudaMemcpyHostToDevice, s->stream));
-    } else {
-        CUDA_TRY(cudaMemcpyAsync(s->d_raw, s->h_raw, np * p->K * sizeof(sarbp_c32),
-                                 cudaMemcpyHostToDevice, s->stream));
-        LAUNCH_TRY(sarbp_rc_pack(s->d_raw, s->d_fft, p->d_w, p->d_waz + p0, (int)np, (int)p->K,
-                                 (int)p->nbins, s->stream));
-        cufftHandle h;
-        if (np == p->block) h = p->fft_full;
-        else if (p->fft_rem_ok && np == p->rem) h = p->fft_rem;
-        else return sarbp_error(SARBP_ERR_INTERNAL, "no cuFFT plan for a block of %zu pulses", np);
-        CUFFT_TRY(cufftSetStream(h, s->stream));
-        CUFFT_TRY(cufftExecC2C(h, s->d_fft, s->d_fft, CUFFT_INVERSE));
-    }
-    LAUNCH_TRY(sarbp_rc_lerp_ready(s->d_fft, s->d_prof, (int)np, (int)p->nbins, s->stream));
+    CUDA_TRY(cudaMemcpyAsync(s->d_raw, s->h_raw, raw_bytes, cudaMemcpyHostToDevice, s->stream));
+    CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+    SARBP_TRY(compress_block(p, s, p0, np, raw_inv));
+    CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
 
     /* backprojections accumulate into one image: chain them across streams */
     if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(s->stream, p->prev_bp, 0));
+    CUDA_TRY(cudaEventRecord(s->ev[3], s->stream));
     sarbp_bp_launch a = {
         s->d_prof, s->d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->grid.nx,
         (int)p->band_ny, sarbp_grid_x(&p->grid, 0), sarbp_grid_y(&p->grid, p->band_row0),
-        p->grid.dx, p->grid.dy, p->grid.zc,
+        p->grid.dx, p->grid.dy, p->grid.zc, p->half, s->d_bound, max_inv_dr,
     };
-    LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &a, s->stream));
+    const int last = p0 + np == m->npulses && p->pass + 1 == p->passes;
+    if (!last || p->band_ny < 2 * ROW_CHUNKS) {
+        LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &a, s->stream));
+    } else {
+        /* the last block in row chunks, each marked done, for finish() to copy
+         * back while the next chunks compute */
+        p->nchunks = ROW_CHUNKS;
+        for (size_t c = 0; c <= ROW_CHUNKS; c++) p->chunk_row[c] = p->band_ny * c / ROW_CHUNKS;
+        for (size_t c = 0; c < ROW_CHUNKS; c++) {
+            sarbp_bp_launch ac = a;
+            ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->grid.nx;
+            ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
+            ac.y0 = sarbp_grid_y(&p->grid, p->band_row0 + p->chunk_row[c]);
+            LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &ac, s->stream));
+            CUDA_TRY(cudaEventRecord(p->chunk_ev[c], s->stream));
+        }
+    }
     CUDA_TRY(cudaEventRecord(p->prev_bp, s->stream));
-    CUDA_TRY(cudaEventRecord(s->done, s->stream));
+    CUDA_TRY(cudaEventRecord(s->ev[4], s->stream));
+    s->pending = 1;
     p->have_prev = 1;
     return SARBP_OK;
 }
@@ -351,16 +478,32 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
 static sarbp_status cuda_finish(void *vp, sarbp_c32 *image)
 {
     struct cuda_plan *p = vp;
+    double t0 = now_s();
     CUDA_TRY(cudaSetDevice(p->device));
-    if (p->passes == 1) return band_to_host(p, image);
-    SARBP_TRY(band_to_host(p, p->h_img));
-    memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
+    sarbp_c32 *dst = p->passes == 1 ? image : p->h_img;
+    if (p->nchunks) {
+        for (size_t c = 0; c < p->nchunks; c++)
+            SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
+        p->nchunks = 0;
+    } else {
+        CUDA_TRY(cudaDeviceSynchronize());
+        SARBP_TRY(rows_to_host(p, dst, 0, p->band_ny, NULL));
+    }
+    CUDA_TRY(cudaDeviceSynchronize());
+    for (int k = 0; k < 2; k++) SARBP_TRY(count_slot(p, &p->s[k]));
+    if (p->passes > 1) memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
+    p->times.finish_s += now_s() - t0;
     return SARBP_OK;
+}
+
+static void cuda_stage_times(const void *vp, sarbp_stage_times *t)
+{
+    *t = ((const struct cuda_plan *)vp)->times;
 }
 
 const sarbp_backend sarbp_backend_cuda = {
     "cuda", cuda_available, cuda_create, cuda_block_pulses, cuda_passes, cuda_begin_pass,
-    cuda_execute, cuda_finish, cuda_destroy,
+    cuda_execute, cuda_finish, cuda_destroy, cuda_stage_times,
 };
 
 /* ---- benchmarking ------------------------------------------------------------ */
@@ -373,6 +516,7 @@ static int cmp_double(const void *a, const void *b)
 
 struct bench_bufs {
     void *d_y, *d_prof, *d_img;
+    float *d_bound;
     sarbp_dpulse *d_pulses, *h_pulses;
     cudaEvent_t e0, e1;
     double *times;
@@ -383,6 +527,7 @@ static void bench_free(struct bench_bufs *b)
     cudaFree(b->d_y);
     cudaFree(b->d_prof);
     cudaFree(b->d_img);
+    cudaFree(b->d_bound);
     cudaFree(b->d_pulses);
     free(b->h_pulses);
     if (b->e0) cudaEventDestroy(b->e0);
@@ -400,7 +545,9 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     CUDA_TRY(cudaSetDevice(kc->device));
     size_t np = pr->npulses, nb = pr->nbins, npix = g->nx * g->ny;
     CUDA_TRY(cudaMalloc(&b->d_y, np * nb * sizeof(sarbp_c32)));
-    CUDA_TRY(cudaMalloc(&b->d_prof, np * nb * 16));
+    CUDA_TRY(cudaMalloc(&b->d_prof, np * nb * (kc->half ? 8 : 16)));
+    CUDA_TRY(cudaMalloc((void **)&b->d_bound, sizeof(float)));
+    CUDA_TRY(cudaMemset(b->d_bound, 0, sizeof(float)));
     CUDA_TRY(cudaMalloc(&b->d_img, npix * sizeof(sarbp_c32)));
     CUDA_TRY(cudaMalloc((void **)&b->d_pulses, np * sizeof(sarbp_dpulse)));
     b->h_pulses = malloc(np * sizeof(sarbp_dpulse));
@@ -413,11 +560,16 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     }
     CUDA_TRY(cudaMemcpy(b->d_pulses, b->h_pulses, np * sizeof(sarbp_dpulse), cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(b->d_y, pr->data32, np * nb * sizeof(sarbp_c32), cudaMemcpyHostToDevice));
-    LAUNCH_TRY(sarbp_rc_lerp_ready(b->d_y, b->d_prof, (int)np, (int)nb, NULL));
+    double max_inv_dr = 0;
+    for (size_t j = 0; j < np; j++)
+        if (b->h_pulses[j].inv_dr > max_inv_dr) max_inv_dr = b->h_pulses[j].inv_dr;
+    if (kc->half) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
+    LAUNCH_TRY(sarbp_rc_lerp_ready(b->d_y, b->d_prof, (int)np, (int)nb, kc->half ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
-                         sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc};
+                         sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
+                         kc->half, b->d_bound, max_inv_dr};
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
         CUDA_TRY(cudaMemset(b->d_img, 0, npix * sizeof(sarbp_c32)));

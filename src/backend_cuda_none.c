@@ -28,6 +28,11 @@ static sarbp_status none_finish(void *p, sarbp_c32 *img)
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 static void none_destroy(void *p) { (void)p; }
+static void none_stage_times(const void *p, sarbp_stage_times *t)
+{
+    (void)p;
+    *t = (sarbp_stage_times){0};
+}
 static size_t none_passes(const void *p) { (void)p; return 1; }
 static sarbp_status none_begin(void *p, size_t k)
 {
@@ -51,5 +56,6 @@ sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_co
 }
 
 const sarbp_backend sarbp_backend_cuda = {
-    "cuda", none_available, none_create, none_block, none_passes, none_begin, none_execute, none_finish, none_destroy,
+    "cuda", none_available, none_create, none_block, none_passes, none_begin, none_execute,
+    none_finish, none_destroy, none_stage_times,
 };

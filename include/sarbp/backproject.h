@@ -26,8 +26,25 @@ typedef struct {
     int ppt;                   /* CUDA pixels per thread (1, 2, 4, 8), 0 = default */
     size_t pulse_block;        /* pulses per block, 0 = default */
     size_t gpu_mem;            /* device memory budget in bytes, 0 = most of the free memory */
+    int raw_fp16;              /* CUDA fp16: raw samples travel to the device in FP16
+                                  (1, default) or FP32 (0) */
     int verbose;
 } sarbp_bp_options;
+
+/* Where a plan's time and memory went, for benchmarks and --verbose. Times
+ * are seconds summed over all blocks and passes; on the GPU they are device
+ * times from CUDA events (stages on different streams overlap, so the sum
+ * of the stages may exceed the wall-clock time). Fields a back end cannot
+ * measure are 0. */
+typedef struct {
+    double setup_s;        /* create(): allocations, FFT plans, tables (wall) */
+    double transfer_s;     /* host <-> device copies (device time) */
+    double rc_s;           /* range compression */
+    double bp_s;           /* backprojection */
+    double finish_s;       /* finish(): waiting for the last work, image copy back (wall) */
+    size_t pulse_bytes;    /* memory holding pulse data: raw blocks, FFT buffers, profiles */
+    size_t image_bytes;    /* memory holding the image: the device band, or the CPU accumulation buffer */
+} sarbp_stage_times;
 
 void sarbp_bp_options_default(sarbp_bp_options *o);
 
@@ -52,6 +69,8 @@ typedef struct sarbp_backend_s {
     /* Waits for all work and writes the image [ny][nx]. */
     sarbp_status (*finish)(void *plan, sarbp_c32 *image);
     void (*destroy)(void *plan); /* NULL is a no-op */
+    /* Times and memory so far (after finish(): of the whole run). */
+    void (*stage_times)(const void *plan, sarbp_stage_times *t);
 } sarbp_backend;
 
 extern const sarbp_backend sarbp_backend_cpu;
@@ -78,6 +97,7 @@ sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, in
 typedef struct {
     const char *variant; /* NULL: dispatcher default */
     int tile_x, tile_y, ppt, device;
+    int half;            /* FP16 profiles (scaled by their maximum) instead of FP32 */
 } sarbp_cuda_kernel_cfg;
 sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
                                      const sarbp_cuda_kernel_cfg *cfg, int reps,

@@ -15,6 +15,7 @@ typedef struct {
     double read_s, compute_s, total_s; /* wall-clock seconds */
     size_t npulses;
     double pairs;                      /* pixel-pulse pairs */
+    sarbp_stage_times stages;          /* the back end's split (setup, transfer, rc, bp, finish) */
 } sarbp_form_stats;
 
 /* Forms the image of all (selected) pulses of rd on grid g with back end be.

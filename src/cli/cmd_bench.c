@@ -25,19 +25,25 @@ static void help(void)
 "  --samples K      samples per pulse (default 512; 8x upsampling gives 4096 bins)\n"
 "  --threads LIST   cpu: thread counts to run, e.g. 1,2 (default 1..all cores)\n"
 "  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT]] (default: a sweep of\n"
-"                   v1, v2, v3 and v3a configurations); names: v1 (FP64, one pixel\n"
-"                   per thread), v2 (tiled FP32, exact formula), v3 (tiled FP32,\n"
-"                   series; the default), v3a (v3 with a float-float phase)\n"
+"                   v2, v3, v3a and v4 configurations); names: v1 (FP64, one pixel\n"
+"                   per thread), v2 (tiled, exact formula), v3 (tiled, series; the\n"
+"                   default), v3a (v3 with a float-float phase), v4 (v3 with range\n"
+"                   bins staged in shared memory)\n"
+"  --precision LIST cuda: fp32, fp16 or fp32,fp16 (default): profiles in FP32 or\n"
+"                   FP16 (range and phase FP32 in both), side by side\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
 "  --device N       cuda device (default 0)\n"
 "  --json           one JSON object per line instead of the table\n"
 "\n"
 "cpu: FP32 Mbp/s per thread count (FP64, the reference loop, always uses every\n"
 "core, on a quarter of the pulses); FP32 SER against FP64 on the same grid.\n"
-"cuda: kernel-only time (CUDA events, median), Gbp/s, GFLOP/s at 43 flops per pair\n"
-"(seed 003's count), SER against the FP64 GPU kernel v1 over the full image (v1 is\n"
-"itself checked against the CPU FP64 reference on a 64x64 window), then the\n"
-"end-to-end time of 'form' with pulses streamed.\n");
+"cuda: kernel-only time (CUDA events, median), Gbp/s (GFLOP/s = 43 flops per pair,\n"
+"seed 003's count, in --json), SER against the FP64 GPU kernel v1 over the full\n"
+"image (v1 is itself checked against the CPU FP64 reference on a 64x64 window),\n"
+"per precision with the fp16/fp32 speed ratio; then 'form' end to end with pulses\n"
+"streamed: total time split into setup, read, transfer, range compression,\n"
+"backprojection (device times) and finish, and the device memory of pulse data\n"
+"and image, for fp32 and for fp16 with raw samples uploaded as FP16 and as FP32.\n");
 }
 
 static double now_s(void)
@@ -153,8 +159,38 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     return st ? cli_fail_status(cmd, st) : CLI_OK;
 }
 
-static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, int reps, int device,
-                      int json)
+/* NAME[:TXxTY[:PPT]] */
+static int parse_variant(char *tok, sarbp_cuda_kernel_cfg *kc)
+{
+    static char vname[8][16];
+    static int slot;
+    char *name = vname[slot++ % 8];
+    char *c1 = strchr(tok, ':');
+    size_t len = c1 ? (size_t)(c1 - tok) : strlen(tok);
+    if (len == 0 || len >= sizeof vname[0]) return -1;
+    memcpy(name, tok, len);
+    name[len] = '\0';
+    kc->variant = name;
+    if (!c1) return 0;
+    char *c2 = strchr(c1 + 1, ':');
+    char tile[32] = "";
+    size_t tl = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
+    if (tl >= sizeof tile) return -1;
+    memcpy(tile, c1 + 1, tl);
+    size_t tx, ty;
+    if (cli_parse_grid(tile, &tx, &ty) || tx > 1024 || ty > 1024) return -1;
+    kc->tile_x = (int)tx;
+    kc->tile_y = (int)ty;
+    long ppt;
+    if (c2) {
+        if (cli_parse_long(c2 + 1, 1, 8, &ppt)) return -1;
+        kc->ppt = (int)ppt;
+    }
+    return 0;
+}
+
+static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
+                      int reps, int device, int json)
 {
     const char *cmd = "bench";
     char name[128];
@@ -166,6 +202,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, i
     if (st) return cli_fail_status(cmd, st);
     size_t npix = g->nx * g->ny;
     double pairs = (double)npix * p->npulses;
+    const double prof_mib = (double)p32->npulses * p32->nbins * 16 / 1048576.0;
     sarbp_c32 *ref = malloc(npix * sizeof *ref), *img = malloc(npix * sizeof *img);
     if (!ref || !img) {
         sarbp_profiles_free(p32);
@@ -175,7 +212,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, i
     }
     /* reference: the FP64 kernel over the full image, checked on a window
      * against the CPU FP64 reference */
-    sarbp_cuda_kernel_cfg rc = {"v1", 0, 0, 0, device};
+    sarbp_cuda_kernel_cfg rc = {"v1", 0, 0, 0, device, 0};
     double ms_ref;
     st = sarbp_cuda_bench_kernel(p32, g, &rc, 1, &ms_ref, ref);
     double ser_v1_cpu = NAN;
@@ -217,7 +254,10 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, i
                g->nx, g->ny, g->dx, p->npulses, p32->nbins);
         printf("reference: FP64 kernel v1 (%.1f Gbp/s), SER against CPU FP64 on a 64x64 window %.1f dB\n",
                pairs / ms_ref / 1e6, ser_v1_cpu);
-        printf("%-18s %10s %10s %10s %10s\n", "variant", "ms", "Gbp/s", "GFLOP/s", "SER dB");
+        printf("profiles on the device: fp32 %.1f MiB (float4 per bin), fp16 %.1f MiB (half4 per bin)\n",
+               prof_mib, 0.5 * prof_mib);
+        printf("%-18s %9s %9s %7s   %9s %9s %7s   %7s\n", "variant", "fp32 ms", "Gbp/s", "SER dB",
+               "fp16 ms", "Gbp/s", "SER dB", "16/32");
     } else {
         printf("{\"device\":\"%s\",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,"
                "\"bins\":%zu,\"v1_gbps\":%.2f,\"v1_vs_cpu_fp64_ser_db\":%.2f}\n",
@@ -226,74 +266,100 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, i
     fflush(stdout);
     int rc_out = CLI_OK;
     for (char *tok = strtok(variants, ","); tok; tok = strtok(NULL, ",")) {
-        sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device};
-        char vname[16] = "";
-        char *c1 = strchr(tok, ':');
-        size_t len = c1 ? (size_t)(c1 - tok) : strlen(tok);
-        if (len >= sizeof vname) len = sizeof vname - 1;
-        memcpy(vname, tok, len);
-        vname[len] = '\0';
-        kc.variant = vname;
-        if (c1) {
-            char *c2 = strchr(c1 + 1, ':');
-            char tile[32] = "";
-            size_t tl = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
-            if (tl >= sizeof tile) tl = sizeof tile - 1;
-            memcpy(tile, c1 + 1, tl);
-            size_t tx, ty;
-            if (!cli_parse_grid(tile, &tx, &ty)) {
-                kc.tile_x = (int)tx;
-                kc.tile_y = (int)ty;
-            }
-            long ppt;
-            if (c2 && !cli_parse_long(c2 + 1, 1, 8, &ppt)) kc.ppt = (int)ppt;
-        }
-        double ms;
-        st = sarbp_cuda_bench_kernel(p32, g, &kc, reps, &ms, img);
-        if (st) {
-            fprintf(stderr, "sarbp: bench: %s: %s\n", tok, sarbp_error_detail());
+        sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0};
+        if (parse_variant(tok, &kc)) {
+            fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT]])\n", tok);
             rc_out = CLI_FAIL;
             continue;
         }
-        double gbps = pairs / ms / 1e6, ser = ser_db(img, ref, npix);
-        if (json)
-            printf("{\"variant\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,\"ser_db\":%.2f}\n",
-                   tok, ms, gbps, 43 * gbps, ser);
-        else
-            printf("%-18s %10.3f %10.1f %10.0f %10.1f\n", tok, ms, gbps, 43 * gbps, ser);
+        double gbps[2] = {NAN, NAN};
+        if (!json) printf("%-18s", tok);
+        for (int h = 0; h < 2; h++) {
+            if (!prec[h]) {
+                if (!json) printf(" %9s %9s %7s  ", "-", "-", "-");
+                continue;
+            }
+            kc.half = h;
+            double ms;
+            st = sarbp_cuda_bench_kernel(p32, g, &kc, reps, &ms, img);
+            if (st) {
+                fprintf(stderr, "sarbp: bench: %s %s: %s\n", tok, h ? "fp16" : "fp32", sarbp_error_detail());
+                rc_out = CLI_FAIL;
+                if (!json) printf(" %9s %9s %7s  ", "fail", "-", "-");
+                continue;
+            }
+            gbps[h] = pairs / ms / 1e6;
+            double ser = ser_db(img, ref, npix);
+            if (json)
+                printf("{\"variant\":\"%s\",\"precision\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,"
+                       "\"ser_db\":%.2f,\"profile_mib\":%.1f}\n",
+                       tok, h ? "fp16" : "fp32", ms, gbps[h], 43 * gbps[h], ser,
+                       prof_mib * (h ? 0.5 : 1.0));
+            else
+                printf(" %9.3f %9.1f %7.1f  ", ms, gbps[h], ser);
+            fflush(stdout);
+        }
+        if (!json) {
+            if (prec[0] && prec[1] && gbps[0] > 0) printf(" %7.2f\n", gbps[1] / gbps[0]);
+            else printf(" %7s\n", "-");
+        }
         fflush(stdout);
     }
-    /* end to end: the streamed pipeline with the default kernel */
-    sarbp_rc_params rcp;
-    sarbp_rc_params_default(&rcp);
-    sarbp_bp_options o;
-    sarbp_bp_options_default(&o);
-    o.device = device;
-    sarbp_image *im = NULL;
-    sarbp_form_stats fs;
-    /* twice: the first run pays one-time costs (cuFFT kernels loaded, pinned
-     * and device allocations); the second is the steady state reported */
-    st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
-    if (!st) {
-        double cold = fs.total_s;
-        sarbp_image_free(im);
-        im = NULL;
+    /* end to end: the streamed pipeline with the default kernel, per precision
+     * (fp16 twice: raw samples uploaded as FP16, then as FP32) */
+    for (int run = 0; run < 3; run++) {
+        const int h = run > 0, raw16 = run == 1;
+        if (!prec[h]) continue;
+        const char *label = !h ? "fp32" : raw16 ? "fp16, raw fp16" : "fp16, raw fp32";
+        sarbp_rc_params rcp;
+        sarbp_rc_params_default(&rcp);
+        sarbp_bp_options o;
+        sarbp_bp_options_default(&o);
+        o.device = device;
+        o.precision = h ? SARBP_FP16 : SARBP_FP32;
+        o.raw_fp16 = raw16;
+        sarbp_image *im = NULL;
+        sarbp_form_stats fs;
+        /* twice: the first run pays one-time costs (cuFFT kernels loaded, pinned
+         * and device allocations); the second is the steady state reported */
         st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
-        if (!json) printf("end to end, first run (one-time setup included): %.3f s\n", cold);
-    }
-    if (!st) {
+        double cold = fs.total_s;
+        if (!st) {
+            sarbp_image_free(im);
+            im = NULL;
+            st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
+        }
+        if (st) {
+            fprintf(stderr, "sarbp: bench: end to end %s: %s\n", label, sarbp_error_detail());
+            rc_out = CLI_FAIL;
+            continue;
+        }
+        const sarbp_stage_times *t = &fs.stages;
+        double big = fs.read_s;
+        const char *bigname = "read";
+        if (t->transfer_s > big) big = t->transfer_s, bigname = "transfer";
+        if (t->rc_s > big) big = t->rc_s, bigname = "range compression";
+        if (t->bp_s > big) big = t->bp_s, bigname = "backprojection";
         double ser = ser_db(im->data, ref, npix);
         if (json)
-            printf("{\"end_to_end_s\":%.3f,\"read_s\":%.3f,\"gbps\":%.1f,\"ser_db\":%.2f}\n", fs.total_s,
-                   fs.read_s, pairs / fs.total_s / 1e9, ser);
+            printf("{\"end_to_end\":\"%s\",\"total_s\":%.4f,\"first_run_s\":%.4f,\"setup_s\":%.4f,"
+                   "\"read_s\":%.4f,\"transfer_s\":%.4f,\"rc_s\":%.4f,\"bp_s\":%.4f,\"finish_s\":%.4f,"
+                   "\"total_over_largest\":%.3f,\"gbps\":%.1f,\"pulse_mib\":%.2f,\"image_mib\":%.1f,"
+                   "\"ser_db\":%.2f}\n",
+                   label, fs.total_s, cold, t->setup_s, fs.read_s, t->transfer_s, t->rc_s, t->bp_s,
+                   t->finish_s, fs.total_s / big, pairs / fs.total_s / 1e9,
+                   t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0, ser);
         else
-            printf("end to end (form, default kernel, pulses streamed in blocks of 256): %.3f s total, "
-                   "%.3f s reading, %.1f Gbp/s, SER %.1f dB\n",
-                   fs.total_s, fs.read_s, pairs / fs.total_s / 1e9, ser);
+            printf("end to end, %s (form, default kernel, pulse blocks streamed): %.4f s "
+                   "(first run %.3f s), %.1f Gbp/s, SER %.1f dB\n"
+                   "  setup %.4f, read %.4f, transfer %.4f, range compression %.4f, backprojection "
+                   "%.4f, finish %.4f s; total = %.2f x the largest stage (%s)\n"
+                   "  device memory: pulse data %.2f MiB, image %.1f MiB\n",
+                   label, fs.total_s, cold, pairs / fs.total_s / 1e9, ser,
+                   t->setup_s, fs.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
+                   fs.total_s / big, bigname, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0);
+        fflush(stdout);
         sarbp_image_free(im);
-    } else {
-        fprintf(stderr, "sarbp: bench: end to end: %s\n", sarbp_error_detail());
-        rc_out = CLI_FAIL;
     }
     free(ref);
     free(img);
@@ -310,6 +376,7 @@ int cmd_bench(int argc, char **argv)
         {"samples", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 't'},
         {"variant", required_argument, NULL, 'V'}, {"reps", required_argument, NULL, 'r'},
         {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+        {"precision", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
@@ -317,8 +384,8 @@ int cmd_bench(int argc, char **argv)
     double spacing = 0;
     int threads[64], nthreads = 0, reps = 5, json = 0;
     long device = 0;
-    char variants[1024] = "v1,v2:32x16:4,v3:32x4:1,v3:32x8:2,v3:32x16:4,v3:32x32:8,v3:64x16:4,v3:64x8:4,"
-                          "v3a:32x16:4,v3a:16x16:4";
+    char variants[1024] = "v2:32x16:4,v3:32x8:2,v3:32x16:4,v3:32x32:8,v3,v3a,v4,v4:32x16:4";
+    int prec[2] = {1, 1}; /* fp32, fp16 */
     int c;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         long l;
@@ -364,6 +431,17 @@ int cmd_bench(int argc, char **argv)
             if (cli_parse_long(optarg, 0, 1024, &device)) return cli_usage(cmd, "bad --device '%s'", optarg);
             break;
         case 'j': json = 1; break;
+        case 'P': {
+            prec[0] = prec[1] = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                if (!strcmp(t, "fp32")) prec[0] = 1;
+                else if (!strcmp(t, "fp16")) prec[1] = 1;
+                else return cli_usage(cmd, "--precision wants fp32, fp16 or fp32,fp16, not '%s'", optarg);
+            }
+            break;
+        }
         case 'h': help(); return CLI_OK;
         default: return cli_usage(cmd, "unknown or incomplete option");
         }
@@ -380,7 +458,7 @@ int cmd_bench(int argc, char **argv)
     sarbp_phd *p = NULL;
     st = make_scene(npulses, nsamples, &p);
     if (st) return cli_fail_status(cmd, st);
-    int rc = cuda ? bench_cuda(p, &g, variants, reps, (int)device, json)
+    int rc = cuda ? bench_cuda(p, &g, variants, prec, reps, (int)device, json)
                   : bench_cpu(p, &g, threads, nthreads, json);
     sarbp_phd_free(p);
     return rc;

@@ -42,7 +42,10 @@ static void help(void)
 "      --variant V       cuda kernel variant (see 'sarbp bench --help'); --tile TXxTY,\n"
 "      --ppt N, --pulse-block N  tune it (defaults chosen by measurement)\n"
 "      --db-range DB     dynamic range of .png outputs (default 50)\n"
-"  -q, --quiet           no progress or notes;  -v, --verbose  more detail\n"
+"  -q, --quiet           no progress or notes\n"
+"  -v, --verbose         also the sizes, the time and throughput, and where the time\n"
+"                        and memory went (setup, read, transfer, range compression,\n"
+"                        backprojection, finish; pulse-data and image MiB)\n"
 "\n"
 "A unit point target at the scene origin forms a peak of exactly P (the number of\n"
 "pulses) with no window; windows scale it by their coherent gain (recorded in .h5).\n"
@@ -310,6 +313,11 @@ int cmd_form(int argc, char **argv)
     }
     cli_info(2, "sarbp: form: %.3f s (read %.3f s), %.1f Mbp/s", stats.total_s, stats.read_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
+    const sarbp_stage_times *t = &stats.stages;
+    cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
+             "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
+             t->setup_s, stats.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
+             (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
     sarbp_image_free(img);
     return CLI_OK;
 }
