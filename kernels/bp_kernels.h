@@ -37,7 +37,10 @@ typedef struct {
     int half;                     /* profiles in FP16: half2 value, half2 difference */
     const float *d_bound;         /* half: the block's magnitude bound (device), from which
                                      the scale the profiles carry follows (sarbp_half_exp) */
-    double max_inv_dr;            /* v4: the largest 1/dr of the launch's pulses */
+    double max_inv_dr;            /* the largest 1/dr of the launch's pulses */
+    double max_k;                 /* the largest 2 fref / c of the launch's pulses, cycles/m */
+    double min_range;             /* a lower bound of every antenna-to-pixel range, m */
+    int series1;                  /* set by the dispatcher: first-order range series suffices */
 } sarbp_bp_launch;
 
 /* FP16 profiles are scaled by 2^e, e = sarbp_half_exp(bound), where bound is
@@ -70,6 +73,9 @@ typedef struct {
     const char *variant; /* NULL or "" = default */
     int tile_x, tile_y;  /* pixels; 0 = default. tile_x = threads in x */
     int ppt;             /* pixels per thread: 1, 2, 4, 8; 0 = default */
+    int minb;            /* v2/v3/v3a at 8 pixels per thread in blocks of 64 threads: 12 or
+                            16 = compiled for that many resident blocks per SM (fewer
+                            registers, more warps); 0 = the compiler's choice */
 } sarbp_bp_config;
 
 /* Resolves defaults and checks the configuration (variant known, ppt in

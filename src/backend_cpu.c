@@ -148,7 +148,7 @@ void sarbp_bp_options_default(sarbp_bp_options *o)
 {
     memset(o, 0, sizeof *o);
     o->precision = SARBP_FP32;
-    o->raw_fp16 = 1;
+    o->raw_fp16 = 0;
 }
 
 const sarbp_backend *sarbp_backend_find(const char *name)

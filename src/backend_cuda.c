@@ -81,10 +81,11 @@ struct slot {
     cudaStream_t stream;
     cudaEvent_t ev[5];       /* last block: before upload, uploaded, compressed, bp start, done */
     int pending;             /* ev[] recorded and not yet counted */
+    sarbp_bp_launch la;      /* the block's backprojection, prepared by execute() */
 };
 
-#define ROW_CHUNKS 8         /* the last block is backprojected in row chunks so the image
-                                copy back overlaps the rest of it */
+#define ROW_CHUNKS 8         /* the last two blocks of a pass are backprojected in row
+                                chunks so the image copy back overlaps the rest of them */
 
 struct cuda_plan {
     const sarbp_phd *meta;
@@ -96,6 +97,7 @@ struct cuda_plan {
     sarbp_rc_plan *rc;       /* CPU plan: window tables; CHIRP compression */
     sarbp_profiles *hpr;     /* CPU profiles of one block (geometry; CHIRP data) */
     struct slot s[2];
+    struct slot *pend;       /* compressed block whose backprojection is not launched yet */
     int next, have_prev;
     cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
     cudaEvent_t chunk_ev[ROW_CHUNKS];
@@ -338,21 +340,123 @@ static sarbp_status rows_to_host(struct cuda_plan *p, sarbp_c32 *dst, size_t r0,
     return SARBP_OK;
 }
 
+/* Launches slot t's backprojection over the whole band on its stream,
+ * after the previous one (they accumulate into one image). */
+static sarbp_status launch_bp(struct cuda_plan *p, struct slot *t)
+{
+    if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(t->stream, p->prev_bp, 0));
+    CUDA_TRY(cudaEventRecord(t->ev[3], t->stream));
+    LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &t->la, t->stream));
+    CUDA_TRY(cudaEventRecord(p->prev_bp, t->stream));
+    CUDA_TRY(cudaEventRecord(t->ev[4], t->stream));
+    t->pending = 1;
+    p->have_prev = 1;
+    return SARBP_OK;
+}
+
+/* The pass's last block b and the block a before it (NULL if none) in row
+ * chunks aligned to the tiles: chunk c of the band is final once both have
+ * run over it, so its copy back (rows_to_host) overlaps the later chunks. */
+static sarbp_status launch_last(struct cuda_plan *p, struct slot *a, struct slot *b)
+{
+    cudaStream_t st = b->stream;
+    size_t step = (p->band_ny + ROW_CHUNKS - 1) / ROW_CHUNKS;
+    step = (step + p->cfg.tile_y - 1) / p->cfg.tile_y * p->cfg.tile_y;
+    p->nchunks = (p->band_ny + step - 1) / step;
+    for (size_t c = 0; c <= p->nchunks; c++)
+        p->chunk_row[c] = c * step < p->band_ny ? c * step : p->band_ny;
+    if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(st, p->prev_bp, 0));
+    if (a) CUDA_TRY(cudaStreamWaitEvent(st, a->ev[2], 0)); /* a's profiles are ready */
+    CUDA_TRY(cudaEventRecord(b->ev[3], st));
+    for (size_t c = 0; c < p->nchunks; c++) {
+        for (int k = 0; k < 2; k++) {
+            struct slot *t = k ? b : a;
+            if (!t) continue;
+            sarbp_bp_launch ac = t->la;
+            ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->grid.nx;
+            ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
+            ac.y0 = sarbp_grid_y(&p->grid, p->band_row0 + p->chunk_row[c]);
+            LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &ac, st));
+        }
+        CUDA_TRY(cudaEventRecord(p->chunk_ev[c], st));
+    }
+    CUDA_TRY(cudaEventRecord(p->prev_bp, st));
+    CUDA_TRY(cudaEventRecord(b->ev[4], st));
+    b->pending = 1;
+    if (a) { /* a's time is inside b's interval: count it once */
+        CUDA_TRY(cudaEventRecord(a->ev[3], st));
+        CUDA_TRY(cudaEventRecord(a->ev[4], st));
+        a->pending = 1;
+    }
+    p->have_prev = 1;
+    return SARBP_OK;
+}
+
+/* Launches what is still pending and copies the band into dst: chunk by
+ * chunk as each is final when the last blocks ran in chunks. */
+static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
+{
+    if (p->pend) {
+        SARBP_TRY(launch_bp(p, p->pend));
+        p->pend = NULL;
+    }
+    if (p->nchunks) {
+        for (size_t c = 0; c < p->nchunks; c++)
+            SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
+        p->nchunks = 0;
+    } else {
+        CUDA_TRY(cudaDeviceSynchronize());
+        SARBP_TRY(rows_to_host(p, dst, 0, p->band_ny, NULL));
+    }
+    CUDA_TRY(cudaDeviceSynchronize());
+    return SARBP_OK;
+}
+
 static sarbp_status cuda_begin_pass(void *vp, size_t k)
 {
     struct cuda_plan *p = vp;
     if (k >= p->passes) return sarbp_error(SARBP_ERR_INTERNAL, "pass %zu of %zu", k, p->passes);
     CUDA_TRY(cudaSetDevice(p->device));
-    if (k > 0) {
-        CUDA_TRY(cudaDeviceSynchronize());
-        SARBP_TRY(rows_to_host(p, p->h_img, 0, p->band_ny, NULL));
-    }
+    if (k > 0) SARBP_TRY(band_to_host(p, p->h_img));
     p->pass = k;
     p->nchunks = 0;
     p->band_row0 = k * p->band_rows;
     p->band_ny = p->grid.ny - p->band_row0 < p->band_rows ? p->grid.ny - p->band_row0 : p->band_rows;
     CUDA_TRY(cudaMemset(p->d_img, 0, p->band_ny * p->grid.nx * sizeof(sarbp_c32)));
     return SARBP_OK;
+}
+
+/* A lower bound of the range from any of the pulses to any pixel of rows
+ * [row0, row0 + ny) of the grid: the distance to the band's rectangle. */
+static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, size_t row0, size_t ny)
+{
+    double x0 = sarbp_grid_x(g, 0), x1 = sarbp_grid_x(g, g->nx - 1);
+    double y0 = sarbp_grid_y(g, row0), y1 = sarbp_grid_y(g, row0 + ny - 1);
+    if (x0 > x1) { double t = x0; x0 = x1; x1 = t; }
+    if (y0 > y1) { double t = y0; y0 = y1; y1 = t; }
+    double best = INFINITY;
+    for (size_t j = 0; j < np; j++) {
+        double dx = h[j].ax < x0 ? x0 - h[j].ax : h[j].ax > x1 ? h[j].ax - x1 : 0;
+        double dy = h[j].ay < y0 ? y0 - h[j].ay : h[j].ay > y1 ? h[j].ay - y1 : 0;
+        double dz = g->zc - h[j].az;
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        if (r < best) best = r;
+    }
+    return best;
+}
+
+/* The launch-wide bounds the dispatcher uses (v4's window, the series order). */
+static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, const sarbp_grid *g,
+                          size_t row0, size_t ny)
+{
+    a->max_inv_dr = 0;
+    a->max_k = 0;
+    for (size_t j = 0; j < np; j++) {
+        if (h[j].inv_dr > a->max_inv_dr) a->max_inv_dr = h[j].inv_dr;
+        double k = 2.0 * fabs(h[j].fref) / 299792458.0;
+        if (k > a->max_k) a->max_k = k;
+    }
+    a->min_range = min_range(h, np, g, row0, ny);
 }
 
 /* Stages a block on the host: pulse table, and raw samples (FP16 when asked:
@@ -422,17 +526,21 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     const sarbp_phd *m = p->meta;
     if (np == 0) return SARBP_OK;
     if (np > p->block) return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds %zu", np, p->block);
+    const int last = p0 + np == m->npulses;
+    const int chunked = last && p->band_ny >= 2 * (size_t)p->cfg.tile_y;
     struct slot *s = &p->s[p->next];
     p->next ^= 1;
+    /* backprojections run one block behind: the previous block's goes to the
+     * device before this one is staged (the pass's last two run together) */
+    if (p->pend && !chunked) {
+        SARBP_TRY(launch_bp(p, p->pend));
+        p->pend = NULL;
+    }
     CUDA_TRY(cudaEventSynchronize(s->ev[4])); /* the slot's buffers are free again */
     SARBP_TRY(count_slot(p, s));
 
     float raw_inv;
     SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
-    double max_inv_dr = 0;
-    for (size_t j = 0; j < np; j++)
-        if (s->h_pulses[j].inv_dr > max_inv_dr) max_inv_dr = s->h_pulses[j].inv_dr;
-
     const int freq = m->domain == SARBP_DOMAIN_FREQ;
     const size_t raw_bytes = np * (freq ? p->K * (p->raw_half ? 4 : 8) : p->nbins * 8);
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
@@ -443,35 +551,20 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     SARBP_TRY(compress_block(p, s, p0, np, raw_inv));
     CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
 
-    /* backprojections accumulate into one image: chain them across streams */
-    if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(s->stream, p->prev_bp, 0));
-    CUDA_TRY(cudaEventRecord(s->ev[3], s->stream));
-    sarbp_bp_launch a = {
+    s->la = (sarbp_bp_launch){
         s->d_prof, s->d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->grid.nx,
         (int)p->band_ny, sarbp_grid_x(&p->grid, 0), sarbp_grid_y(&p->grid, p->band_row0),
-        p->grid.dx, p->grid.dy, p->grid.zc, p->half, s->d_bound, max_inv_dr,
+        p->grid.dx, p->grid.dy, p->grid.zc, p->half, s->d_bound, 0, 0, 0, 0,
     };
-    const int last = p0 + np == m->npulses && p->pass + 1 == p->passes;
-    if (!last || p->band_ny < 2 * ROW_CHUNKS) {
-        LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &a, s->stream));
+    launch_bounds(&s->la, s->h_pulses, np, &p->grid, p->band_row0, p->band_ny);
+    if (chunked) {
+        SARBP_TRY(launch_last(p, p->pend, s));
+        p->pend = NULL;
+    } else if (last) {
+        SARBP_TRY(launch_bp(p, s));
     } else {
-        /* the last block in row chunks, each marked done, for finish() to copy
-         * back while the next chunks compute */
-        p->nchunks = ROW_CHUNKS;
-        for (size_t c = 0; c <= ROW_CHUNKS; c++) p->chunk_row[c] = p->band_ny * c / ROW_CHUNKS;
-        for (size_t c = 0; c < ROW_CHUNKS; c++) {
-            sarbp_bp_launch ac = a;
-            ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->grid.nx;
-            ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
-            ac.y0 = sarbp_grid_y(&p->grid, p->band_row0 + p->chunk_row[c]);
-            LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &ac, s->stream));
-            CUDA_TRY(cudaEventRecord(p->chunk_ev[c], s->stream));
-        }
+        p->pend = s;
     }
-    CUDA_TRY(cudaEventRecord(p->prev_bp, s->stream));
-    CUDA_TRY(cudaEventRecord(s->ev[4], s->stream));
-    s->pending = 1;
-    p->have_prev = 1;
     return SARBP_OK;
 }
 
@@ -480,16 +573,7 @@ static sarbp_status cuda_finish(void *vp, sarbp_c32 *image)
     struct cuda_plan *p = vp;
     double t0 = now_s();
     CUDA_TRY(cudaSetDevice(p->device));
-    sarbp_c32 *dst = p->passes == 1 ? image : p->h_img;
-    if (p->nchunks) {
-        for (size_t c = 0; c < p->nchunks; c++)
-            SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
-        p->nchunks = 0;
-    } else {
-        CUDA_TRY(cudaDeviceSynchronize());
-        SARBP_TRY(rows_to_host(p, dst, 0, p->band_ny, NULL));
-    }
-    CUDA_TRY(cudaDeviceSynchronize());
+    SARBP_TRY(band_to_host(p, p->passes == 1 ? image : p->h_img));
     for (int k = 0; k < 2; k++) SARBP_TRY(count_slot(p, &p->s[k]));
     if (p->passes > 1) memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
     p->times.finish_s += now_s() - t0;
@@ -539,7 +623,7 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
                               const sarbp_cuda_kernel_cfg *kc, int reps, double *median_ms,
                               sarbp_c32 *img)
 {
-    sarbp_bp_config cfg = {kc->variant, kc->tile_x, kc->tile_y, kc->ppt};
+    sarbp_bp_config cfg = {kc->variant, kc->tile_x, kc->tile_y, kc->ppt, kc->minb};
     char why[160];
     if (sarbp_bp_config_resolve(&cfg, why, sizeof why)) return sarbp_error(SARBP_ERR_INVALID, "%s", why);
     CUDA_TRY(cudaSetDevice(kc->device));
@@ -560,16 +644,14 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     }
     CUDA_TRY(cudaMemcpy(b->d_pulses, b->h_pulses, np * sizeof(sarbp_dpulse), cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(b->d_y, pr->data32, np * nb * sizeof(sarbp_c32), cudaMemcpyHostToDevice));
-    double max_inv_dr = 0;
-    for (size_t j = 0; j < np; j++)
-        if (b->h_pulses[j].inv_dr > max_inv_dr) max_inv_dr = b->h_pulses[j].inv_dr;
     if (kc->half) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
     LAUNCH_TRY(sarbp_rc_lerp_ready(b->d_y, b->d_prof, (int)np, (int)nb, kc->half ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
                          sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
-                         kc->half, b->d_bound, max_inv_dr};
+                         kc->half, b->d_bound, 0, 0, 0, 0};
+    launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
         CUDA_TRY(cudaMemset(b->d_img, 0, npix * sizeof(sarbp_c32)));

@@ -3,9 +3,11 @@
 #include "sarbp/form.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *dst);
@@ -47,38 +49,64 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
 }
 
 /* The output image is fresh, lazily mapped memory: its first touch costs a
- * page fault per page (tens of ms for a 4096^2 image), which would land in
- * finish(), after the compute. A thread touches it while the back end
- * computes instead. */
+ * page fault per page (tens of ms for a 4096^2 image, single-threaded),
+ * which would land in finish(), after the compute. Threads touch it while
+ * the back end computes instead, with transparent huge pages asked for
+ * where the system offers them. */
 #define PREFAULT_MIN_BYTES ((size_t)16 << 20)
+#define PREFAULT_THREADS 8
+
+struct prefault_part {
+    unsigned char *p;
+    size_t n;
+};
 
 struct prefault {
-    pthread_t th;
-    int running;
-    void *mem;
+    pthread_t th[PREFAULT_THREADS];
+    struct prefault_part part[PREFAULT_THREADS];
+    int nth;
+    unsigned char *mem;
     size_t n;
 };
 
 static void *prefault_main(void *arg)
 {
-    struct prefault *pf = arg;
-    memset(pf->mem, 0, pf->n);
+    const struct prefault_part *part = arg;
+    memset(part->p, 0, part->n);
     return NULL;
 }
 
 static void prefault_start(struct prefault *pf, void *mem, size_t n)
 {
-    pf->running = 0;
+    pf->nth = 0;
     if (n < PREFAULT_MIN_BYTES) return;
+#ifdef MADV_HUGEPAGE
+    {
+        const uintptr_t huge = (uintptr_t)2 << 20;
+        uintptr_t a = ((uintptr_t)mem + huge - 1) & ~(huge - 1), e = ((uintptr_t)mem + n) & ~(huge - 1);
+        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+    }
+#endif
+    int nth = sarbp_cpu_count() / 2;
+    if (nth < 1) nth = 1;
+    if (nth > PREFAULT_THREADS) nth = PREFAULT_THREADS;
     pf->mem = mem;
     pf->n = n;
-    pf->running = pthread_create(&pf->th, NULL, prefault_main, pf) == 0;
+    for (int k = 0; k < nth; k++) {
+        size_t a = n * k / nth, b = n * (k + 1) / nth;
+        pf->part[k] = (struct prefault_part){pf->mem + a, b - a};
+        if (pthread_create(&pf->th[k], NULL, prefault_main, &pf->part[k])) {
+            memset(pf->mem + a, 0, n - a); /* no thread: do the rest here */
+            break;
+        }
+        pf->nth++;
+    }
 }
 
 static void prefault_join(struct prefault *pf)
 {
-    if (pf->running) pthread_join(pf->th, NULL);
-    pf->running = 0;
+    for (int k = 0; k < pf->nth; k++) pthread_join(pf->th[k], NULL);
+    pf->nth = 0;
 }
 
 static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,

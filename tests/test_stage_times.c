@@ -78,7 +78,7 @@ static void test_options_default(void **state)
     (void)state;
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
-    assert_int_equal(o.raw_fp16, 1);
+    assert_int_equal(o.raw_fp16, 0);
     assert_int_equal(o.precision, SARBP_FP32);
 }
 

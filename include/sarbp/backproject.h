@@ -26,8 +26,10 @@ typedef struct {
     int ppt;                   /* CUDA pixels per thread (1, 2, 4, 8), 0 = default */
     size_t pulse_block;        /* pulses per block, 0 = default */
     size_t gpu_mem;            /* device memory budget in bytes, 0 = most of the free memory */
-    int raw_fp16;              /* CUDA fp16: raw samples travel to the device in FP16
-                                  (1, default) or FP32 (0) */
+    int raw_fp16;              /* CUDA fp16, frequency-domain data: raw samples travel to the
+                                  device as FP16 (1: half the upload, but FP16 quantisation
+                                  spurs of a dominant target cap the dynamic range near
+                                  70 dB) or FP32 (0, default) */
     int verbose;
 } sarbp_bp_options;
 
@@ -98,6 +100,8 @@ typedef struct {
     const char *variant; /* NULL: dispatcher default */
     int tile_x, tile_y, ppt, device;
     int half;            /* FP16 profiles (scaled by their maximum) instead of FP32 */
+    int minb;            /* resident blocks per SM the kernel is compiled for (12, 16;
+                            0 = default, -1 = none; see kernels/bp_kernels.h) */
 } sarbp_cuda_kernel_cfg;
 sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
                                      const sarbp_cuda_kernel_cfg *cfg, int reps,

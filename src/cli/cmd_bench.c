@@ -24,11 +24,12 @@ static void help(void)
 "  --pulses N       pulses (default 512 cpu, 2048 cuda)\n"
 "  --samples K      samples per pulse (default 512; 8x upsampling gives 4096 bins)\n"
 "  --threads LIST   cpu: thread counts to run, e.g. 1,2 (default 1..all cores)\n"
-"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT]] (default: a sweep of\n"
+"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default: a sweep of\n"
 "                   v2, v3, v3a and v4 configurations); names: v1 (FP64, one pixel\n"
 "                   per thread), v2 (tiled, exact formula), v3 (tiled, series; the\n"
 "                   default), v3a (v3 with a float-float phase), v4 (v3 with range\n"
-"                   bins staged in shared memory)\n"
+"                   bins staged in shared memory); MINB 12 or 16 compiles a 64-thread,\n"
+"                   8-pixel kernel for that many resident blocks per SM (-1: none)\n"
 "  --precision LIST cuda: fp32, fp16 or fp32,fp16 (default): profiles in FP32 or\n"
 "                   FP16 (range and phase FP32 in both), side by side\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
@@ -159,7 +160,7 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     return st ? cli_fail_status(cmd, st) : CLI_OK;
 }
 
-/* NAME[:TXxTY[:PPT]] */
+/* NAME[:TXxTY[:PPT[:MINB]]] */
 static int parse_variant(char *tok, sarbp_cuda_kernel_cfg *kc)
 {
     static char vname[8][16];
@@ -181,11 +182,18 @@ static int parse_variant(char *tok, sarbp_cuda_kernel_cfg *kc)
     if (cli_parse_grid(tile, &tx, &ty) || tx > 1024 || ty > 1024) return -1;
     kc->tile_x = (int)tx;
     kc->tile_y = (int)ty;
-    long ppt;
-    if (c2) {
-        if (cli_parse_long(c2 + 1, 1, 8, &ppt)) return -1;
-        kc->ppt = (int)ppt;
+    if (!c2) return 0;
+    char *c3 = strchr(c2 + 1, ':');
+    if (c3) *c3 = '\0';
+    long ppt, minb;
+    int bad = cli_parse_long(c2 + 1, 1, 8, &ppt);
+    if (c3) {
+        *c3 = ':';
+        bad = bad || cli_parse_long(c3 + 1, -1, 64, &minb);
+        if (!bad) kc->minb = (int)minb;
     }
+    if (bad) return -1;
+    kc->ppt = (int)ppt;
     return 0;
 }
 
@@ -212,7 +220,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     }
     /* reference: the FP64 kernel over the full image, checked on a window
      * against the CPU FP64 reference */
-    sarbp_cuda_kernel_cfg rc = {"v1", 0, 0, 0, device, 0};
+    sarbp_cuda_kernel_cfg rc = {"v1", 0, 0, 0, device, 0, 0};
     double ms_ref;
     st = sarbp_cuda_bench_kernel(p32, g, &rc, 1, &ms_ref, ref);
     double ser_v1_cpu = NAN;
@@ -266,9 +274,9 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     fflush(stdout);
     int rc_out = CLI_OK;
     for (char *tok = strtok(variants, ","); tok; tok = strtok(NULL, ",")) {
-        sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0};
+        sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0};
         if (parse_variant(tok, &kc)) {
-            fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT]])\n", tok);
+            fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT[:MINB]]])\n", tok);
             rc_out = CLI_FAIL;
             continue;
         }
