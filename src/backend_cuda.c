@@ -175,7 +175,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
     SARBP_TRY(sarbp_profiles_alloc(p->block, p->nbins, SARBP_FP32, &p->hpr));
-    p->sub = p->block < 32 ? p->block : 32;
+    p->sub = p->block < 16 ? p->block : 16; /* FFT scratch: 16 pulses per slot */
 
     /* memory: two slots, then the image band */
     const size_t raw_e = freq ? (p->raw_half ? 4 : 8) : 8; /* bytes per raw element */
@@ -209,6 +209,10 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
                            budget / 1048576.0, p->block, fixed / 1048576.0);
     p->band_rows = (budget - fixed) / row_b;
     if (p->band_rows > p->grid.ny) p->band_rows = p->grid.ny;
+    /* bands of whole tile rows: every band then has the tiles one piece has,
+     * and forms the same image to rounding */
+    const size_t ty = (size_t)p->cfg.tile_y;
+    if (p->band_rows < p->grid.ny && p->band_rows >= ty) p->band_rows -= p->band_rows % ty;
     p->passes = (p->grid.ny + p->band_rows - 1) / p->band_rows;
     CUDA_TRY(dalloc(&p->d_img, p->band_rows * row_b, &p->times.image_bytes));
     if (p->passes > 1) {
