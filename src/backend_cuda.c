@@ -1,18 +1,25 @@
 /* backend_cuda.c - the CUDA back end: cuFFT range compression and the
  * backprojection kernels of kernels/, with pulse blocks streamed.
  *
- * Two slots of buffers (pinned host staging, raw samples, FFT buffer,
- * lerp-ready profiles, pulse table) alternate between two streams: while
- * block k is backprojected on one stream, block k+1 is read by the caller,
- * copied to the device and range-compressed on the other. Backprojection
- * launches are chained across the streams by events (they accumulate into
- * one image). Device memory is bounded by the block size, not by the number
- * of pulses. An image larger than the device-memory budget is formed in
- * bands of rows, one pass over all pulses per band.
+ * NSLOT slots of buffers (pinned host staging, raw samples, FFT scratch,
+ * lerp-ready profiles, pulse table), each with its own stream, take the
+ * blocks in turn: while block k-1 is backprojected, block k is read by the
+ * caller, copied to the device and range-compressed on its own stream.
+ * Backprojections are chained across the streams by events (they accumulate
+ * into one image) and launched one block behind, so the device always has
+ * the next one queued. The pass's last NSLOT blocks are held and run
+ * together in row chunks; each chunk is copied back as soon as it is final,
+ * while the later chunks compute. Device memory is bounded by the block
+ * size, not by the number of pulses. An image larger than the device-memory
+ * budget is formed in bands of whole tile rows, one pass over all pulses per
+ * band.
  *
  * FREQ data are range-compressed on the GPU (window, zero-pad and fftshift
- * in one pack pass, batched inverse cuFFT). CHIRP data are range-compressed
- * on the CPU (FFTW, FP32) and uploaded as profiles. */
+ * in one pack pass, batched inverse cuFFT over a 16-pulse scratch). CHIRP
+ * data are range-compressed on the CPU (FFTW, FP32) and uploaded as
+ * profiles. With --precision fp16 the profiles are stored as FP16 with a
+ * power-of-two scale per block (bp_kernels.h); raw samples may travel as
+ * FP16 too (raw_fp16). */
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <math.h>
@@ -84,8 +91,11 @@ struct slot {
     sarbp_bp_launch la;      /* the block's backprojection, prepared by execute() */
 };
 
-#define ROW_CHUNKS 8         /* the last two blocks of a pass are backprojected in row
-                                chunks so the image copy back overlaps the rest of them */
+#define NSLOT 3              /* pulse-block buffers: the last NSLOT blocks of a pass are
+                                backprojected together in ROW_CHUNKS row chunks so the
+                                image copy back (about a third of the backprojection time
+                                at 4096^2 x 2048) overlaps them */
+#define ROW_CHUNKS 8
 
 struct cuda_plan {
     const sarbp_phd *meta;
@@ -96,8 +106,9 @@ struct cuda_plan {
     size_t band_rows, passes, pass, band_row0, band_ny;
     sarbp_rc_plan *rc;       /* CPU plan: window tables; CHIRP compression */
     sarbp_profiles *hpr;     /* CPU profiles of one block (geometry; CHIRP data) */
-    struct slot s[2];
-    struct slot *pend;       /* compressed block whose backprojection is not launched yet */
+    struct slot s[NSLOT];
+    struct slot *pend[NSLOT]; /* compressed blocks whose backprojections are not launched */
+    int npend;
     int next, have_prev;
     cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
     cudaEvent_t chunk_ev[ROW_CHUNKS];
@@ -131,7 +142,7 @@ static void cuda_destroy(void *vp)
     struct cuda_plan *p = vp;
     if (!p) return;
     cudaDeviceSynchronize();
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
         cudaFreeHost(s->h_raw);
         cudaFreeHost(s->h_pulses);
@@ -177,7 +188,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     SARBP_TRY(sarbp_profiles_alloc(p->block, p->nbins, SARBP_FP32, &p->hpr));
     p->sub = p->block < 16 ? p->block : 16; /* FFT scratch: 16 pulses per slot */
 
-    /* memory: two slots, then the image band */
+    /* memory: the slots, then the image band */
     const size_t raw_e = freq ? (p->raw_half ? 4 : 8) : 8; /* bytes per raw element */
     const size_t raw_n = freq ? p->K : p->nbins;
     const size_t prof_e = p->half ? 8 : 16;
@@ -196,7 +207,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     }
     size_t per_slot = p->block * (raw_n * raw_e + p->nbins * prof_e + sizeof(sarbp_dpulse)) +
                       (freq ? p->sub * p->nbins * 8 : 0) + 256;
-    size_t fixed = 2 * per_slot + fft_work + m->npulses * 4 + p->K * 8 + ((size_t)32 << 20);
+    size_t fixed = NSLOT * per_slot + fft_work + m->npulses * 4 + p->K * 8 + ((size_t)32 << 20);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     size_t budget = o->gpu_mem ? o->gpu_mem : (size_t)(0.85 * (double)free_b);
@@ -222,7 +233,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
 
     size_t *pb = &p->times.pulse_bytes;
     *pb += fft_work;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
         CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
         for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
@@ -358,11 +369,12 @@ static sarbp_status launch_bp(struct cuda_plan *p, struct slot *t)
     return SARBP_OK;
 }
 
-/* The pass's last block b and the block a before it (NULL if none) in row
- * chunks aligned to the tiles: chunk c of the band is final once both have
+/* The pass's held blocks t[0..n-1] (the last one last) in row chunks
+ * aligned to the tiles: chunk c of the band is final once all of them have
  * run over it, so its copy back (rows_to_host) overlaps the later chunks. */
-static sarbp_status launch_last(struct cuda_plan *p, struct slot *a, struct slot *b)
+static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
 {
+    struct slot *b = t[n - 1];
     cudaStream_t st = b->stream;
     size_t step = (p->band_ny + ROW_CHUNKS - 1) / ROW_CHUNKS;
     step = (step + p->cfg.tile_y - 1) / p->cfg.tile_y * p->cfg.tile_y;
@@ -370,13 +382,12 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot *a, struct slot
     for (size_t c = 0; c <= p->nchunks; c++)
         p->chunk_row[c] = c * step < p->band_ny ? c * step : p->band_ny;
     if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(st, p->prev_bp, 0));
-    if (a) CUDA_TRY(cudaStreamWaitEvent(st, a->ev[2], 0)); /* a's profiles are ready */
+    for (int k = 0; k < n - 1; k++) /* their profiles are ready */
+        CUDA_TRY(cudaStreamWaitEvent(st, t[k]->ev[2], 0));
     CUDA_TRY(cudaEventRecord(b->ev[3], st));
     for (size_t c = 0; c < p->nchunks; c++) {
-        for (int k = 0; k < 2; k++) {
-            struct slot *t = k ? b : a;
-            if (!t) continue;
-            sarbp_bp_launch ac = t->la;
+        for (int k = 0; k < n; k++) {
+            sarbp_bp_launch ac = t[k]->la;
             ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->grid.nx;
             ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
             ac.y0 = sarbp_grid_y(&p->grid, p->band_row0 + p->chunk_row[c]);
@@ -385,14 +396,21 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot *a, struct slot
         CUDA_TRY(cudaEventRecord(p->chunk_ev[c], st));
     }
     CUDA_TRY(cudaEventRecord(p->prev_bp, st));
-    CUDA_TRY(cudaEventRecord(b->ev[4], st));
-    b->pending = 1;
-    if (a) { /* a's time is inside b's interval: count it once */
-        CUDA_TRY(cudaEventRecord(a->ev[3], st));
-        CUDA_TRY(cudaEventRecord(a->ev[4], st));
-        a->pending = 1;
+    for (int k = 0; k < n; k++) {
+        if (k < n - 1) /* their time is inside b's interval: count it once */
+            CUDA_TRY(cudaEventRecord(t[k]->ev[3], st));
+        CUDA_TRY(cudaEventRecord(t[k]->ev[4], st));
+        t[k]->pending = 1;
     }
     p->have_prev = 1;
+    return SARBP_OK;
+}
+
+/* Launches the pending blocks, oldest first. */
+static sarbp_status launch_pending(struct cuda_plan *p)
+{
+    for (int k = 0; k < p->npend; k++) SARBP_TRY(launch_bp(p, p->pend[k]));
+    p->npend = 0;
     return SARBP_OK;
 }
 
@@ -400,10 +418,7 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot *a, struct slot
  * chunk as each is final when the last blocks ran in chunks. */
 static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
 {
-    if (p->pend) {
-        SARBP_TRY(launch_bp(p, p->pend));
-        p->pend = NULL;
-    }
+    SARBP_TRY(launch_pending(p));
     if (p->nchunks) {
         for (size_t c = 0; c < p->nchunks; c++)
             SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
@@ -530,16 +545,16 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     const sarbp_phd *m = p->meta;
     if (np == 0) return SARBP_OK;
     if (np > p->block) return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds %zu", np, p->block);
+    /* Backprojections run one block behind: the previous block's goes to the
+     * device before this one is staged. The pass's last NSLOT blocks are
+     * held and run together in row chunks (launch_last). */
+    const size_t nblocks = (m->npulses + p->block - 1) / p->block, b = p0 / p->block;
     const int last = p0 + np == m->npulses;
-    const int chunked = last && p->band_ny >= 2 * (size_t)p->cfg.tile_y;
+    const int chunkable = p->band_ny >= 2 * (size_t)p->cfg.tile_y;
+    const int held = chunkable && b + NSLOT >= nblocks;
     struct slot *s = &p->s[p->next];
-    p->next ^= 1;
-    /* backprojections run one block behind: the previous block's goes to the
-     * device before this one is staged (the pass's last two run together) */
-    if (p->pend && !chunked) {
-        SARBP_TRY(launch_bp(p, p->pend));
-        p->pend = NULL;
-    }
+    p->next = (p->next + 1) % NSLOT;
+    if (!held) SARBP_TRY(launch_pending(p));
     CUDA_TRY(cudaEventSynchronize(s->ev[4])); /* the slot's buffers are free again */
     SARBP_TRY(count_slot(p, s));
 
@@ -561,13 +576,13 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
         p->grid.dx, p->grid.dy, p->grid.zc, p->half, s->d_bound, 0, 0, 0, 0,
     };
     launch_bounds(&s->la, s->h_pulses, np, &p->grid, p->band_row0, p->band_ny);
-    if (chunked) {
-        SARBP_TRY(launch_last(p, p->pend, s));
-        p->pend = NULL;
+    if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
+    p->pend[p->npend++] = s;
+    if (last && held) {
+        SARBP_TRY(launch_last(p, p->pend, p->npend));
+        p->npend = 0;
     } else if (last) {
-        SARBP_TRY(launch_bp(p, s));
-    } else {
-        p->pend = s;
+        SARBP_TRY(launch_pending(p));
     }
     return SARBP_OK;
 }
@@ -578,7 +593,7 @@ static sarbp_status cuda_finish(void *vp, sarbp_c32 *image)
     double t0 = now_s();
     CUDA_TRY(cudaSetDevice(p->device));
     SARBP_TRY(band_to_host(p, p->passes == 1 ? image : p->h_img));
-    for (int k = 0; k < 2; k++) SARBP_TRY(count_slot(p, &p->s[k]));
+    for (int k = 0; k < NSLOT; k++) SARBP_TRY(count_slot(p, &p->s[k]));
     if (p->passes > 1) memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
     p->times.finish_s += now_s() - t0;
     return SARBP_OK;
