@@ -195,7 +195,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     size_t fft_work = 0;
     if (freq) {
         int dims[1] = {(int)p->nbins};
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < NSLOT; k++) {
             struct slot *s = &p->s[k];
             CUFFT_TRY(cufftCreate(&s->fft));
             s->fft_ok = 1;
