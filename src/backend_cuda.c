@@ -554,7 +554,8 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     const int held = chunkable && b + NSLOT >= nblocks;
     struct slot *s = &p->s[p->next];
     p->next = (p->next + 1) % NSLOT;
-    if (!held) SARBP_TRY(launch_pending(p));
+    /* only held blocks stay pending: at most NSLOT, this one included */
+    if (!held || b + NSLOT == nblocks) SARBP_TRY(launch_pending(p));
     CUDA_TRY(cudaEventSynchronize(s->ev[4])); /* the slot's buffers are free again */
     SARBP_TRY(count_slot(p, s));
 
