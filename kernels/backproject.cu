@@ -270,44 +270,58 @@ __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const 
     }
 }
 
+/* A thread's place in its block's tile: the tile centre (FP64), its pixels'
+ * offsets from it (FP32, small), and zeroed sums. Thread (tx, ty) owns the
+ * PPT pixels (tx, ty + k * blockDim.y). */
+template <int PPT>
+struct tile_thread {
+    int tid, ix, iy0, by;
+    double xc, yc, half_diag;
+    float dx, dy[PPT], dd[PPT], are[PPT], aim[PPT];
+
+    __device__ __forceinline__ explicit tile_thread(const sarbp_bp_launch &a)
+    {
+        const int bx = blockDim.x;
+        by = blockDim.y;
+        const int tile_h = by * PPT;
+        tid = threadIdx.y * bx + threadIdx.x;
+        ix = blockIdx.x * bx + threadIdx.x;
+        iy0 = blockIdx.y * tile_h + threadIdx.y;
+        const double cx = 0.5 * (bx - 1), cy = 0.5 * (tile_h - 1);
+        xc = a.x0 + (blockIdx.x * bx + cx) * a.dx;
+        yc = a.y0 + (blockIdx.y * tile_h + cy) * a.dy;
+        half_diag = 0.5 * sqrt((bx * a.dx) * (bx * a.dx) + (tile_h * a.dy) * (tile_h * a.dy));
+        dx = (float)((threadIdx.x - cx) * a.dx);
+#pragma unroll
+        for (int k = 0; k < PPT; k++) {
+            dy[k] = (float)((threadIdx.y + k * by - cy) * a.dy);
+            dd[k] = dx * dx + dy[k] * dy[k];
+            are[k] = 0.0f;
+            aim[k] = 0.0f;
+        }
+    }
+};
+
 template <int V, int PPT, bool H>
 __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
 {
     __shared__ tile_terms s;
-    const int bx = blockDim.x, by = blockDim.y;
-    const int tile_h = by * PPT;
-    const int tid = threadIdx.y * bx + threadIdx.x;
-    const int ix = blockIdx.x * bx + threadIdx.x;
-    const int iy0 = blockIdx.y * tile_h + threadIdx.y;
-
-    /* tile centre (FP64) and this thread's offsets from it (FP32, small) */
-    const double cx = 0.5 * (bx - 1), cy = 0.5 * (tile_h - 1);
-    const double xc = a.x0 + (blockIdx.x * bx + cx) * a.dx;
-    const double yc = a.y0 + (blockIdx.y * tile_h + cy) * a.dy;
-    const double half_diag = 0.5 * sqrt((bx * a.dx) * (bx * a.dx) + (tile_h * a.dy) * (tile_h * a.dy));
-    const float dx = (float)((threadIdx.x - cx) * a.dx);
-    float dy[PPT], dd[PPT], are[PPT], aim[PPT];
-#pragma unroll
-    for (int k = 0; k < PPT; k++) {
-        dy[k] = (float)((threadIdx.y + k * by - cy) * a.dy);
-        dd[k] = dx * dx + dy[k] * dy[k];
-        are[k] = 0.0f;
-        aim[k] = 0.0f;
-    }
+    tile_thread<PPT> t(a);
 
     const size_t row_bytes = (size_t)a.nbins * (H ? 8 : 16);
     for (int base = 0; base < a.np; base += CHUNK) {
         const int cnt = min(CHUNK, a.np - base);
         __syncthreads();
-        if (tid < cnt) compute_terms(s, tid, a.d_pulses[base + tid], xc, yc, a.z, half_diag, a.nbins);
+        if (t.tid < cnt)
+            compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, a.z, t.half_diag, a.nbins);
         __syncthreads();
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
         if (V != 2 && a.series1)
-            tiled_chunk<V, 1, PPT, H>(s, cnt, prof0, row_bytes, a.nbins, dx, dy, dd, are, aim);
+            tiled_chunk<V, 1, PPT, H>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
         else
-            tiled_chunk<V, 2, PPT, H>(s, cnt, prof0, row_bytes, a.nbins, dx, dy, dd, are, aim);
+            tiled_chunk<V, 2, PPT, H>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
     }
-    add_sums<H, PPT>(a, ix, iy0, by, are, aim);
+    add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
 }
 
 template <int V, int PPT, bool H>
@@ -335,32 +349,15 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
     extern __shared__ __align__(16) unsigned char v4_bins[];
     const int W = 2 * S + 2;
     const int esz = H ? 8 : 16;
-    const int bx = blockDim.x, by = blockDim.y;
-    const int nthreads = bx * by;
-    const int tile_h = by * PPT;
-    const int tid = threadIdx.y * bx + threadIdx.x;
-    const int ix = blockIdx.x * bx + threadIdx.x;
-    const int iy0 = blockIdx.y * tile_h + threadIdx.y;
-
-    const double cx = 0.5 * (bx - 1), cy = 0.5 * (tile_h - 1);
-    const double xc = a.x0 + (blockIdx.x * bx + cx) * a.dx;
-    const double yc = a.y0 + (blockIdx.y * tile_h + cy) * a.dy;
-    const double half_diag = 0.5 * sqrt((bx * a.dx) * (bx * a.dx) + (tile_h * a.dy) * (tile_h * a.dy));
-    const float dx = (float)((threadIdx.x - cx) * a.dx);
-    float dy[PPT], dd[PPT], are[PPT], aim[PPT];
-#pragma unroll
-    for (int k = 0; k < PPT; k++) {
-        dy[k] = (float)((threadIdx.y + k * by - cy) * a.dy);
-        dd[k] = dx * dx + dy[k] * dy[k];
-        are[k] = 0.0f;
-        aim[k] = 0.0f;
-    }
+    const int nthreads = blockDim.x * blockDim.y;
+    tile_thread<PPT> t(a);
+    const int tid = t.tid;
 
     const size_t row_bytes = (size_t)a.nbins * esz;
     for (int base = 0; base < a.np; base += V4_CHUNK) {
         const int cnt = min(V4_CHUNK, a.np - base);
         __syncthreads();
-        if (tid < cnt) compute_terms(s, tid, a.d_pulses[base + tid], xc, yc, a.z, half_diag, a.nbins);
+        if (tid < cnt) compute_terms(s, tid, a.d_pulses[base + tid], t.xc, t.yc, a.z, t.half_diag, a.nbins);
         __syncthreads();
         for (int j = 0; j < cnt; j++) {
             const int2 ti = s.i[j];
@@ -382,15 +379,15 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
         for (int j = 0; j < cnt; j++) {
             const float4 ta = s.a[j], tb = s.b[j];
             const void *row = v4_bins + (size_t)j * W * esz;
-            const float Uxdx = ta.x * dx;
+            const float Uxdx = ta.x * t.dx;
 #pragma unroll
             for (int k = 0; k < PPT; k++)
                 pixel_pulse<3, 2, false, H, true>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
                                                   make_float2(0.f, 0.f), S - MAGIC_I, row, a.nbins,
-                                                  dy[k], dd[k], are[k], aim[k]);
+                                                  t.dy[k], t.dd[k], t.are[k], t.aim[k]);
         }
     }
-    add_sums<H, PPT>(a, ix, iy0, by, are, aim);
+    add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
 }
 
 /* ---- launchers and dispatcher ---------------------------------------------- */

@@ -16,70 +16,12 @@
  * Every measured figure is printed with its bar. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "test_util.h"
 
-static int have_gpu(void) { return sarbp_backend_cuda.available(NULL); }
-
-static const char *variants[] = {"v1", "v2", "v3", "v3a", "v4"};
-#define NVARIANTS (sizeof variants / sizeof *variants)
-
-/* The Gotcha-like scene of test_gpu_backproject.c: 150 clutter points from
- * -30 to 0 dB within +-50 m plus three bright targets. */
-static sarbp_phd *scene(size_t npulses)
-{
-    sarbp_target *clutter;
-    size_t nc = 150;
-    tu_ok(sarbp_targets_clutter(nc, 50, -30, 0, 5, &clutter));
-    sarbp_target *all = malloc((nc + 3) * sizeof *all);
-    assert_non_null(all);
-    memcpy(all, clutter, nc * sizeof *all);
-    const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8}};
-    memcpy(all + nc, bright, sizeof bright);
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = all;
-    sp.ntargets = nc + 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    free(all);
-    free(clutter);
-    return p;
-}
-
-/* Point targets only (NULL: one unit target at the origin). */
-static sarbp_phd *targets(const sarbp_target *t, size_t n, size_t npulses)
-{
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = (sarbp_target *)t;
-    sp.ntargets = n;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    return p;
-}
-
-static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backend *be,
-                         sarbp_precision prec, const sarbp_bp_options *tune)
-{
-    sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
-    sarbp_bp_options o;
-    if (tune) o = *tune;
-    else sarbp_bp_options_default(&o);
-    o.precision = prec;
-    sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, be, &rc, &o, NULL, &img, NULL));
-    return img;
-}
-
 static sarbp_image *ref64(const sarbp_phd *p, const sarbp_grid *g)
 {
-    return form(p, g, &sarbp_backend_cpu, SARBP_FP64, NULL);
+    return tu_form(p, g, &sarbp_backend_cpu, SARBP_FP64, NULL);
 }
 
 static sarbp_bp_options fp16_opts(const char *variant, int raw_fp16)
@@ -95,7 +37,7 @@ static sarbp_bp_options fp16_opts(const char *variant, int raw_fp16)
 static sarbp_image *form16(const sarbp_phd *p, const sarbp_grid *g, const char *variant, int raw_fp16)
 {
     sarbp_bp_options o = fp16_opts(variant, raw_fp16);
-    return form(p, g, &sarbp_backend_cuda, SARBP_FP16, &o);
+    return tu_form(p, g, &sarbp_backend_cuda, SARBP_FP16, &o);
 }
 
 /* Number of pixels that are not finite (inf or NaN). */
@@ -139,23 +81,23 @@ static double mag(const sarbp_image *img, size_t ix, size_t iy)
 
 static void check_sizes(size_t nx, size_t ny, size_t npulses)
 {
-    sarbp_phd *p = scene(npulses);
+    sarbp_phd *p = tu_clutter_scene(npulses);
     sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0};
     sarbp_image *ref = ref64(p, &g);
     /* ppt matters at sizes that leave partial tiles: sweep it there */
     const int sweep_ppt = nx * ny < 4096;
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
             static const int ppts[] = {0, 1, 2, 4, 8};
             const size_t nppt = (v == 0 || !sweep_ppt || !raw) ? 1 : 5;
             for (size_t k = 0; k < nppt; k++) {
-                sarbp_bp_options o = fp16_opts(variants[v], raw);
+                sarbp_bp_options o = fp16_opts(tu_variants[v], raw);
                 o.ppt = ppts[k];
-                sarbp_image *img = form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &o);
+                sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &o);
                 double s = ser(img, ref);
                 print_message("fp16 %-4s raw %s ppt %d (0: default), %zu x %zu, %zu pulses: "
                               "SER %.1f dB (bar 50)\n",
-                              variants[v], raw ? "fp16" : "fp32", ppts[k], nx, ny, npulses, s);
+                              tu_variants[v], raw ? "fp16" : "fp32", ppts[k], nx, ny, npulses, s);
                 assert_int_equal(nonfinite(img), 0);
                 assert_true(s >= 50);
                 sarbp_image_free(img);
@@ -169,7 +111,7 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
 static void test_fp16_sizes(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
+    if (!tu_have_gpu()) skip();
     check_sizes(1, 1, 1);
     check_sizes(17, 33, 255);
     check_sizes(17, 33, 257);
@@ -181,22 +123,19 @@ static void test_fp16_sizes(void **state)
 static void test_fp16_unit_target(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
+    if (!tu_have_gpu()) skip();
     const size_t P = 257;
-    sarbp_phd *p = targets(NULL, 0, P);
+    sarbp_phd *p = tu_targets(NULL, 0, P);
     sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0};
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, variants[v], raw);
-            size_t c = 32 * 65 + 32, best = 0;
-            double bv = -1;
-            for (size_t i = 0; i < 65 * 65; i++) {
-                double m = hypot(img->data[i].re, img->data[i].im);
-                if (m > bv) { bv = m; best = i; }
-            }
+            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
+            size_t c = 32 * 65 + 32;
+            double bv;
+            size_t best = tu_peak_index(img, &bv);
             double rel = bv / (double)P - 1;
             print_message("fp16 %-4s raw %s: peak %.6f at %zu (P = %zu), relative error %+.2e "
-                          "(bar 1e-3)\n", variants[v], raw ? "fp16" : "fp32", bv, best, P, rel);
+                          "(bar 1e-3)\n", tu_variants[v], raw ? "fp16" : "fp32", bv, best, P, rel);
             assert_int_equal(best, c);
             assert_true(fabs(rel) < 1e-3);
             sarbp_image_free(img);
@@ -228,16 +167,16 @@ static sarbp_pt_result *measure(const sarbp_image *img, const char *what)
 static void test_fp16_impulse(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
-    sarbp_phd *p = targets(NULL, 0, 512);
+    if (!tu_have_gpu()) skip();
+    sarbp_phd *p = tu_targets(NULL, 0, 512);
     const sarbp_grid g = {129, 129, 0.15, 0.15, 0, 0, 0};
     sarbp_image *i64 = ref64(p, &g);
     sarbp_pt_result *r64 = measure(i64, "FP64 (CPU)");
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
             char what[64];
-            snprintf(what, sizeof what, "FP16 %s raw %s", variants[v], raw ? "fp16" : "fp32");
+            snprintf(what, sizeof what, "FP16 %s raw %s", tu_variants[v], raw ? "fp16" : "fp32");
             sarbp_pt_result *r = measure(img, what);
             for (int c = 0; c < 2; c++) {
                 double dp = r->cut[c].pslr_db - r64->cut[c].pslr_db;
@@ -288,7 +227,7 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
         {sx, sy, 0, 1}, {30.0, 24.6, 0, 1e-4}, {-27.2, 31.0, 0, 1e-4}, {25.6, -29.4, 0, 1e-4},
     };
     const size_t nt = sizeof t / sizeof *t;
-    sarbp_phd *p = targets(t, nt, 1024);
+    sarbp_phd *p = tu_targets(t, nt, 1024);
     const sarbp_grid g = {401, 401, 0.2, 0.2, 0, 0, 0};
     sarbp_image *i64 = ref64(p, &g);
     size_t px[4], py[4];
@@ -309,13 +248,13 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
                       t[k].x, t[k].y, -rel);
         assert_true(fabs(rel + 80) <= 2); /* the scene is what it claims */
     }
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
             const int check = !raw || assert_raw16;
-            sarbp_image *img = form16(p, &g, variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
             assert_int_equal(nonfinite(img), 0);
             double s = ser(img, i64);
-            print_message("fp16 %-4s raw %s: global SER %.1f dB (bar 50)\n", variants[v],
+            print_message("fp16 %-4s raw %s: global SER %.1f dB (bar 50)\n", tu_variants[v],
                           raw ? "fp16" : "fp32", s);
             assert_true(s >= 50);
             for (size_t k = 1; k < nt; k++) {
@@ -338,7 +277,7 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
 static void test_fp16_dynamic_range(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
+    if (!tu_have_gpu()) skip();
     check_dynamic_range(2.2, -1.4, 1);
     check_dynamic_range(0, 0, 0);
 }
@@ -356,8 +295,8 @@ static void test_fp16_dynamic_range(void **state)
 static void test_fp16_amplitude_scale(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
-    sarbp_phd *p = scene(512);
+    if (!tu_have_gpu()) skip();
+    sarbp_phd *p = tu_clutter_scene(512);
     const sarbp_grid g = {512, 512, 0.2, 0.2, 0.7, -1.1, 0};
     static const double scales[] = {1e6, 1e-6};
     sarbp_phd *ps[2];
@@ -373,21 +312,21 @@ static void test_fp16_amplitude_scale(void **state)
         assert_int_equal(nonfinite(refs[k]), 0);
     }
     sarbp_image *ref = ref64(p, &g);
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
             double s1 = ser(img, ref);
-            print_message("fp16 %-4s raw %s: scale 1: SER %.1f dB (bar 50)\n", variants[v],
+            print_message("fp16 %-4s raw %s: scale 1: SER %.1f dB (bar 50)\n", tu_variants[v],
                           raw ? "fp16" : "fp32", s1);
             assert_true(s1 >= 50);
             sarbp_image_free(img);
             for (size_t k = 0; k < 2; k++) {
-                img = form16(ps[k], &g, variants[v], raw);
+                img = form16(ps[k], &g, tu_variants[v], raw);
                 size_t bad = nonfinite(img);
                 double s = bad ? -INFINITY : ser(img, refs[k]);
                 print_message("fp16 %-4s raw %s: scale %g: %zu non-finite pixels, SER %.1f dB "
                               "(bar 50), %+.2f dB from scale 1 (bar %.0f)\n",
-                              variants[v], raw ? "fp16" : "fp32", scales[k], bad, s, s - s1,
+                              tu_variants[v], raw ? "fp16" : "fp32", scales[k], bad, s, s - s1,
                               SCALE_SER_SLACK);
                 assert_int_equal(bad, 0);
                 assert_true(s >= 50);
@@ -406,37 +345,6 @@ static void test_fp16_amplitude_scale(void **state)
 
 /* ---- streaming and banding ------------------------------------------------- */
 
-/* As in test_gpu_backproject.c: the smallest device-memory budget the plan
- * accepts (bisection on create(), to 64 KiB) plus about a quarter of the
- * image's rows, so the image is formed in several bands. *passes: the
- * number of bands. */
-static size_t banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
-                             size_t *passes)
-{
-    sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
-    sarbp_bp_options t = *o;
-    size_t lo = 0, hi = (size_t)4 << 30; /* lo is refused, hi accepted */
-    void *plan = NULL;
-    t.gpu_mem = hi;
-    tu_ok(sarbp_backend_cuda.create(p, g, &rc, &t, &plan));
-    sarbp_backend_cuda.destroy(plan);
-    while (hi - lo > ((size_t)64 << 10)) {
-        t.gpu_mem = lo + (hi - lo) / 2;
-        plan = NULL;
-        sarbp_status s = sarbp_backend_cuda.create(p, g, &rc, &t, &plan);
-        sarbp_backend_cuda.destroy(plan);
-        if (s == SARBP_OK) hi = t.gpu_mem;
-        else if (s == SARBP_ERR_NOMEM) lo = t.gpu_mem;
-        else fail_msg("create with gpu_mem %zu: %s (%s)", t.gpu_mem, sarbp_strerror(s), sarbp_error_detail());
-    }
-    t.gpu_mem = hi + g->ny / 4 * g->nx * sizeof(sarbp_c32);
-    tu_ok(sarbp_backend_cuda.create(p, g, &rc, &t, &plan));
-    *passes = sarbp_backend_cuda.passes(plan);
-    sarbp_backend_cuda.destroy(plan);
-    return t.gpu_mem;
-}
-
 /* One block of 600 pulses, ten blocks of 64 (the last partial), and ten
  * blocks of 64 over several bands of rows. Blocks of different pulses get
  * different scales, but a power of two only shifts the FP16 exponent: the
@@ -448,8 +356,8 @@ static size_t banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarb
 static void test_fp16_streaming_and_banding(void **state)
 {
     (void)state;
-    if (!have_gpu()) skip();
-    sarbp_phd *p = scene(600);
+    if (!tu_have_gpu()) skip();
+    sarbp_phd *p = tu_clutter_scene(600);
     const sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0};
     sarbp_image *ref = ref64(p, &g);
     /* the budget depends on the block and the raw format, not the variant */
@@ -457,24 +365,24 @@ static void test_fp16_streaming_and_banding(void **state)
     for (int raw = 0; raw < 2; raw++) {
         sarbp_bp_options o = fp16_opts(NULL, raw);
         o.pulse_block = 64;
-        budget[raw] = banding_budget(p, &g, &o, &passes[raw]);
+        budget[raw] = tu_banding_budget(p, &g, &o, &passes[raw]);
     }
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_bp_options one = fp16_opts(variants[v], raw);
+            sarbp_bp_options one = fp16_opts(tu_variants[v], raw);
             one.pulse_block = 600;
-            sarbp_image *a = form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &one);
+            sarbp_image *a = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &one);
             sarbp_bp_options streamed = one;
             streamed.pulse_block = 64;
-            sarbp_image *b = form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &streamed);
+            sarbp_image *b = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &streamed);
             sarbp_bp_options banded = streamed;
             banded.gpu_mem = budget[raw];
-            sarbp_image *c = form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &banded);
+            sarbp_image *c = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &banded);
             double s_a = ser(a, ref), s_ab = ser(b, a), s_bc = ser(c, b), s_ac = ser(c, a);
             print_message("fp16 %-4s raw %s: one block vs FP64 %.1f dB (bar 50); streamed vs one "
                           "block %.1f dB; banded (%zu bands, gpu_mem %.2f MiB) vs streamed %.1f dB, "
                           "vs one block %.1f dB (bar 100)\n",
-                          variants[v], raw ? "fp16" : "fp32", s_a, s_ab, passes[raw],
+                          tu_variants[v], raw ? "fp16" : "fp32", s_a, s_ab, passes[raw],
                           banded.gpu_mem / 1048576.0, s_bc, s_ac);
             assert_int_equal(nonfinite(a) + nonfinite(b) + nonfinite(c), 0);
             assert_true(passes[raw] >= 2);
@@ -496,18 +404,18 @@ static void test_fp16_streaming_and_banding(void **state)
 static void test_fp16_gotcha(void **state)
 {
     (void)state;
-    if (!have_gpu() || !tu_have_gotcha()) skip();
+    if (!tu_have_gpu() || !tu_have_gotcha()) skip();
     const char *in[] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
     const sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0};
     sarbp_image *ref = ref64(p, &g);
-    for (size_t v = 0; v < NVARIANTS; v++) {
+    for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
             double s = ser(img, ref);
             print_message("Gotcha (%zu pulses) fp16 %-4s raw %s: SER %.1f dB (bar 50)\n", p->npulses,
-                          variants[v], raw ? "fp16" : "fp32", s);
+                          tu_variants[v], raw ? "fp16" : "fp32", s);
             assert_int_equal(nonfinite(img), 0);
             assert_true(s >= 50);
             sarbp_image_free(img);

@@ -111,3 +111,94 @@ double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n)
     if (e == 0) return INFINITY;
     return 10 * log10(s / e);
 }
+
+int tu_have_gpu(void) { return sarbp_backend_cuda.available(NULL); }
+
+const char *const tu_variants[TU_NVARIANTS] = {"v1", "v2", "v3", "v3a", "v4"};
+
+sarbp_phd *tu_clutter_scene(size_t npulses)
+{
+    sarbp_target *clutter;
+    size_t nc = 150;
+    tu_ok(sarbp_targets_clutter(nc, 50, -30, 0, 5, &clutter));
+    sarbp_target *all = malloc((nc + 3) * sizeof *all);
+    assert_non_null(all);
+    memcpy(all, clutter, nc * sizeof *all);
+    const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8}};
+    memcpy(all + nc, bright, sizeof bright);
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
+    sp.npulses = npulses;
+    sp.targets = all;
+    sp.ntargets = nc + 3;
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    free(all);
+    free(clutter);
+    return p;
+}
+
+sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses)
+{
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
+    sp.npulses = npulses;
+    sp.targets = (sarbp_target *)t;
+    sp.ntargets = n;
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    return p;
+}
+
+sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backend *be,
+                     sarbp_precision prec, const sarbp_bp_options *tune)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    if (tune) o = *tune;
+    else sarbp_bp_options_default(&o);
+    o.precision = prec;
+    sarbp_image *img;
+    tu_ok(sarbp_form_phd(p, g, be, &rc, &o, NULL, &img, NULL));
+    return img;
+}
+
+size_t tu_peak_index(const sarbp_image *img, double *peak)
+{
+    size_t best = 0, n = img->grid.nx * img->grid.ny;
+    double bv = -1;
+    for (size_t i = 0; i < n; i++) {
+        double m = hypot(img->data[i].re, img->data[i].im);
+        if (m > bv) { bv = m; best = i; }
+    }
+    *peak = bv;
+    return best;
+}
+
+size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
+                         size_t *passes)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options t = *o;
+    size_t lo = 0, hi = (size_t)4 << 30; /* lo is refused, hi accepted */
+    void *plan = NULL;
+    t.gpu_mem = hi;
+    tu_ok(sarbp_backend_cuda.create(p, g, &rc, &t, &plan));
+    sarbp_backend_cuda.destroy(plan);
+    while (hi - lo > ((size_t)64 << 10)) {
+        t.gpu_mem = lo + (hi - lo) / 2;
+        plan = NULL;
+        sarbp_status s = sarbp_backend_cuda.create(p, g, &rc, &t, &plan);
+        sarbp_backend_cuda.destroy(plan);
+        if (s == SARBP_OK) hi = t.gpu_mem;
+        else if (s == SARBP_ERR_NOMEM) lo = t.gpu_mem;
+        else fail_msg("create with gpu_mem %zu: %s (%s)", t.gpu_mem, sarbp_strerror(s), sarbp_error_detail());
+    }
+    t.gpu_mem = hi + g->ny / 4 * g->nx * sizeof(sarbp_c32);
+    tu_ok(sarbp_backend_cuda.create(p, g, &rc, &t, &plan));
+    *passes = sarbp_backend_cuda.passes(plan);
+    sarbp_backend_cuda.destroy(plan);
+    return t.gpu_mem;
+}

@@ -50,4 +50,39 @@ double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n);
                      sarbp_error_detail());                                      \
     } while (0)
 
+/* ---- the CUDA back end (test_gpu_*.c) ------------------------------------ */
+
+/* Whether a CUDA device is usable (tests skip() when it is not). */
+int tu_have_gpu(void);
+
+/* The CUDA kernel variants, in order: v1, v2, v3, v3a, v4. */
+#define TU_NVARIANTS 5
+extern const char *const tu_variants[TU_NVARIANTS];
+
+/* The Gotcha-like simulated scene (circular, frequency domain): 150 clutter
+ * points from -30 to 0 dB within +-50 m plus three bright targets. */
+sarbp_phd *tu_clutter_scene(size_t npulses);
+
+/* Point targets only, circular, frequency domain (t NULL, n 0: one unit
+ * target at the origin). */
+sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses);
+
+/* Forms g from p on be at precision prec with default range compression and
+ * tune's options (NULL: the defaults); fails the test on an error. */
+sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backend *be,
+                     sarbp_precision prec, const sarbp_bp_options *tune);
+
+/* Index of img's largest-magnitude pixel (the first such), its magnitude in
+ * *peak. */
+size_t tu_peak_index(const sarbp_image *img, double *peak);
+
+/* A device-memory budget that makes the CUDA back end form g in bands of
+ * rows: the smallest budget its plan accepts with options o (bisection on
+ * create(), to 64 KiB) plus about a quarter of the image's rows. A fixed
+ * figure would not do: a 700 x 650 image is 3.6 MB, far below the pulse
+ * buffers' share, so a budget like 200 MB leaves it in one band. *passes:
+ * the resulting number of bands. */
+size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
+                         size_t *passes);
+
 #endif
