@@ -9,18 +9,6 @@
 
 #include "test_util.h"
 
-static sarbp_phd *simulate(size_t npulses, const sarbp_target *t, size_t nt)
-{
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = (sarbp_target *)t;
-    sp.ntargets = nt;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    return p;
-}
-
 static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, sarbp_precision prec,
                          int threads)
 {
@@ -57,7 +45,7 @@ static void test_unit_target_peak(void **state)
     (void)state;
     const size_t P = 128;
     sarbp_target t = {0, 0, 0, 1};
-    sarbp_phd *p = simulate(P, &t, 1);
+    sarbp_phd *p = tu_targets(&t, 1, P);
     sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0};
     sarbp_image *img = form(p, &g, SARBP_FP64, 0);
     size_t best = argmax(img);
@@ -83,7 +71,7 @@ static void test_coherent_gain(void **state)
     (void)state;
     const size_t P = 96;
     sarbp_target t = {0, 0, 0, 1};
-    sarbp_phd *p = simulate(P, &t, 1);
+    sarbp_phd *p = tu_targets(&t, 1, P);
     sarbp_grid g = {33, 33, 0.2, 0.2, 0, 0, 0};
     for (int windowed = 0; windowed < 2; windowed++) {
         sarbp_rc_params rc;
@@ -124,7 +112,7 @@ static void test_targets_off_origin(void **state)
     const sarbp_target ts[] = {{3.13, -2.71, 0, 1}, {-7.4, 5.05, 0, 1}, {11.02, 9.9, 0, 1}};
     sarbp_grid g = {301, 301, 0.1, 0.1, 0, 0, 0};
     for (size_t k = 0; k < 3; k++) {
-        sarbp_phd *p = simulate(256, &ts[k], 1);
+        sarbp_phd *p = tu_targets(&ts[k], 1, 256);
         sarbp_image *img = form(p, &g, SARBP_FP64, 0);
         size_t best = argmax(img), ix = best % g.nx, iy = best / g.nx;
         assert_true(ix > 0 && iy > 0 && ix + 1 < g.nx && iy + 1 < g.ny);
@@ -151,7 +139,7 @@ static sarbp_phd *scene(size_t npulses)
     const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8},
                                    {40.1, -44.4, 0, 3}, {-12, -30, 1.5, 6}};
     memcpy(all + nc, bright, sizeof bright);
-    sarbp_phd *p = simulate(npulses, all, nc + 5);
+    sarbp_phd *p = tu_targets(all, nc + 5, npulses);
     free(all);
     free(clutter);
     return p;
@@ -258,7 +246,7 @@ static void test_bad_grid(void **state)
 {
     (void)state;
     sarbp_target t = {0, 0, 0, 1};
-    sarbp_phd *p = simulate(4, &t, 1);
+    sarbp_phd *p = tu_targets(&t, 1, 4);
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;
