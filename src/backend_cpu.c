@@ -3,9 +3,9 @@
  * It times its own stages (wall clock) for stage_times(). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sarbp/backproject.h"
+#include "sarbp/progress.h"
 
 #define CPU_DEFAULT_BLOCK 128
 
@@ -19,13 +19,6 @@ struct cpu_plan {
     sarbp_c32 *acc32; /* FP32 */
     sarbp_stage_times times; /* setup, rc, bp, finish; memory; transfer stays 0 */
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cpu_available(const sarbp_bp_options *o)
 {
@@ -48,7 +41,7 @@ static sarbp_status cpu_create(const sarbp_phd *meta, const sarbp_grid *grid,
                                const sarbp_rc_params *rc, const sarbp_bp_options *o, void **out)
 {
     *out = NULL;
-    const double t0 = now_s();
+    const double t0 = sarbp_now_s();
     if (o->precision == SARBP_FP16)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
                            "precision fp16 needs the cuda back end (the cpu back end does fp64 and fp32)");
@@ -78,7 +71,7 @@ static sarbp_status cpu_create(const sarbp_phd *meta, const sarbp_grid *grid,
     const size_t elem = o->precision == SARBP_FP64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32);
     p->times.pulse_bytes = p->pr->capacity * (p->pr->nbins * elem + 7 * sizeof(double));
     p->times.image_bytes = npix * (p->acc64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32));
-    p->times.setup_s = now_s() - t0;
+    p->times.setup_s = sarbp_now_s() - t0;
     *out = p;
     return SARBP_OK;
 }
@@ -106,21 +99,21 @@ static sarbp_status cpu_execute(void *vp, size_t p0, size_t np, const sarbp_c32 
     if (np > p->block)
         return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds the plan's %zu", np,
                            p->block);
-    const double t0 = now_s();
+    const double t0 = sarbp_now_s();
     sarbp_status st = sarbp_rc_execute(p->rc, p0, np, samples, p->pr);
-    const double t1 = now_s();
+    const double t1 = sarbp_now_s();
     p->times.rc_s += t1 - t0;
     if (st) return st;
     if (p->o.precision == SARBP_FP64) st = sarbp_bp_cpu_fp64(p->pr, &p->grid, p->acc64);
     else st = sarbp_bp_cpu_fp32(p->pr, &p->grid, p->o.threads, p->acc32);
-    p->times.bp_s += now_s() - t1;
+    p->times.bp_s += sarbp_now_s() - t1;
     return st;
 }
 
 static sarbp_status cpu_finish(void *vp, sarbp_c32 *image)
 {
     struct cpu_plan *p = vp;
-    const double t0 = now_s();
+    const double t0 = sarbp_now_s();
     size_t npix = p->grid.nx * p->grid.ny;
     if (p->acc32) {
         memcpy(image, p->acc32, npix * sizeof(sarbp_c32));
@@ -130,7 +123,7 @@ static sarbp_status cpu_finish(void *vp, sarbp_c32 *image)
             image[i].im = (float)p->acc64[i].im;
         }
     }
-    p->times.finish_s += now_s() - t0;
+    p->times.finish_s += sarbp_now_s() - t0;
     return SARBP_OK;
 }
 
@@ -148,7 +141,6 @@ void sarbp_bp_options_default(sarbp_bp_options *o)
 {
     memset(o, 0, sizeof *o);
     o->precision = SARBP_FP32;
-    o->raw_fp16 = 0;
 }
 
 const sarbp_backend *sarbp_backend_find(const char *name)

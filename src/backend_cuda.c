@@ -26,11 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bp_kernels.h"
 #include "half.h"
 #include "sarbp/backproject.h"
+#include "sarbp/progress.h"
 
 #define CUDA_DEFAULT_BLOCK 256
 
@@ -130,13 +130,6 @@ static int cuda_available(const sarbp_bp_options *o)
     return n > 0 && (!o || o->device < n);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static void cuda_destroy(void *vp)
 {
     struct cuda_plan *p = vp;
@@ -185,7 +178,9 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     p->nbins = sarbp_rc_plan_nbins(p->rc);
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
-    SARBP_TRY(sarbp_profiles_alloc(p->block, p->nbins, SARBP_FP32, &p->hpr));
+    /* host profiles: CHIRP data are compressed into them; FREQ blocks only
+     * use their per-pulse geometry (one bin of samples) */
+    SARBP_TRY(sarbp_profiles_alloc(p->block, freq ? 1 : p->nbins, SARBP_FP32, &p->hpr));
     p->sub = p->block < 16 ? p->block : 16; /* FFT scratch: 16 pulses per slot */
 
     /* memory: the slots, then the image band */
@@ -283,7 +278,7 @@ static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
                                 const sarbp_rc_params *rc, const sarbp_bp_options *o, void **out)
 {
     *out = NULL;
-    double t0 = now_s();
+    double t0 = sarbp_now_s();
     if (o->precision == SARBP_FP64)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
                            "the cuda back end does fp32 and fp16; fp64 is the cpu reference");
@@ -323,7 +318,7 @@ static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
         cuda_destroy(p);
         return st;
     }
-    p->times.setup_s = now_s() - t0;
+    p->times.setup_s = sarbp_now_s() - t0;
     *out = p;
     return SARBP_OK;
 }
@@ -335,11 +330,13 @@ static size_t cuda_passes(const void *vp) { return ((const struct cuda_plan *)vp
 static sarbp_status count_slot(struct cuda_plan *p, struct slot *s)
 {
     if (!s->pending) return SARBP_OK;
-    float t[4];
-    for (int k = 0; k < 4; k++) CUDA_TRY(cudaEventElapsedTime(&t[k], s->ev[k], s->ev[k + 1]));
-    p->times.transfer_s += 1e-3 * t[0];
-    p->times.rc_s += 1e-3 * t[1];
-    p->times.bp_s += 1e-3 * t[3];
+    float up, rc, bp; /* ev[2] -> ev[3] is the wait for the previous backprojection */
+    CUDA_TRY(cudaEventElapsedTime(&up, s->ev[0], s->ev[1]));
+    CUDA_TRY(cudaEventElapsedTime(&rc, s->ev[1], s->ev[2]));
+    CUDA_TRY(cudaEventElapsedTime(&bp, s->ev[3], s->ev[4]));
+    p->times.transfer_s += 1e-3 * up;
+    p->times.rc_s += 1e-3 * rc;
+    p->times.bp_s += 1e-3 * bp;
     s->pending = 0;
     return SARBP_OK;
 }
@@ -591,12 +588,12 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
 static sarbp_status cuda_finish(void *vp, sarbp_c32 *image)
 {
     struct cuda_plan *p = vp;
-    double t0 = now_s();
+    double t0 = sarbp_now_s();
     CUDA_TRY(cudaSetDevice(p->device));
     SARBP_TRY(band_to_host(p, p->passes == 1 ? image : p->h_img));
     for (int k = 0; k < NSLOT; k++) SARBP_TRY(count_slot(p, &p->s[k]));
     if (p->passes > 1) memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
-    p->times.finish_s += now_s() - t0;
+    p->times.finish_s += sarbp_now_s() - t0;
     return SARBP_OK;
 }
 

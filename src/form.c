@@ -8,16 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *dst);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_rc_params *rc,
                          const sarbp_bp_options *o, const sarbp_phd *meta)
@@ -115,15 +107,15 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
                               sarbp_image **out, sarbp_form_stats *stats)
 {
     *out = NULL;
-    double t_start = now_s(), t_read = 0;
+    double t_start = sarbp_now_s(), t_read = 0;
     SARBP_TRY(sarbp_grid_validate(g));
     SARBP_TRY(sarbp_phd_validate(meta));
     void *plan = NULL;
     sarbp_image *img = NULL;
     sarbp_c32 *buf = NULL;
-    double t_setup = now_s();
+    double t_setup = sarbp_now_s();
     sarbp_status st = be->create(meta, g, rc, o, &plan);
-    t_setup = now_s() - t_setup;
+    t_setup = sarbp_now_s() - t_setup;
     size_t block = st ? 0 : be->block_pulses(plan);
     if (!st && block == 0) st = sarbp_error(SARBP_ERR_INTERNAL, "back end wants blocks of 0 pulses");
     if (!st) {
@@ -138,17 +130,17 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
         st = be->begin_pass(plan, k);
         for (size_t p0 = 0; !st && p0 < meta->npulses; p0 += block) {
             size_t np = meta->npulses - p0 < block ? meta->npulses - p0 : block;
-            double t0 = now_s();
+            double t0 = sarbp_now_s();
             st = rd(src, p0, np, buf);
-            t_read += now_s() - t0;
+            t_read += sarbp_now_s() - t0;
             if (!st) st = be->execute(plan, p0, np, buf);
             sarbp_progress_update(progress, k * meta->npulses + p0 + np, passes * meta->npulses);
         }
     }
     prefault_join(&pf);
-    double t_finish = now_s();
+    double t_finish = sarbp_now_s();
     if (!st) st = be->finish(plan, img->data);
-    t_finish = now_s() - t_finish;
+    t_finish = sarbp_now_s() - t_finish;
     sarbp_stage_times stages = {0};
     if (!st && be->stage_times) be->stage_times(plan, &stages);
     if (stages.setup_s <= 0) stages.setup_s = t_setup;
@@ -160,7 +152,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
         return st;
     }
     record_attrs(img, be, rc, o, meta);
-    double t_end = now_s();
+    double t_end = sarbp_now_s();
     if (stats) {
         stats->read_s = t_read;
         stats->total_s = t_end - t_start;

@@ -40,6 +40,27 @@ sarbp_status sarbp_tmp_commit(const char *tmp, const char *path)
     return SARBP_OK;
 }
 
+/* Flushes and closes f, the temporary tmp written so far with success ok
+ * (errno then says why not), and renames it to path; on any failure tmp is
+ * removed and the first error reported. */
+static sarbp_status close_and_commit(FILE *f, int ok, const char *tmp, const char *path)
+{
+    int e = errno;
+    if (fflush(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
+        remove(tmp);
+        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    return sarbp_tmp_commit(tmp, path);
+}
+
 static sarbp_status check_image(const sarbp_image *img, const char *path)
 {
     if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
@@ -240,20 +261,7 @@ sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
             ok = fwrite(buf, sizeof *buf, m, f) == m;
         }
     }
-    int e = errno;
-    if (fflush(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        remove(tmp);
-        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    return sarbp_tmp_commit(tmp, path);
+    return close_and_commit(f, ok, tmp, path);
 }
 
 /* ---- PNG ------------------------------------------------------------------ */
@@ -310,17 +318,7 @@ sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
 
-    int ok = fflush(f) == 0;
-    int e = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        remove(tmp);
-        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    return sarbp_tmp_commit(tmp, path);
+    return close_and_commit(f, 1, tmp, path);
 }
 
 sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range)

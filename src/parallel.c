@@ -1,12 +1,21 @@
-/* parallel.c - a minimal pthreads parallel-for. */
+/* parallel.c - a minimal pthreads parallel-for, the core count and the clock. */
 #include "parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sarbp/backproject.h"
+#include "sarbp/progress.h"
+
+double sarbp_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int sarbp_cpu_count(void)
 {

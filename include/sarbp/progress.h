@@ -17,6 +17,9 @@ typedef struct sarbp_progress_s {
     void *user;
 } sarbp_progress;
 
+/* Monotonic wall-clock seconds (arbitrary origin), for timing runs and rates. */
+double sarbp_now_s(void);
+
 static inline void sarbp_progress_update(sarbp_progress *p, size_t done, size_t total)
 {
     if (p && p->update) p->update(p, done, total);

@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -172,17 +171,10 @@ struct cli_progress {
     int printed;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static void progress_update(sarbp_progress *base, size_t done, size_t total)
 {
     struct cli_progress *p = (struct cli_progress *)base;
-    double t = now_s();
+    double t = sarbp_now_s();
     if (done < total && t - p->t_last < 0.25) return;
     p->t_last = t;
     double el = t - p->t_start;
@@ -201,7 +193,7 @@ sarbp_progress *cli_progress_start(const char *label, double pairs_per_unit)
     p->base.update = progress_update;
     p->label = label;
     p->pairs_per_unit = pairs_per_unit;
-    p->t_start = p->t_last = now_s();
+    p->t_start = p->t_last = sarbp_now_s();
     p->t_last -= 1; /* print the first update */
     return &p->base;
 }

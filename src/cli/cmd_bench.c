@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 
@@ -45,13 +44,6 @@ static void help(void)
 "streamed: total time split into setup, read, transfer, range compression,\n"
 "backprojection (device times) and finish, and the device memory of pulse data\n"
 "and image, for fp32 and for fp16 with raw samples uploaded as FP16 and as FP32.\n");
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
 static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
@@ -124,15 +116,15 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     }
     for (int k = 0; !st && k < nthreads; k++) {
         memset(img32, 0, npix * sizeof *img32);
-        double t0 = now_s();
+        double t0 = sarbp_now_s();
         st = sarbp_bp_cpu_fp32(p32, g, threads[k], img32);
-        double t32 = now_s() - t0;
+        double t32 = sarbp_now_s() - t0;
         size_t np_full = p64->npulses;
         p64->npulses = np_full / 4 ? np_full / 4 : 1;
         memset(img64, 0, npix * sizeof *img64);
-        t0 = now_s();
+        t0 = sarbp_now_s();
         if (!st) st = sarbp_bp_cpu_fp64(p64, g, img64);
-        double t64 = now_s() - t0;
+        double t64 = sarbp_now_s() - t0;
         double r64 = (double)npix * p64->npulses / t64 / 1e6;
         p64->npulses = np_full;
         double ser = NAN;
@@ -160,15 +152,12 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     return st ? cli_fail_status(cmd, st) : CLI_OK;
 }
 
-/* NAME[:TXxTY[:PPT[:MINB]]] */
-static int parse_variant(char *tok, sarbp_cuda_kernel_cfg *kc)
+/* NAME[:TXxTY[:PPT[:MINB]]]; the name is copied to name[16], which kc points to */
+static int parse_variant(char *tok, char name[16], sarbp_cuda_kernel_cfg *kc)
 {
-    static char vname[8][16];
-    static int slot;
-    char *name = vname[slot++ % 8];
     char *c1 = strchr(tok, ':');
     size_t len = c1 ? (size_t)(c1 - tok) : strlen(tok);
-    if (len == 0 || len >= sizeof vname[0]) return -1;
+    if (len == 0 || len >= 16) return -1;
     memcpy(name, tok, len);
     name[len] = '\0';
     kc->variant = name;
@@ -275,7 +264,8 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     int rc_out = CLI_OK;
     for (char *tok = strtok(variants, ","); tok; tok = strtok(NULL, ",")) {
         sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0};
-        if (parse_variant(tok, &kc)) {
+        char vname[16];
+        if (parse_variant(tok, vname, &kc)) {
             fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT[:MINB]]])\n", tok);
             rc_out = CLI_FAIL;
             continue;
