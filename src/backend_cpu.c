@@ -1,6 +1,8 @@
 /* backend_cpu.c - the CPU back end: FFTW range compression, then the FP64
- * reference or the tiled FP32 backprojector, accumulating block by block.
- * It times its own stages (wall clock) for stage_times(). */
+ * reference or the tiled FP32 backprojector, accumulating block by block;
+ * or, for precision "exact", each pulse's spectrum summed directly onto the
+ * pixels (bp_exact.c). It times its own stages (wall clock) for
+ * stage_times(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +16,12 @@ struct cpu_plan {
     sarbp_bp_options o;
     sarbp_rc_plan *rc;
     sarbp_profiles *pr;
-    size_t block;
-    sarbp_c64 *acc64; /* FP64 */
+    size_t block, K;
+    const sarbp_phd *meta;
+    sarbp_c64 *acc64; /* FP64, exact */
+    sarbp_c64 *spec;  /* exact: the block's spectra [block][nk] */
+    double *fa, *fd;  /* exact: [block] */
+    size_t nk;
     sarbp_c32 *acc32; /* FP32 */
     sarbp_stage_times times; /* setup, rc, bp, finish; memory; transfer stays 0 */
 };
@@ -34,6 +40,9 @@ static void cpu_destroy(void *vp)
     sarbp_profiles_free(p->pr);
     free(p->acc64);
     free(p->acc32);
+    free(p->spec);
+    free(p->fa);
+    free(p->fd);
     free(p);
 }
 
@@ -50,13 +59,24 @@ static sarbp_status cpu_create(const sarbp_phd *meta, const sarbp_grid *grid,
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->grid = *grid;
     p->o = *o;
+    p->meta = meta;
+    p->K = meta->nsamples;
     p->block = o->pulse_block ? o->pulse_block : CPU_DEFAULT_BLOCK;
     if (p->block > meta->npulses) p->block = meta->npulses;
+    const int exact = o->precision == SARBP_EXACT;
     sarbp_status st = sarbp_rc_plan_create(meta, rc, o->precision, p->block, &p->rc);
-    if (!st) st = sarbp_profiles_alloc(p->block, sarbp_rc_plan_nbins(p->rc), o->precision, &p->pr);
+    if (!st && !exact)
+        st = sarbp_profiles_alloc(p->block, sarbp_rc_plan_nbins(p->rc), o->precision, &p->pr);
+    if (!st && exact) {
+        p->nk = sarbp_rc_exact_size(p->rc);
+        p->spec = malloc(p->block * p->nk * sizeof(sarbp_c64));
+        p->fa = malloc(p->block * sizeof(double));
+        p->fd = malloc(p->block * sizeof(double));
+        if (!p->spec || !p->fa || !p->fd) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
     size_t npix = grid->nx * grid->ny;
     if (!st) {
-        if (o->precision == SARBP_FP64) p->acc64 = calloc(npix, sizeof(sarbp_c64));
+        if (o->precision == SARBP_FP64 || exact) p->acc64 = calloc(npix, sizeof(sarbp_c64));
         else p->acc32 = calloc(npix, sizeof(sarbp_c32));
         if (!p->acc64 && !p->acc32)
             st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu image", grid->nx,
@@ -69,7 +89,8 @@ static sarbp_status cpu_create(const sarbp_phd *meta, const sarbp_grid *grid,
     /* pulse data: one block of profiles and its per-pulse geometry (the
      * range compressor's FFT work buffers are its own and not counted) */
     const size_t elem = o->precision == SARBP_FP64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32);
-    p->times.pulse_bytes = p->pr->capacity * (p->pr->nbins * elem + 7 * sizeof(double));
+    p->times.pulse_bytes = exact ? p->block * (p->nk * sizeof(sarbp_c64) + 2 * sizeof(double))
+                                 : p->pr->capacity * (p->pr->nbins * elem + 7 * sizeof(double));
     p->times.image_bytes = npix * (p->acc64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32));
     p->times.setup_s = sarbp_now_s() - t0;
     *out = p;
@@ -100,6 +121,17 @@ static sarbp_status cpu_execute(void *vp, size_t p0, size_t np, const sarbp_c32 
         return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds the plan's %zu", np,
                            p->block);
     const double t0 = sarbp_now_s();
+    if (p->spec) { /* the exact image: spectra, then direct summation */
+        for (size_t j = 0; j < np; j++)
+            SARBP_TRY(sarbp_rc_exact_spectrum(p->rc, p0 + j, samples + j * p->K, p->spec + j * p->nk,
+                                              p->fa + j, p->fd + j));
+        const double t1 = sarbp_now_s();
+        p->times.rc_s += t1 - t0;
+        sarbp_status st = sarbp_bp_exact(np, p->nk, p->spec, p->fa, p->fd, p->meta->pos + 3 * p0,
+                                         p->meta->r0 + p0, &p->grid, p->o.threads, p->acc64);
+        p->times.bp_s += sarbp_now_s() - t1;
+        return st;
+    }
     sarbp_status st = sarbp_rc_execute(p->rc, p0, np, samples, p->pr);
     const double t1 = sarbp_now_s();
     p->times.rc_s += t1 - t0;

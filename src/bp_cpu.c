@@ -10,11 +10,13 @@
  * Precision (primer, section 4): per (tile, pulse) the range R_c to the tile
  * centre, its range bin (integer part kept apart from the fraction) and the
  * phasor exp(j 4 pi f dR_c / c) are computed in FP64; per pixel only the
- * small tile-relative quantities run in FP32:
+ * small tile-relative quantities run in FP32: the cancellation-free
  *     dR - dR_c = (2 d.(p_c - a) + |d|^2) / (|p - a| + R_c),  d = p - p_c,
- * which has no cancellation, and the phase of that small range is reduced
- * to cycles in [-1/2, 1/2] before a polynomial sin/cos, so the compiler can
- * vectorise the pixel loop. */
+ * as a short series (no square root or divide: the GPU's v3 does the same)
+ * wherever the tile is small against the range, and the phase of that small
+ * range is reduced to cycles in [-1/2, 1/2] before a polynomial sin/cos, so
+ * the compiler can vectorise the pixel loop. Profiles are read with their
+ * interpolation kernel: linear, or the cubic B-spline's four taps. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,35 +53,89 @@ static inline void sincos_2pi(float t, float *s_out, float *c_out)
     *c_out = (c - s) * (c + s);
 }
 
-/* One pulse over one tile: the vectorised pixel loop. */
-static void pulse_over_tile(int n, const float *restrict dxs, const float *restrict dys,
-                            const float *restrict dds, float *restrict are, float *restrict aim,
-                            const float *restrict prof, int nbins, int ic, float fcb, float cr,
-                            float ci, float fux, float fuy, float fuz2, float u2x, float u2y,
-                            float fRc, float inv_dr, float kcyc)
+/* Per (tile, pulse) terms, FP32 except where noted. The pixel's range
+ * relative to the tile centre: x = U.d + |d|^2 / (2 Rc) (U the unit vector
+ * from the antenna to the centre), and ddR = 2x / (1 + sqrt(1 + 4 q x)),
+ * q = 1 / (2 Rc), evaluated as the series x (1 - e + 2 e^2 - 5 e^3),
+ * e = q x, when its truncation (14 e^4 x) is negligible (the caller checks
+ * it per tile and pulse), else with the square root and divide. */
+struct tile_pulse {
+    const float *prof;
+    int nbins, ic;     /* profile bins; the tile centre's integer bin */
+    float fcb;         /* the centre's bin fraction */
+    float cr, ci;      /* the centre's phasor */
+    float ux, uy, q;   /* U (x, y), 1 / (2 Rc) */
+    float inv_dr, kcyc;
+};
+
+static inline float tile_ddr(const struct tile_pulse *tp, int series, float dx, float dy, float dd)
 {
+    const float x = tp->ux * dx + tp->uy * dy + tp->q * dd;
+    const float e = tp->q * x;
+    if (series) return x * (1.0f - e * (1.0f - e * (2.0f - 5.0f * e)));
+    return 2.0f * x / (1.0f + sqrtf(1.0f + 4.0f * e));
+}
+
+/* The tile-centre phasor turned by ddR's phase, applied to v and summed. */
+static inline void tile_accumulate(const struct tile_pulse *tp, float ddR, float vr, float vi,
+                                   float *are, float *aim)
+{
+    float cyc = ddR * tp->kcyc;
+    cyc -= floorf(cyc + 0.5f);
+    float sn, cs;
+    sincos_2pi(cyc, &sn, &cs);
+    const float pr_ = cs * tp->cr - sn * tp->ci, pi_ = sn * tp->cr + cs * tp->ci;
+    *are += vr * pr_ - vi * pi_;
+    *aim += vr * pi_ + vi * pr_;
+}
+
+/* One pulse over one tile, linear interpolation: the vectorised pixel loop. */
+static void tile_linear(const struct tile_pulse *tp, int series, int n, const float *restrict dxs,
+                        const float *restrict dys, const float *restrict dds, float *restrict are,
+                        float *restrict aim)
+{
+    const float *restrict prof = tp->prof;
     for (int j = 0; j < n; j++) {
-        const float wx = fux + dxs[j], wy = fuy + dys[j];
-        const float Rp = sqrtf(wx * wx + wy * wy + fuz2);
-        const float ddR = (u2x * dxs[j] + u2y * dys[j] + dds[j]) / (Rp + fRc);
-        const float fb = fcb + ddR * inv_dr;
+        const float ddR = tile_ddr(tp, series, dxs[j], dys[j], dds[j]);
+        const float fb = tp->fcb + ddR * tp->inv_dr;
         const float fl = floorf(fb);
         const float t = fb - fl;
-        int idx = ic + (int)fl;
-        const int ok = idx >= 0 && idx < nbins - 1;
+        int idx = tp->ic + (int)fl;
+        const int ok = idx >= 0 && idx < tp->nbins - 1;
         idx = ok ? idx : 0;
         const float w = ok ? 1.0f : 0.0f;
         const float r0v = prof[2 * idx], i0v = prof[2 * idx + 1];
         const float r1v = prof[2 * idx + 2], i1v = prof[2 * idx + 3];
         const float vr = w * (r0v + t * (r1v - r0v));
         const float vi = w * (i0v + t * (i1v - i0v));
-        float cyc = ddR * kcyc;
-        cyc -= floorf(cyc + 0.5f);
-        float sn, cs;
-        sincos_2pi(cyc, &sn, &cs);
-        const float pr_ = cs * cr - sn * ci, pi_ = sn * cr + cs * ci;
-        are[j] += vr * pr_ - vi * pi_;
-        aim[j] += vr * pi_ + vi * pr_;
+        tile_accumulate(tp, ddR, vr, vi, &are[j], &aim[j]);
+    }
+}
+
+/* The same with the cubic B-spline's four taps, bins idx - 1 .. idx + 2. */
+static void tile_cubic(const struct tile_pulse *tp, int series, int n, const float *restrict dxs,
+                       const float *restrict dys, const float *restrict dds, float *restrict are,
+                       float *restrict aim)
+{
+    const float *restrict prof = tp->prof;
+    for (int j = 0; j < n; j++) {
+        const float ddR = tile_ddr(tp, series, dxs[j], dys[j], dds[j]);
+        const float fb = tp->fcb + ddR * tp->inv_dr;
+        const float fl = floorf(fb);
+        const float t = fb - fl;
+        int idx = tp->ic + (int)fl;
+        const int ok = idx >= 1 && idx < tp->nbins - 2;
+        idx = ok ? idx - 1 : 0;
+        const float u = 1.0f - t, t2 = t * t, t3 = t2 * t;
+        const float s6 = ok ? (1.0f / 6.0f) : 0.0f;
+        const float w0 = s6 * u * u * u;
+        const float w1 = s6 * (3.0f * t3 - 6.0f * t2 + 4.0f);
+        const float w2 = s6 * (-3.0f * t3 + 3.0f * t2 + 3.0f * t + 1.0f);
+        const float w3 = s6 * t3;
+        const float *q = prof + 2 * idx;
+        const float vr = w0 * q[0] + w1 * q[2] + w2 * q[4] + w3 * q[6];
+        const float vi = w0 * q[1] + w1 * q[3] + w2 * q[5] + w3 * q[7];
+        tile_accumulate(tp, ddR, vr, vi, &are[j], &aim[j]);
     }
 }
 
@@ -123,7 +179,9 @@ static void run_tile(void *vctx, size_t task, int worker)
         s->aim[j] = v.im;
     }
 
-    const int nbins = (int)pr->nbins;
+    /* the series' truncation bound needs the largest |x| of the tile: its half diagonal */
+    const double hd = 0.5 * hypot((double)nx * g->dx, (double)ny * g->dy);
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC;
     for (size_t i = 0; i < pr->npulses; i++) {
         const double *a = pr->pos + 3 * i;
         const double ux = pcx - a[0], uy = pcy - a[1], uz = pcz - a[2];
@@ -132,19 +190,20 @@ static void run_tile(void *vctx, size_t task, int worker)
         const double bc = (dRc - pr->rstart[i]) / pr->dr[i];
         const double bcf = floor(bc);
         if (fabs(bcf) > 1e9) continue; /* tile hopelessly outside the profile */
-        const int ic = (int)bcf;
-        const float fcb = (float)(bc - bcf);
         const double cyc_c = 2.0 * pr->fref[i] * dRc / SARBP_C;
         const double phc = 2.0 * M_PI * (cyc_c - floor(cyc_c));
-        const float cr = (float)cos(phc), ci = (float)sin(phc);
-        const float fux = (float)ux, fuy = (float)uy, fuz2 = (float)(uz * uz);
-        const float u2x = (float)(2 * ux), u2y = (float)(2 * uy);
-        const float fRc = (float)Rc;
-        const float inv_dr = (float)(1.0 / pr->dr[i]);
-        const float kcyc = (float)(2.0 * pr->fref[i] / SARBP_C);
-        pulse_over_tile((int)n, s->dx, s->dy, s->dd, s->are, s->aim,
-                        (const float *)(pr->data32 + i * pr->nbins), nbins, ic, fcb, cr, ci,
-                        fux, fuy, fuz2, u2x, u2y, fRc, inv_dr, kcyc);
+        struct tile_pulse tp = {
+            (const float *)(pr->data32 + i * pr->nbins), (int)pr->nbins, (int)bcf,
+            (float)(bc - bcf), (float)cos(phc), (float)sin(phc), (float)(ux / Rc),
+            (float)(uy / Rc), (float)(0.5 / Rc), (float)(1.0 / pr->dr[i]),
+            (float)(2.0 * pr->fref[i] / SARBP_C),
+        };
+        /* series truncation 14 e^4 x (e = x / (2 Rc), x <= hd (1 + e)) below
+         * 1e-7 cycles at the reference frequency */
+        const double e = hd / (2.0 * Rc) * 1.01, trunc = 14.0 * e * e * e * e * hd * 1.01;
+        const int series = trunc * 2.0 * pr->fref[i] / SARBP_C < 1e-7 && e < 0.05;
+        if (cubic) tile_cubic(&tp, series, (int)n, s->dx, s->dy, s->dd, s->are, s->aim);
+        else tile_linear(&tp, series, (int)n, s->dx, s->dy, s->dd, s->are, s->aim);
     }
 
     for (size_t j = 0; j < n; j++) {

@@ -1,5 +1,6 @@
 /* bp_cpu_ref.c - the FP64 reference backprojector: the plain loop of the
- * primer, section 1, with linear interpolation. Simple and obviously right;
+ * primer, section 1, with linear or cubic B-spline interpolation (the taps
+ * written out). Simple and obviously right;
  * every fast path is measured against it. Rows are split over threads; each
  * pixel sums its pulses in order, so the result does not depend on threads. */
 #include <math.h>
@@ -21,6 +22,9 @@ static void ref_row(void *vctx, size_t iy, int worker)
     const sarbp_grid *g = c->g;
     const double y = sarbp_grid_y(g, iy), z = g->zc;
     const double k4pi_c = 4.0 * M_PI / SARBP_C;
+    /* bins n with every tap inside the profile: linear n, n+1; cubic n-1 .. n+2 */
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC;
+    const double lo = cubic ? 1.0 : 0.0, hi = (double)pr->nbins - (cubic ? 2.0 : 1.0);
     sarbp_c64 *row = c->img + iy * g->nx;
     for (size_t i = 0; i < pr->npulses; i++) {
         const double *a = pr->pos + 3 * i;
@@ -33,11 +37,20 @@ static void ref_row(void *vctx, size_t iy, int worker)
             const double dR = sqrt(dx * dx + dy * dy + dz * dz) - r0;
             const double b = (dR - rs) / dr;
             const double fb = floor(b);
-            if (!(fb >= 0) || fb + 1 >= (double)pr->nbins) continue;
+            if (!(fb >= lo) || fb >= hi) continue;
             const size_t n = (size_t)fb;
             const double t = b - fb;
-            const double vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
-            const double vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);
+            double vr, vi;
+            if (cubic) {
+                double w[4];
+                sarbp_interp_weights_cubic(t, w);
+                const sarbp_c64 *q = prof + n - 1;
+                vr = w[0] * q[0].re + w[1] * q[1].re + w[2] * q[2].re + w[3] * q[3].re;
+                vi = w[0] * q[0].im + w[1] * q[1].im + w[2] * q[2].im + w[3] * q[3].im;
+            } else {
+                vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
+                vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);
+            }
             const double ph = kph * dR;
             const double cs = cos(ph), sn = sin(ph);
             row[ix].re += vr * cs - vi * sn;

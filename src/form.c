@@ -25,6 +25,7 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
     sarbp_image_set_attr(img, "azimuth_window", buf);
     snprintf(buf, sizeof buf, "%d", rc->upsample);
     sarbp_image_set_attr(img, "upsample", buf);
+    if (o->precision != SARBP_EXACT) sarbp_image_set_attr(img, "interp", sarbp_interp_name(rc->interp));
     snprintf(buf, sizeof buf, "%zu", meta->npulses);
     sarbp_image_set_attr(img, "npulses", buf);
     snprintf(buf, sizeof buf, "%zu", meta->nsamples);

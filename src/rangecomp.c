@@ -22,6 +22,7 @@ const char *sarbp_precision_name(sarbp_precision p)
     case SARBP_FP64: return "fp64";
     case SARBP_FP32: return "fp32";
     case SARBP_FP16: return "fp16";
+    case SARBP_EXACT: return "exact";
     }
     return "?";
 }
@@ -31,8 +32,30 @@ sarbp_status sarbp_precision_parse(const char *t, sarbp_precision *p)
     if (!strcmp(t, "fp64")) *p = SARBP_FP64;
     else if (!strcmp(t, "fp32")) *p = SARBP_FP32;
     else if (!strcmp(t, "fp16")) *p = SARBP_FP16;
-    else return sarbp_error(SARBP_ERR_INVALID, "unknown precision '%s' (fp64, fp32, fp16)", t);
+    else if (!strcmp(t, "exact")) *p = SARBP_EXACT;
+    else return sarbp_error(SARBP_ERR_INVALID, "unknown precision '%s' (fp64, fp32, fp16, exact)", t);
     return SARBP_OK;
+}
+
+const char *sarbp_interp_name(sarbp_interp k)
+{
+    return k == SARBP_INTERP_LINEAR ? "linear" : k == SARBP_INTERP_CUBIC ? "cubic" : "?";
+}
+
+sarbp_status sarbp_interp_parse(const char *t, sarbp_interp *k)
+{
+    if (!strcmp(t, "linear")) *k = SARBP_INTERP_LINEAR;
+    else if (!strcmp(t, "cubic")) *k = SARBP_INTERP_CUBIC;
+    else return sarbp_error(SARBP_ERR_INVALID, "unknown interpolation '%s' (linear, cubic)", t);
+    return SARBP_OK;
+}
+
+double sarbp_interp_response(sarbp_interp k, double nu)
+{
+    const double x = M_PI * nu;
+    const double sinc = fabs(x) < 1e-8 ? 1.0 - x * x / 6.0 : sin(x) / x;
+    const double s2 = sinc * sinc;
+    return k == SARBP_INTERP_CUBIC ? s2 * s2 : s2;
 }
 
 void sarbp_rc_params_default(sarbp_rc_params *p)
@@ -40,7 +63,8 @@ void sarbp_rc_params_default(sarbp_rc_params *p)
     memset(p, 0, sizeof *p);
     p->range_window.kind = SARBP_WIN_NONE;
     p->az_window.kind = SARBP_WIN_NONE;
-    p->upsample = 8;
+    p->upsample = SARBP_DEFAULT_UPSAMPLE;
+    p->interp = SARBP_INTERP_CUBIC;
 }
 
 size_t sarbp_fft_size(size_t x)
@@ -87,6 +111,7 @@ sarbp_status sarbp_profiles_alloc(size_t capacity, size_t nbins, sarbp_precision
     pr->capacity = capacity;
     pr->nbins = nbins;
     pr->precision = prec;
+    pr->interp = SARBP_INTERP_LINEAR;
     size_t n = capacity * nbins;
     if (prec == SARBP_FP64) pr->data64 = fftw_malloc(n * sizeof(sarbp_c64));
     else pr->data32 = fftw_malloc(n * sizeof(sarbp_c32));
@@ -128,7 +153,7 @@ void sarbp_rc_pulse_geometry(const sarbp_phd *m, size_t nbins, int upsample, siz
         double dr = SARBP_C / (2.0 * m->df[i] * (double)nbins);
         pr->dr[j] = dr;
         pr->rstart[j] = -(double)(nbins / 2) * dr;
-        pr->fref[j] = m->f0[i];
+        pr->fref[j] = m->f0[i] + (double)(m->nsamples / 2) * m->df[i]; /* the band centre */
     } else {
         double nmf = (double)chirp_nfft(m);
         pr->dr[j] = SARBP_C / (2.0 * m->fs) * nmf / (double)nbins;
@@ -142,18 +167,30 @@ void sarbp_rc_pulse_geometry(const sarbp_phd *m, size_t nbins, int upsample, siz
 struct sarbp_rc_plan_s {
     const sarbp_phd *meta;
     sarbp_precision prec;
+    sarbp_interp interp;
     int upsample;
     size_t K, nbins;
+    size_t kc;           /* FREQ: sample kc sits at frequency index 0 (K / 2) */
     size_t nmf;          /* CHIRP: matched-filter FFT length */
     double *wr;          /* FREQ: range window / K, [K]; CHIRP: spectral weights [nmf] */
+    double *wpre;        /* FREQ: wr divided by the kernel's response (the prefilter), [K] */
     double *waz;         /* [meta->npulses] */
     double gain;         /* coherent gain of the range and azimuth windows */
-    /* FREQ: one inverse plan of nbins. CHIRP: forward nmf, inverse nbins. */
+    /* FREQ: one inverse plan of nbins. CHIRP: forward nmf, inverse nbins
+     * (double plans for FP64 and the exact spectrum). */
     fftw_plan d_fwd, d_inv;
     fftwf_plan f_fwd, f_inv;
     void *buf_a, *buf_b; /* aligned work buffers of max(nbins, nmf) complex */
-    void *href;          /* CHIRP: conj spectrum of the reference chirp * weights / norm [nmf], c64 */
+    sarbp_c64 *href;     /* CHIRP: conj spectrum of the reference chirp * weights / norm [nmf],
+                            prefilter folded in */
+    sarbp_c64 *href0;    /* CHIRP: the same without the prefilter (the exact spectrum) */
 };
+
+/* Signed frequency index of FFT index k of n (k < (n + 1) / 2: k, else k - n). */
+static long signed_index(size_t k, size_t n)
+{
+    return k < (n + 1) / 2 ? (long)k : (long)k - (long)n;
+}
 
 static double mean_of(const double *w, size_t n)
 {
@@ -167,7 +204,7 @@ static sarbp_status make_plans(sarbp_rc_plan *p)
     size_t nmax = p->nbins > p->nmf ? p->nbins : p->nmf;
     int ok;
     pthread_mutex_lock(&planner_lock);
-    if (p->prec == SARBP_FP64) {
+    if (p->prec == SARBP_FP64 || p->prec == SARBP_EXACT) {
         p->buf_a = fftw_malloc(nmax * sizeof(fftw_complex));
         p->buf_b = fftw_malloc(nmax * sizeof(fftw_complex));
         ok = p->buf_a && p->buf_b;
@@ -238,13 +275,17 @@ static sarbp_status make_chirp_reference(sarbp_rc_plan *p)
     pthread_mutex_unlock(&planner_lock);
     /* peak of the inverse transform (unnormalised, nmf points) of |H|^2 is nmf * energy */
     double norm = 1.0 / ((double)n * energy);
-    sarbp_c64 *ref = (sarbp_c64 *)h; /* reuse */
+    sarbp_c64 *ref = (sarbp_c64 *)h, *ref0 = (sarbp_c64 *)H; /* reuse */
     for (size_t k = 0; k < n; k++) {
-        ref[k].re = H[k][0] * p->wr[k] * norm;
-        ref[k].im = -H[k][1] * p->wr[k] * norm;
+        const double pre = 1.0 / sarbp_interp_response(
+                                     p->interp, (double)signed_index(k, n) / (double)p->nbins);
+        ref0[k].re = H[k][0] * p->wr[k] * norm;
+        ref0[k].im = -H[k][1] * p->wr[k] * norm;
+        ref[k].re = ref0[k].re * pre;
+        ref[k].im = ref0[k].im * pre;
     }
-    fftw_free(H);
     p->href = ref;
+    p->href0 = ref0;
     return SARBP_OK;
 }
 
@@ -255,12 +296,16 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
     *out = NULL;
     if (prm->upsample < 1 || prm->upsample > 64)
         return sarbp_error(SARBP_ERR_INVALID, "upsampling factor %d is outside 1..64", prm->upsample);
+    if (prm->interp != SARBP_INTERP_LINEAR && prm->interp != SARBP_INTERP_CUBIC)
+        return sarbp_error(SARBP_ERR_INVALID, "unknown interpolation kernel %d", (int)prm->interp);
     sarbp_rc_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->meta = meta;
     p->prec = prec;
+    p->interp = prm->interp;
     p->upsample = prm->upsample;
     p->K = meta->nsamples;
+    p->kc = meta->domain == SARBP_DOMAIN_FREQ ? p->K / 2 : 0;
     p->nbins = sarbp_rc_nbins(meta, prm->upsample);
     if (p->nbins > ((size_t)1 << 26)) {
         size_t nb = p->nbins;
@@ -274,11 +319,16 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
     double gain_az = st ? 0 : mean_of(p->waz, meta->npulses);
     if (!st && meta->domain == SARBP_DOMAIN_FREQ) {
         p->wr = malloc(p->K * sizeof(double));
-        if (!p->wr) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        p->wpre = malloc(p->K * sizeof(double));
+        if (!p->wr || !p->wpre) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         if (!st) st = sarbp_window_fill(&prm->range_window, p->K, p->wr);
         if (!st) {
             p->gain = mean_of(p->wr, p->K) * gain_az;
-            for (size_t k = 0; k < p->K; k++) p->wr[k] /= (double)p->K;
+            for (size_t k = 0; k < p->K; k++) {
+                p->wr[k] /= (double)p->K;
+                const double nu = ((double)k - (double)p->kc) / (double)p->nbins;
+                p->wpre[k] = p->wr[k] / sarbp_interp_response(p->interp, nu);
+            }
         }
     } else if (!st) {
         p->nmf = chirp_nfft(meta);
@@ -326,7 +376,9 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
 
 size_t sarbp_rc_plan_nbins(const sarbp_rc_plan *p) { return p->nbins; }
 double sarbp_rc_plan_coherent_gain(const sarbp_rc_plan *p) { return p->gain; }
-const double *sarbp_rc_plan_range_weights(const sarbp_rc_plan *p) { return p->wr; }
+const double *sarbp_rc_plan_range_weights(const sarbp_rc_plan *p) { return p->wpre; }
+sarbp_interp sarbp_rc_plan_interp(const sarbp_rc_plan *p) { return p->interp; }
+long sarbp_rc_plan_first_freq_index(const sarbp_rc_plan *p) { return -(long)p->kc; }
 const double *sarbp_rc_plan_az_weights(const sarbp_rc_plan *p) { return p->waz; }
 
 void sarbp_rc_plan_free(sarbp_rc_plan *p)
@@ -341,7 +393,9 @@ void sarbp_rc_plan_free(sarbp_rc_plan *p)
     fftw_free(p->buf_a);
     fftw_free(p->buf_b);
     fftw_free(p->href);
+    fftw_free(p->href0);
     free(p->wr);
+    free(p->wpre);
     free(p->waz);
     free(p);
 }
@@ -355,9 +409,10 @@ static void freq_pulse_d(sarbp_rc_plan *p, const sarbp_c32 *s, double waz, sarbp
     size_t n = p->nbins;
     memset(a, 0, n * sizeof(fftw_complex));
     for (size_t k = 0; k < p->K; k++) {
-        double w = p->wr[k] * waz;
-        a[k][0] = s[k].re * w;
-        a[k][1] = s[k].im * w;
+        const double w = p->wpre[k] * waz;
+        const size_t d = k >= p->kc ? k - p->kc : k + n - p->kc;
+        a[d][0] = s[k].re * w;
+        a[d][1] = s[k].im * w;
     }
     fftw_execute_dft(p->d_inv, a, y);
     for (size_t b = 0; b < n; b++) {
@@ -373,9 +428,10 @@ static void freq_pulse_f(sarbp_rc_plan *p, const sarbp_c32 *s, double waz, sarbp
     size_t n = p->nbins;
     memset(a, 0, n * sizeof(fftwf_complex));
     for (size_t k = 0; k < p->K; k++) {
-        float w = (float)(p->wr[k] * waz);
-        a[k][0] = s[k].re * w;
-        a[k][1] = s[k].im * w;
+        const float w = (float)(p->wpre[k] * waz);
+        const size_t d = k >= p->kc ? k - p->kc : k + n - p->kc;
+        a[d][0] = s[k].re * w;
+        a[d][1] = s[k].im * w;
     }
     fftwf_execute_dft(p->f_inv, a, y);
     for (size_t b = 0; b < n; b++) {
@@ -454,7 +510,7 @@ sarbp_status sarbp_rc_execute(sarbp_rc_plan *p, size_t p0, size_t np, const sarb
 {
     const sarbp_phd *m = p->meta;
     if (p0 + np > m->npulses || np > out->capacity || out->nbins != p->nbins ||
-        (out->precision == SARBP_FP64) != (p->prec == SARBP_FP64))
+        p->prec == SARBP_EXACT || (out->precision == SARBP_FP64) != (p->prec == SARBP_FP64))
         return sarbp_error(SARBP_ERR_INTERNAL, "range compression block does not fit its buffer");
     size_t n = p->nbins;
     for (size_t j = 0; j < np; j++) {
@@ -471,5 +527,66 @@ sarbp_status sarbp_rc_execute(sarbp_rc_plan *p, size_t p0, size_t np, const sarb
         sarbp_rc_pulse_geometry(m, n, p->upsample, i, out, j);
     }
     out->npulses = np;
+    out->interp = p->interp;
+    return SARBP_OK;
+}
+
+/* ---- the exact image's spectrum ------------------------------------------ */
+
+size_t sarbp_rc_exact_size(const sarbp_rc_plan *p)
+{
+    return p->meta->domain == SARBP_DOMAIN_FREQ ? p->K : p->nmf;
+}
+
+sarbp_status sarbp_rc_exact_spectrum(sarbp_rc_plan *p, size_t i, const sarbp_c32 *s,
+                                     sarbp_c64 *Y, double *fa, double *fd)
+{
+    const sarbp_phd *m = p->meta;
+    if (i >= m->npulses) return sarbp_error(SARBP_ERR_INTERNAL, "pulse %zu of %zu", i, m->npulses);
+    const double waz = p->waz[i];
+    if (m->domain == SARBP_DOMAIN_FREQ) {
+        for (size_t k = 0; k < p->K; k++) {
+            Y[k].re = s[k].re * p->wr[k] * waz;
+            Y[k].im = s[k].im * p->wr[k] * waz;
+        }
+        *fa = m->f0[i];
+        *fd = m->df[i];
+        return SARBP_OK;
+    }
+    if (!p->d_fwd)
+        return sarbp_error(SARBP_ERR_INTERNAL, "the exact spectrum needs an FP64 plan");
+    /* the compressed profile at native lag l (continuous) is
+     * sum_k S[k] href0[k] exp(+j 2 pi k' l / nmf), k' the signed index, and
+     * l = (dR - rstart) 2 fs / c; the motion compensation multiplies by
+     * exp(+j 4 pi fc r0 / c) and backprojection by exp(+j 4 pi fc dR / c):
+     * frequencies fc + k' fs / nmf, the rstart and r0 terms folded into Y */
+    const size_t nmf = p->nmf;
+    fftw_complex *a = p->buf_a, *S = p->buf_b;
+    memset(a, 0, nmf * sizeof(fftw_complex));
+    for (size_t k = 0; k < p->K; k++) {
+        a[k][0] = s[k].re;
+        a[k][1] = s[k].im;
+    }
+    fftw_execute_dft(p->d_fwd, a, S);
+    const double fstep = m->fs / (double)nmf;
+    const double rstart = 0.5 * SARBP_C * m->t0 - m->r0[i];
+    const long kmin = signed_index(nmf / 2 + (nmf % 2), nmf); /* the most negative index */
+    for (size_t j = 0; j < nmf; j++) {
+        const long ks = kmin + (long)j;
+        const size_t k = ks < 0 ? (size_t)(ks + (long)nmf) : (size_t)ks;
+        const double re = S[k][0] * p->href0[k].re - S[k][1] * p->href0[k].im;
+        const double im = S[k][0] * p->href0[k].im + S[k][1] * p->href0[k].re;
+        /* exp(j 2 pi (2 (fc r0 - ks fstep rstart) / c)), reduced in cycles */
+        double cyc = 2.0 * (m->fc * m->r0[i]) / SARBP_C;
+        cyc -= floor(cyc);
+        double cyc2 = -2.0 * (double)ks * fstep * rstart / SARBP_C;
+        cyc2 -= floor(cyc2);
+        const double ph = 2.0 * M_PI * (cyc + cyc2);
+        const double c = cos(ph), sn = sin(ph);
+        Y[j].re = (re * c - im * sn) * waz;
+        Y[j].im = (re * sn + im * c) * waz;
+    }
+    *fa = m->fc + (double)kmin * fstep;
+    *fd = fstep;
     return SARBP_OK;
 }

@@ -4,8 +4,9 @@
  * phase history's metadata and a grid (all allocation happens there: FFT
  * plans, buffers, device memory), execute on consecutive blocks of pulses
  * (range compression + backprojection, accumulating), finish into an image,
- * destroy. Back ends: "cpu" (FFTW + pthreads; FP64 reference or FP32 tiled)
- * and "cuda" (cuFFT + CUDA kernels; FP32, FP16). */
+ * destroy. Back ends: "cpu" (FFTW + pthreads; FP64 reference, FP32 tiled, or
+ * the exact image by direct summation) and "cuda" (cuFFT + CUDA kernels;
+ * FP32, FP16). */
 #ifndef SARBP_BACKPROJECT_H
 #define SARBP_BACKPROJECT_H
 
@@ -82,13 +83,24 @@ extern const sarbp_backend sarbp_backend_cuda;
 const sarbp_backend *sarbp_backend_find(const char *name);
 
 /* ---- CPU backprojectors, exposed for tests and benchmarks ----
- * Accumulate pulses of pr onto img[ny][nx] (+=). The FP64 reference is the
- * plain loop with linear interpolation; the FP32 path is cache-tiled and
+ * Accumulate pulses of pr onto img[ny][nx] (+=), reading the profiles with
+ * their interpolation kernel (pr->interp). The FP64 reference is the
+ * plain loop; the FP32 path is cache-tiled and
  * multi-threaded (threads <= 0: all cores) with tile-relative, cancellation-
  * free ranges; its result does not depend on the thread count. */
 sarbp_status sarbp_bp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_c64 *img);
 sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, int threads,
                                sarbp_c32 *img);
+
+/* The exact image (precision "exact"): accumulates onto img[ny][nx] (+=)
+ *     sum_{j < np} sum_{k < nk} Y[j][k] exp(+j 4 pi (fa[j] + k fd[j]) dR_j(p) / c),
+ * dR_j(p) = |pos_j - p| - r0_j, in FP64 by direct summation (Y from
+ * sarbp_rc_exact_spectrum; pos [np][3], r0 [np]). K times the cost of
+ * backprojection: for references on small images. threads <= 0: all cores;
+ * the result does not depend on the thread count. */
+sarbp_status sarbp_bp_exact(size_t np, size_t nk, const sarbp_c64 *Y, const double *fa,
+                            const double *fd, const double *pos, const double *r0,
+                            const sarbp_grid *g, int threads, sarbp_c64 *img);
 
 /* ---- CUDA kernel benchmarking (back end "cuda"; SARBP_ERR_UNSUPPORTED
  * without CUDA) ----

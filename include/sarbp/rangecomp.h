@@ -1,13 +1,27 @@
 /* sarbp/rangecomp.h - range compression on the CPU (FFTW).
  *
- * FREQ data: window the K samples, zero-pad to nfft, inverse FFT, fftshift,
- * scale by 1/K. Bin n sits at differential range (n - nfft/2) * dr,
- * dr = c / (2 df nfft); a unit target at the origin gives 1 at bin nfft/2
- * (times the window's coherent gain, mean(w)).
- * CHIRP data: matched filter against the reference chirp by FFT, upsampled
- * by zero-padding the spectrum, then motion-compensated to the scene origin
- * (times exp(+j 4 pi fc r0 / c)) so both domains backproject alike.
- * The azimuth window multiplies whole pulses by w[global pulse index]. */
+ * FREQ data: window the K samples, place them centred on zero frequency
+ * (sample k at frequency index k - kc, kc = K / 2), zero-pad to nfft, inverse
+ * FFT, fftshift, scale by 1/K. Bin n sits at differential range
+ * (n - nfft/2) * dr, dr = c / (2 df nfft), and the profile's phase is
+ * referenced to the band centre f0 + kc df (fref): the profile is at
+ * baseband, which is what makes interpolating it accurate (a one-sided band
+ * carries a residual carrier of B/2 that linear interpolation errs on four
+ * times more). A unit target at the origin gives 1 at bin nfft/2 (times the
+ * window's coherent gain, mean(w)).
+ * CHIRP data: matched filter against the reference chirp by FFT (the
+ * compressed spectrum is already centred), upsampled by zero-padding the
+ * spectrum, then motion-compensated to the scene origin (times
+ * exp(+j 4 pi fc r0 / c)) so both domains backproject alike.
+ * The azimuth window multiplies whole pulses by w[global pulse index].
+ *
+ * Interpolation (sarbp_interp): the profile is read between bins by a
+ * B-spline of degree 1 (linear) or 3 (cubic). Its spectrum is divided by
+ * the kernel's frequency response before the inverse FFT (a spectral
+ * prefilter, folded into the window table, so it costs nothing): then only
+ * the kernel's aliases remain as interpolation error. Measured against
+ * direct summation over the samples (sarbp_rc_exact_spectrum): linear 51 dB
+ * at 8x, cubic 77 dB at 4x and 102 dB at 8x on random band-limited data. */
 #ifndef SARBP_RANGECOMP_H
 #define SARBP_RANGECOMP_H
 
@@ -19,15 +33,31 @@
 extern "C" {
 #endif
 
-typedef enum { SARBP_FP64 = 0, SARBP_FP32 = 1, SARBP_FP16 = 2 } sarbp_precision;
+/* SARBP_EXACT is not an arithmetic precision but the exact image: FP64
+ * direct summation over every frequency sample (no FFT, no interpolation),
+ * slow (K times direct backprojection), for references and tests. */
+typedef enum { SARBP_FP64 = 0, SARBP_FP32 = 1, SARBP_FP16 = 2, SARBP_EXACT = 3 } sarbp_precision;
 const char *sarbp_precision_name(sarbp_precision p);
 sarbp_status sarbp_precision_parse(const char *text, sarbp_precision *p);
+
+/* Interpolation between range bins: B-splines of degree 1 and 3 with the
+ * spectral prefilter described above. */
+typedef enum { SARBP_INTERP_LINEAR = 1, SARBP_INTERP_CUBIC = 3 } sarbp_interp;
+const char *sarbp_interp_name(sarbp_interp k);
+sarbp_status sarbp_interp_parse(const char *text, sarbp_interp *k);
+
+/* The kernel's frequency response at nu cycles per bin (|nu| <= 1/2):
+ * sinc(nu)^(degree + 1). The prefilter divides by it. */
+double sarbp_interp_response(sarbp_interp k, double nu);
 
 typedef struct {
     sarbp_window range_window;
     sarbp_window az_window;
-    int upsample;            /* >= 1; default 8 */
+    int upsample;            /* >= 1; default SARBP_DEFAULT_UPSAMPLE */
+    sarbp_interp interp;     /* default SARBP_INTERP_CUBIC */
 } sarbp_rc_params;
+
+#define SARBP_DEFAULT_UPSAMPLE 8
 
 void sarbp_rc_params_default(sarbp_rc_params *p);
 
@@ -39,11 +69,14 @@ size_t sarbp_rc_nbins(const sarbp_phd *meta, int upsample);
 
 /* A block of range-compressed pulses: everything a backprojector needs.
  * Pixel p, pulse i: dR = |a_i - p| - r0_i; bin = (dR - rstart_i) / dr_i;
- * value = lerp(profile_i, bin) * exp(+j 4 pi fref_i dR / c). */
+ * value = interp(profile_i, bin) * exp(+j 4 pi fref_i dR / c), where interp
+ * is sum_n profile_i[n] beta(bin - n) with beta the B-spline of the
+ * profiles' degree (sarbp_interp_weights). */
 typedef struct sarbp_profiles_s {
     size_t npulses, nbins;
     size_t capacity;          /* pulses allocated */
     sarbp_precision precision; /* FP64: data64 used; otherwise data32 */
+    sarbp_interp interp;      /* how the profiles are to be read between bins */
     sarbp_c64 *data64;        /* [npulses][nbins] */
     sarbp_c32 *data32;        /* [npulses][nbins] */
     double *pos;              /* [npulses][3] */
@@ -76,9 +109,40 @@ double sarbp_rc_plan_coherent_gain(const sarbp_rc_plan *plan);
 sarbp_status sarbp_rc_execute(sarbp_rc_plan *plan, size_t p0, size_t np,
                               const sarbp_c32 *samples, sarbp_profiles *out);
 void sarbp_rc_plan_free(sarbp_rc_plan *plan);
+sarbp_interp sarbp_rc_plan_interp(const sarbp_rc_plan *plan);
+
+/* FREQ: the frequency index of sample 0 after centring, -kc (sample k sits
+ * at FFT index (k - kc) mod nbins); 0 for CHIRP data. */
+long sarbp_rc_plan_first_freq_index(const sarbp_rc_plan *plan);
+
+/* The exact image's view of pulse i (global index) with samples s[nsamples]:
+ * its windowed spectrum as n uniformly spaced frequency samples Y[k] at
+ * fa + k fd (Hz), such that the pulse contributes
+ *     sum_k Y[k] exp(+j 4 pi (fa + k fd) dR / c)
+ * to a pixel at differential range dR. FREQ: the samples times the range
+ * and azimuth windows and 1/K; CHIRP: the matched-filter spectrum (FP64
+ * FFT) with the motion compensation folded in. No prefilter, no FFT size,
+ * no interpolation: this is what every range-compressed path approximates.
+ * Y holds sarbp_rc_exact_size(plan) values. Not thread-safe (uses the
+ * plan's FP64 work buffers). */
+size_t sarbp_rc_exact_size(const sarbp_rc_plan *plan);
+sarbp_status sarbp_rc_exact_spectrum(sarbp_rc_plan *plan, size_t i, const sarbp_c32 *s,
+                                     sarbp_c64 *Y, double *fa, double *fd);
+
+/* B-spline interpolation weights at fraction t in [0, 1) between bins n and
+ * n + 1: linear w[0..1] for bins n, n+1; cubic w[0..3] for bins n-1 .. n+2. */
+static inline void sarbp_interp_weights_cubic(double t, double w[4])
+{
+    const double u = 1.0 - t, t2 = t * t, t3 = t2 * t;
+    w[0] = u * u * u / 6.0;
+    w[1] = (3.0 * t3 - 6.0 * t2 + 4.0) / 6.0;
+    w[2] = (-3.0 * t3 + 3.0 * t2 + 3.0 * t + 1.0) / 6.0;
+    w[3] = t3 / 6.0;
+}
 
 /* Host-side tables shared with GPU range compression: the range window (K
- * values, already divided by K) and the azimuth window over the aperture. */
+ * values, already divided by K, the interpolation prefilter folded in) and
+ * the azimuth window over the aperture. */
 const double *sarbp_rc_plan_range_weights(const sarbp_rc_plan *plan); /* [nsamples] */
 const double *sarbp_rc_plan_az_weights(const sarbp_rc_plan *plan);    /* [meta->npulses] */
 
