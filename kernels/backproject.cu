@@ -12,7 +12,7 @@
  *        truncation below 1e-10 m for tiles of a few metres at 10 km), the
  *        bin floor by one add rounding down onto a 1.5*2^23 pedestal (no
  *        conversion instructions), the integer part of the bin kept apart
- *        from its fraction, one 16-byte load of a lerp-ready bin, and the
+ *        from its fraction, one load of an interpolation-ready bin, and the
  *        tile-centre phase folded into the sincos argument. The default.
  *   v3a  v3 with a float-float phase argument: the product ddR * (2 f / c)
  *        carried as two floats and reduced to cycles before sincos. The
@@ -24,8 +24,12 @@
  *        falls inside), bins off the profile staged as zeros, so the inner
  *        loop has no bounds check and reads shared instead of L1.
  *
- * Precision of the profiles: FP32 (float4: value, difference to the next
- * bin) or FP16 (half4 = two half2: value, difference), selected per launch.
+ * Interpolation: every variant reads a pixel's bin as one polynomial in the
+ * bin fraction (bp_kernels.h): linear (value, difference) or the cubic
+ * B-spline's A + t (B + t (C + t D)), selected per launch (template C).
+ *
+ * Precision of the profiles: FP32 (float4 per linear bin, two per cubic
+ * bin) or FP16 (half2 coefficients: 8 bytes linear, 16 cubic), per launch.
  * FP16 profiles carry a power-of-two scale per pulse block (bp_kernels.h);
  * the interpolation runs in packed half2 arithmetic, the range, bin and
  * phase stay FP32 (tile-relative), the sums stay FP32, and the scale is
@@ -54,18 +58,30 @@
 
 /* ---- v1 ------------------------------------------------------------------ */
 
-/* lerp-ready bin n of a profile row: value and difference as float2 pairs */
-template <bool H>
-__device__ __forceinline__ void bin_f32(const void *prof, size_t n, float2 &v, float2 &d)
+/* bin n of an interpolation-ready profile row: its polynomial's complex
+ * coefficients c[0..1] (linear) or c[0..3] (cubic) as float2 */
+template <bool H, bool C>
+__device__ __forceinline__ void bin_coeffs(const void *prof, size_t n, float2 c[4])
 {
-    if (H) {
+    if (H && C) {
+        const uint4 r = ((const uint4 *)prof)[n];
+        c[0] = __half22float2(*(const __half2 *)&r.x);
+        c[1] = __half22float2(*(const __half2 *)&r.y);
+        c[2] = __half22float2(*(const __half2 *)&r.z);
+        c[3] = __half22float2(*(const __half2 *)&r.w);
+    } else if (H) {
         const uint2 r = ((const uint2 *)prof)[n];
-        v = __half22float2(*(const __half2 *)&r.x);
-        d = __half22float2(*(const __half2 *)&r.y);
+        c[0] = __half22float2(*(const __half2 *)&r.x);
+        c[1] = __half22float2(*(const __half2 *)&r.y);
     } else {
-        const float4 r = ((const float4 *)prof)[n];
-        v = make_float2(r.x, r.y);
-        d = make_float2(r.z, r.w);
+        const float4 r = ((const float4 *)prof)[C ? 2 * n : n];
+        c[0] = make_float2(r.x, r.y);
+        c[1] = make_float2(r.z, r.w);
+        if (C) {
+            const float4 q = ((const float4 *)prof)[2 * n + 1];
+            c[2] = make_float2(q.x, q.y);
+            c[3] = make_float2(q.z, q.w);
+        }
     }
 }
 
@@ -76,7 +92,7 @@ __device__ __forceinline__ float inv_scale(const sarbp_bp_launch &a)
     return H && a.d_bound ? ldexpf(1.0f, -sarbp_half_exp(*a.d_bound)) : 1.0f;
 }
 
-template <bool H>
+template <bool H, bool C>
 __global__ void bp_v1_kernel(sarbp_bp_launch a)
 {
     const int ix = blockIdx.x * blockDim.x + threadIdx.x;
@@ -93,9 +109,16 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
         if (!(fb >= 0) || fb + 1 >= a.nbins) continue;
         const int n = (int)fb;
         const double t = b - fb;
-        float2 v, d;
-        bin_f32<H>(a.d_prof, (size_t)i * a.nbins + n, v, d);
-        const double vr = v.x + t * d.x, vi = v.y + t * d.y;
+        float2 q[4];
+        bin_coeffs<H, C>(a.d_prof, (size_t)i * a.nbins + n, q);
+        double vr, vi;
+        if (C) {
+            vr = q[0].x + t * (q[1].x + t * (q[2].x + t * (double)q[3].x));
+            vi = q[0].y + t * (q[1].y + t * (q[2].y + t * (double)q[3].y));
+        } else {
+            vr = q[0].x + t * q[1].x;
+            vi = q[0].y + t * q[1].y;
+        }
         double s, c;
         sincospi(4.0 * p.fref * dR / C_LIGHT, &s, &c);
         re += vr * c - vi * s;
@@ -146,13 +169,28 @@ __device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse
 
 /* One pixel, one pulse. V selects the variant; CHECK the bounds-checked path
  * for pulses whose bins the tile may leave. */
-/* Interpolated sample at bin n + t of a lerp-ready row: FP32 FMAs, or one
- * packed half2 FMA for FP16 rows. SHARED: the row is in shared memory (plain
- * loads) rather than global (read-only path). */
-template <bool H, bool SHARED>
-__device__ __forceinline__ void lerp(const void *row, int n, float t, float &vr, float &vi)
+/* Interpolated sample at bin n + t of an interpolation-ready row: FP32
+ * FMAs (Horner for cubic), or packed half2 FMAs for FP16 rows, one load of
+ * the bin (two 16-byte loads for FP32 cubic). SHARED: the row is in shared
+ * memory (plain loads) rather than global (read-only path). */
+template <bool H, bool C, bool SHARED>
+__device__ __forceinline__ void interp(const void *row, int n, float t, float &vr, float &vi)
 {
-    if (H) {
+    if (H && C) {
+        const uint4 r = SHARED ? ((const uint4 *)row)[n] : __ldg((const uint4 *)row + n);
+        const __half2 th = __float2half2_rn(t);
+        __half2 v = __hfma2(th, *(const __half2 *)&r.w, *(const __half2 *)&r.z);
+        v = __hfma2(th, v, *(const __half2 *)&r.y);
+        v = __hfma2(th, v, *(const __half2 *)&r.x);
+        const float2 f = __half22float2(v);
+        vr = f.x;
+        vi = f.y;
+    } else if (C) {
+        const float4 *q = (const float4 *)row + 2 * n;
+        const float4 ab = SHARED ? q[0] : __ldg(q), cd = SHARED ? q[1] : __ldg(q + 1);
+        vr = fmaf(t, fmaf(t, fmaf(t, cd.z, cd.x), ab.z), ab.x);
+        vi = fmaf(t, fmaf(t, fmaf(t, cd.w, cd.y), ab.w), ab.y);
+    } else if (H) {
         const uint2 r = SHARED ? ((const uint2 *)row)[n] : __ldg((const uint2 *)row + n);
         const __half2 v = __hfma2(__float2half2_rn(t), *(const __half2 *)&r.y, *(const __half2 *)&r.x);
         const float2 f = __half22float2(v);
@@ -165,7 +203,7 @@ __device__ __forceinline__ void lerp(const void *row, int n, float t, float &vr,
     }
 }
 
-template <int V, int ORD, bool CHECK, bool H, bool SHARED>
+template <int V, int ORD, bool CHECK, bool H, bool C, bool SHARED>
 __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float fcb, float inv_dr,
                                             float phrad, float krad, float phcyc, float2 kc,
                                             int icm, const void *__restrict__ prof, int nbins,
@@ -200,7 +238,7 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
         n = nc;
     }
     float vr, vi;
-    lerp<H, SHARED>(prof, n, t, vr, vi);
+    interp<H, C, SHARED>(prof, n, t, vr, vi);
     if (CHECK) {
         vr *= w;
         vi *= w;
@@ -245,7 +283,7 @@ __device__ __forceinline__ void add_sums(const sarbp_bp_launch &a, int ix, int i
 }
 
 /* The pulses of one chunk over a thread's PPT pixels. */
-template <int V, int ORD, int PPT, bool H>
+template <int V, int ORD, int PPT, bool H, bool C>
 __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const char *prof0,
                                             size_t row_bytes, int nbins, float dx, const float *dy,
                                             const float *dd, float *are, float *aim)
@@ -259,12 +297,12 @@ __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const 
         if (ti.y == 1) {
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<V, ORD, false, H, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
+                pixel_pulse<V, ORD, false, H, C, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
                                                      kc, ti.x, prof, nbins, dy[k], dd[k], are[k], aim[k]);
         } else {
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<V, ORD, true, H, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
+                pixel_pulse<V, ORD, true, H, C, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
                                                     kc, ti.x, prof, nbins, dy[k], dd[k], are[k], aim[k]);
         }
     }
@@ -302,13 +340,13 @@ struct tile_thread {
     }
 };
 
-template <int V, int PPT, bool H>
+template <int V, int PPT, bool H, bool C>
 __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
 {
     __shared__ tile_terms s;
     tile_thread<PPT> t(a);
 
-    const size_t row_bytes = (size_t)a.nbins * (H ? 8 : 16);
+    const size_t row_bytes = (size_t)a.nbins * SARBP_BIN_BYTES(H, C);
     for (int base = 0; base < a.np; base += CHUNK) {
         const int cnt = min(CHUNK, a.np - base);
         __syncthreads();
@@ -317,38 +355,38 @@ __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
         __syncthreads();
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
         if (V != 2 && a.series1)
-            tiled_chunk<V, 1, PPT, H>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
+            tiled_chunk<V, 1, PPT, H, C>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
         else
-            tiled_chunk<V, 2, PPT, H>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
+            tiled_chunk<V, 2, PPT, H, C>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
     }
     add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
 }
 
-template <int V, int PPT, bool H>
+template <int V, int PPT, bool H, bool C>
 __global__ void bp_tiled_kernel(sarbp_bp_launch a)
 {
-    tiled_body<V, PPT, H>(a);
+    tiled_body<V, PPT, H, C>(a);
 }
 
 /* The same compiled for blocks of 64 threads with at least MINB of them
  * resident per SM: a register cap that trades registers for warps. */
-template <int V, int PPT, bool H, int MINB>
+template <int V, int PPT, bool H, bool C, int MINB>
 __global__ void __launch_bounds__(64, MINB) bp_tiled_kernel_b(sarbp_bp_launch a)
 {
-    tiled_body<V, PPT, H>(a);
+    tiled_body<V, PPT, H, C>(a);
 }
 
 /* v4: v3 with each chunk's bin windows staged in shared memory. S is the
  * half width of a window (launch-wide, from v4_half_window); window j holds
  * bins ic_j - S .. ic_j + S + 1 of pulse j, zeros where the profile has no
  * bin (0 <= n <= nbins - 2 as in the checked path). */
-template <int PPT, bool H>
+template <int PPT, bool H, bool C>
 __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
 {
     __shared__ tile_terms s;
     extern __shared__ __align__(16) unsigned char v4_bins[];
     const int W = 2 * S + 2;
-    const int esz = H ? 8 : 16;
+    const int esz = SARBP_BIN_BYTES(H, C);
     const int nthreads = blockDim.x * blockDim.y;
     tile_thread<PPT> t(a);
     const int tid = t.tid;
@@ -366,12 +404,16 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
             for (int w = tid; w < W; w += nthreads) {
                 const int n = n0 + w;
                 const bool ok = ti.y != 2 && n >= 0 && n <= a.nbins - 2;
-                if (H) {
+                if (H && !C) {
                     const uint2 v = ok ? __ldg((const uint2 *)src + n) : make_uint2(0u, 0u);
                     ((uint2 *)v4_bins)[j * W + w] = v;
-                } else {
-                    const float4 v = ok ? __ldg((const float4 *)src + n) : make_float4(0.f, 0.f, 0.f, 0.f);
-                    ((float4 *)v4_bins)[j * W + w] = v;
+                } else { /* one (FP32 linear, FP16 cubic) or two (FP32 cubic) float4 */
+                    const int nq = esz / 16;
+                    for (int q = 0; q < nq; q++) {
+                        const float4 v = ok ? __ldg((const float4 *)src + nq * n + q)
+                                            : make_float4(0.f, 0.f, 0.f, 0.f);
+                        ((float4 *)v4_bins)[(j * W + w) * nq + q] = v;
+                    }
                 }
             }
         }
@@ -382,7 +424,7 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
             const float Uxdx = ta.x * t.dx;
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<3, 2, false, H, true>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
+                pixel_pulse<3, 2, false, H, C, true>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
                                                   make_float2(0.f, 0.f), S - MAGIC_I, row, a.nbins,
                                                   t.dy[k], t.dd[k], t.are[k], t.aim[k]);
         }
@@ -438,8 +480,8 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
                  cfg->tile_x, cfg->tile_y, cfg->ppt, threads, v == 1 ? 1 : CHUNK);
         return -1;
     }
-    if (cfg->minb == 0) cfg->minb = -1; /* default: the compiler's register choice */
-    if (cfg->minb != -1) {
+    /* minb 0: chosen per launch from the profile format (launch_tiled) */
+    if (cfg->minb != 0 && cfg->minb != -1) {
         if (cfg->minb != 12 && cfg->minb != 16) {
             snprintf(why, nwhy, "resident blocks per SM must be 12 or 16, not %d", cfg->minb);
             return -1;
@@ -477,7 +519,7 @@ static int series1_ok(const sarbp_bp_config *cfg, const sarbp_bp_launch *a)
     return err * a->max_k < 1e-6 && err * a->max_inv_dr < 1e-5;
 }
 
-template <int V, bool H>
+template <int V, bool H, bool C>
 static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launch *a0, cudaStream_t st)
 {
     sarbp_bp_launch a = *a0;
@@ -485,38 +527,44 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a.nx + cfg->tile_x - 1) / cfg->tile_x, (a.ny + cfg->tile_y - 1) / cfg->tile_y);
     const int b64 = block.x * block.y == 64;
+    /* the default register bound, from sarbp bench on an H200
+     * (kernels/BENCHMARKS.md): 16 resident 64-thread blocks pays where the
+     * bin read is light against the arithmetic or heavy against L1: FP16
+     * linear (+4%) and FP32 cubic (+6%); elsewhere it costs 0-3% */
+    int minb = cfg->minb;
+    if (minb == 0) minb = (V >= 2 && V <= 4 && cfg->ppt == 8 && b64 && H != C) ? 16 : -1;
     switch (cfg->ppt) {
-    case 1: bp_tiled_kernel<V, 1, H><<<grid, block, 0, st>>>(a); break;
-    case 2: bp_tiled_kernel<V, 2, H><<<grid, block, 0, st>>>(a); break;
-    case 4: bp_tiled_kernel<V, 4, H><<<grid, block, 0, st>>>(a); break;
+    case 1: bp_tiled_kernel<V, 1, H, C><<<grid, block, 0, st>>>(a); break;
+    case 2: bp_tiled_kernel<V, 2, H, C><<<grid, block, 0, st>>>(a); break;
+    case 4: bp_tiled_kernel<V, 4, H, C><<<grid, block, 0, st>>>(a); break;
     case 8:
-        if (b64 && cfg->minb == 12) bp_tiled_kernel_b<V, 8, H, 12><<<grid, block, 0, st>>>(a);
-        else if (b64 && cfg->minb == 16) bp_tiled_kernel_b<V, 8, H, 16><<<grid, block, 0, st>>>(a);
-        else bp_tiled_kernel<V, 8, H><<<grid, block, 0, st>>>(a);
+        if (b64 && minb == 12) bp_tiled_kernel_b<V, 8, H, C, 12><<<grid, block, 0, st>>>(a);
+        else if (b64 && minb == 16) bp_tiled_kernel_b<V, 8, H, C, 16><<<grid, block, 0, st>>>(a);
+        else bp_tiled_kernel<V, 8, H, C><<<grid, block, 0, st>>>(a);
         break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
 }
 
-template <int PPT, bool H>
+template <int PPT, bool H, bool C>
 static cudaError_t launch_v4_ppt(dim3 grid, dim3 block, int S, size_t shm, const sarbp_bp_launch *a,
                                  cudaStream_t st)
 {
     if (shm + sizeof(tile_terms) > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(bp_v4_kernel<PPT, H>,
+        cudaError_t e = cudaFuncSetAttribute(bp_v4_kernel<PPT, H, C>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
         if (e != cudaSuccess) return e;
     }
-    bp_v4_kernel<PPT, H><<<grid, block, shm, st>>>(*a, S);
+    bp_v4_kernel<PPT, H, C><<<grid, block, shm, st>>>(*a, S);
     return cudaGetLastError();
 }
 
-template <bool H>
+template <bool H, bool C>
 static cudaError_t launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
     const int S = v4_half_window(cfg, a);
-    const size_t shm = S < 0 ? 0 : (size_t)V4_CHUNK * (2 * S + 2) * (H ? 8 : 16);
+    const size_t shm = S < 0 ? 0 : (size_t)V4_CHUNK * (2 * S + 2) * SARBP_BIN_BYTES(H, C);
     if (S < 0 || shm > 200 * 1024) {
         fprintf(stderr, "sarbp: v4: a %dx%d tile spans %d bins per pulse: too many to stage; "
                 "use v3 or a smaller tile\n", cfg->tile_x, cfg->tile_y, 2 * S + 2);
@@ -525,28 +573,28 @@ static cudaError_t launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a->nx + cfg->tile_x - 1) / cfg->tile_x, (a->ny + cfg->tile_y - 1) / cfg->tile_y);
     switch (cfg->ppt) {
-    case 1: return launch_v4_ppt<1, H>(grid, block, S, shm, a, st);
-    case 2: return launch_v4_ppt<2, H>(grid, block, S, shm, a, st);
-    case 4: return launch_v4_ppt<4, H>(grid, block, S, shm, a, st);
-    case 8: return launch_v4_ppt<8, H>(grid, block, S, shm, a, st);
+    case 1: return launch_v4_ppt<1, H, C>(grid, block, S, shm, a, st);
+    case 2: return launch_v4_ppt<2, H, C>(grid, block, S, shm, a, st);
+    case 4: return launch_v4_ppt<4, H, C>(grid, block, S, shm, a, st);
+    case 8: return launch_v4_ppt<8, H, C>(grid, block, S, shm, a, st);
     }
     return cudaErrorInvalidValue;
 }
 
-template <bool H>
+template <bool H, bool C>
 static cudaError_t dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
     switch (v) {
     case 1: {
         const dim3 block(cfg->tile_x, cfg->tile_y);
         const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
-        bp_v1_kernel<H><<<grid, block, 0, st>>>(*a);
+        bp_v1_kernel<H, C><<<grid, block, 0, st>>>(*a);
         return cudaGetLastError();
     }
-    case 2: return launch_tiled<2, H>(cfg, a, st);
-    case 3: return launch_tiled<3, H>(cfg, a, st);
-    case 4: return launch_tiled<4, H>(cfg, a, st);
-    case 5: return launch_v4<H>(cfg, a, st);
+    case 2: return launch_tiled<2, H, C>(cfg, a, st);
+    case 3: return launch_tiled<3, H, C>(cfg, a, st);
+    case 4: return launch_tiled<4, H, C>(cfg, a, st);
+    case 5: return launch_v4<H, C>(cfg, a, st);
     }
     return cudaErrorInvalidValue;
 }
@@ -557,5 +605,6 @@ extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp
     if (a->np <= 0 || a->nx <= 0 || a->ny <= 0) return cudaSuccess;
     if (a->nbins < 2) return cudaErrorInvalidValue;
     const int v = variant_id(cfg->variant);
-    return a->half ? dispatch<true>(v, cfg, a, st) : dispatch<false>(v, cfg, a, st);
+    if (a->cubic) return a->half ? dispatch<true, true>(v, cfg, a, st) : dispatch<false, true>(v, cfg, a, st);
+    return a->half ? dispatch<true, false>(v, cfg, a, st) : dispatch<false, false>(v, cfg, a, st);
 }

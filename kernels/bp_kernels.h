@@ -23,18 +23,23 @@ typedef struct {
 } sarbp_dpulse;
 
 /* One backprojection launch: pulses [0, np) of a block onto an image band.
- * Profiles are lerp-ready: d_prof[i * nbins + b] = (re_b, im_b, re_{b+1} -
- * re_b, im_{b+1} - im_b), the last bin's differences 0. The band holds rows
- * [0, ny) with pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z); d_img is
- * [ny][nx] float2 and is accumulated into (+=). */
+ * Profiles are interpolation-ready, one polynomial per bin segment
+ * [b, b + 1) so a pixel reads one bin: value(t) = A + t B (linear: A the
+ * value, B the difference to the next bin) or A + t (B + t (C + t D))
+ * (cubic B-spline: A..D from bins b - 1 .. b + 2). FP32 bins are float4
+ * (A, B) or two float4 (A, B), (C, D); FP16 bins are half4 (A, B) or half8
+ * (A, B, C, D), complex values as half2. The band holds rows [0, ny) with
+ * pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z); d_img is [ny][nx] float2
+ * and is accumulated into (+=). */
 typedef struct {
-    const void *d_prof;           /* float4 [np][nbins], or half4 [np][nbins] when half */
+    const void *d_prof;           /* [np][nbins] bins as above */
     const sarbp_dpulse *d_pulses; /* [np] */
     int np, nbins;
     void *d_img;                  /* float2 [ny][nx] */
     int nx, ny;
     double x0, y0, dx, dy, z;
-    int half;                     /* profiles in FP16: half2 value, half2 difference */
+    int half;                     /* profiles in FP16 */
+    int cubic;                    /* cubic B-spline bins (A, B, C, D) instead of linear (A, B) */
     const float *d_bound;         /* half: the block's magnitude bound (device), from which
                                      the scale the profiles carry follows (sarbp_half_exp) */
     double max_inv_dr;            /* the largest 1/dr of the launch's pulses */
@@ -75,7 +80,8 @@ typedef struct {
     int ppt;             /* pixels per thread: 1, 2, 4, 8; 0 = default */
     int minb;            /* v2/v3/v3a at 8 pixels per thread in blocks of 64 threads: 12 or
                             16 = compiled for that many resident blocks per SM (fewer
-                            registers, more warps); 0 = the compiler's choice */
+                            registers, more warps); -1 = the compiler's choice; 0 = by
+                            the profile format (16 for FP16 linear and FP32 cubic) */
 } sarbp_bp_config;
 
 /* Resolves defaults and checks the configuration (variant known, ppt in
@@ -86,14 +92,19 @@ int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t nwhy);
 /* The dispatcher: launches the configured variant. */
 int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream);
 
+/* Bytes of one profile bin (host and device code). */
+#define SARBP_BIN_BYTES(half, cubic) (((half) ? 8 : 16) * ((cubic) ? 2 : 1))
+
 /* Range compression helpers (rangecomp.cu). The raw block d_in is [np][K]
  * complex, FP32 (float2) or, with in_half, FP16 (half2) scaled on the host by
  * 1 / raw_inv_scale (a power of two). */
-/* d_out[j][k] = d_in[j][k] * d_w[k] * d_waz[j] (K samples, then zeros to
- * nfft) for rows j < nvalid, and zero rows for nvalid <= j < nrows; d_w is
- * complex (window / K with the fftshift phase folded in). */
+/* d_out[j][(k - kc) mod nfft] = d_in[j][k] * d_w[k] * d_waz[j] (the K
+ * samples centred on frequency index 0, zeros elsewhere) for rows
+ * j < nvalid, and zero rows for nvalid <= j < nrows; d_w is complex
+ * (window / K and the interpolation prefilter, with the fftshift phase
+ * folded in). */
 int sarbp_rc_pack(const void *d_in, int in_half, void *d_out, const void *d_w, const float *d_waz,
-                  float raw_inv_scale, int nrows, int nvalid, int K, int nfft, void *stream);
+                  float raw_inv_scale, int nrows, int nvalid, int K, int kc, int nfft, void *stream);
 /* *d_bound = max over the np pulses of sum_k |d_in[j][k] d_w[k] d_waz[j]|: a
  * bound of every profile magnitude the inverse FFT can produce (triangle
  * inequality). *d_bound must be 0 on entry (it is raised by atomicMax). */
@@ -101,11 +112,12 @@ int sarbp_rc_bound(const void *d_in, int in_half, const void *d_w, const float *
                    float raw_inv_scale, int np, int K, float *d_bound, void *stream);
 /* *d_bound = max |d_y| over n complex values (d_bound 0 on entry). */
 int sarbp_rc_maxabs(const void *d_y, size_t n, float *d_bound, void *stream);
-/* d_prof[j][b] = lerp-ready float4 from d_y[j][b] (float2), np pulses; with
- * d_bound non-NULL the profiles are half4 (half2 value, half2 difference)
+/* d_prof[j][b] = the interpolation-ready bin b (linear or cubic, as
+ * described above) from the complex profile d_y[j] (float2, bins outside
+ * [0, nbins) read as 0), np pulses; with d_bound non-NULL the bins are FP16
  * scaled by 2^sarbp_half_exp(*d_bound). */
-int sarbp_rc_lerp_ready(const void *d_y, void *d_prof, int np, int nbins, const float *d_bound,
-                        void *stream);
+int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int nbins, int cubic,
+                          const float *d_bound, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,21 @@
 /* rangecomp.cu - the element-wise passes around cuFFT in range compression.
  *
  *   pack:        raw samples (FP32, or FP16 scaled by a power of two) x
- *                (window / K, with the fftshift folded in as a phase ramp) x
- *                azimuth weight, zero-padded to nfft, in one pass from the
- *                raw block to the FFT buffer;
+ *                (window / K and prefilter, with the fftshift folded in as a
+ *                phase ramp) x azimuth weight, placed centred on frequency
+ *                index 0 and zero-padded to nfft, in one pass from the raw
+ *                block to the FFT buffer;
  *   bound:       per block, max over pulses of the L1 norm of the packed row:
  *                no bin of the inverse FFT can exceed it, so it fixes an FP16
  *                scale before the FFT has run (one pass over the small raw
  *                block instead of a reduction over the upsampled profiles);
  *   maxabs:      the same bound for profiles already compressed (CPU chirp
  *                data, benchmarks);
- *   lerp_ready:  complex profile -> (value, difference to the next bin), as a
- *                float4 or, scaled by 2^sarbp_half_exp(bound), as half4, for
- *                the backprojection kernels' single 16- or 8-byte loads.
+ *   interp_ready: complex profile -> one polynomial per bin segment: linear
+ *                (value, difference to the next bin) or cubic B-spline
+ *                (A, B, C, D from four bins), in FP32 or, scaled by
+ *                2^sarbp_half_exp(bound), in FP16, for the backprojection
+ *                kernels' single 8-, 16- or 32-byte reads of a bin.
  * One thread per element; 2-D grids (samples or bins, pulses). */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -28,13 +31,16 @@ __device__ __forceinline__ float2 raw_sample(const void *in, int in_half, size_t
     return ((const float2 *)in)[i];
 }
 
+/* thread d writes FFT index d, which holds sample (d + kc) mod nfft */
 __global__ void rc_pack_kernel(const void *__restrict__ in, int in_half, float2 *__restrict__ out,
                                const float2 *__restrict__ w, const float *__restrict__ waz,
-                               float inv, int nvalid, int K, int nfft)
+                               float inv, int nvalid, int K, int kc, int nfft)
 {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    const int d = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y;
-    if (k >= nfft) return;
+    if (d >= nfft) return;
+    int k = d + kc;
+    if (k >= nfft) k -= nfft;
     float2 o = make_float2(0.f, 0.f);
     if (k < K && j < nvalid) {
         const float2 s = raw_sample(in, in_half, (size_t)j * K + k, inv), c = w[k];
@@ -42,7 +48,7 @@ __global__ void rc_pack_kernel(const void *__restrict__ in, int in_half, float2 
         o.x = (s.x * c.x - s.y * c.y) * a;
         o.y = (s.x * c.y + s.y * c.x) * a;
     }
-    out[(size_t)j * nfft + k] = o;
+    out[(size_t)j * nfft + d] = o;
 }
 
 /* non-negative floats order as their bit patterns */
@@ -89,52 +95,87 @@ __global__ void rc_maxabs_kernel(const float2 *__restrict__ y, size_t n, float *
     if ((threadIdx.x & 31) == 0) atomic_max_pos(bound, m * (1.0f + 1.0e-6f));
 }
 
-__global__ void rc_lerp_ready_kernel(const float2 *__restrict__ y, float4 *__restrict__ prof, int nbins)
+/* bin b of profile row y, 0 outside [0, nbins) */
+__device__ __forceinline__ float2 bin_or_zero(const float2 *__restrict__ y, int b, int nbins)
 {
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y;
-    if (b >= nbins) return;
-    const float2 v = y[(size_t)j * nbins + b];
-    float2 n = v;
-    if (b + 1 < nbins) n = y[(size_t)j * nbins + b + 1];
-    prof[(size_t)j * nbins + b] = make_float4(v.x, v.y, n.x - v.x, n.y - v.y);
+    return b >= 0 && b < nbins ? y[b] : make_float2(0.f, 0.f);
 }
 
-__global__ void rc_lerp_ready_half_kernel(const float2 *__restrict__ y, uint2 *__restrict__ prof,
-                                          int nbins, const float *__restrict__ bound)
+/* The polynomial of segment [b, b + 1), scaled by s: linear (A, B) = (y_b,
+ * y_{b+1} - y_b); cubic B-spline A = (y_{b-1} + 4 y_b + y_{b+1}) / 6,
+ * B = (y_{b+1} - y_{b-1}) / 2, C = (y_{b-1} - 2 y_b + y_{b+1}) / 2,
+ * D = (y_{b+2} - y_{b-1} + 3 (y_b - y_{b+1})) / 6. */
+__device__ __forceinline__ void segment(const float2 *__restrict__ y, int b, int nbins, int cubic,
+                                        float s, float2 c[4])
+{
+    const float2 y0 = bin_or_zero(y, b, nbins), y1 = bin_or_zero(y, b + 1, nbins);
+    if (!cubic) {
+        c[0] = make_float2(s * y0.x, s * y0.y);
+        c[1] = make_float2(s * (y1.x - y0.x), s * (y1.y - y0.y));
+        return;
+    }
+    const float2 ym = bin_or_zero(y, b - 1, nbins), y2 = bin_or_zero(y, b + 2, nbins);
+    const float k6 = s / 6.0f, k2 = 0.5f * s;
+    c[0] = make_float2(k6 * (ym.x + 4.0f * y0.x + y1.x), k6 * (ym.y + 4.0f * y0.y + y1.y));
+    c[1] = make_float2(k2 * (y1.x - ym.x), k2 * (y1.y - ym.y));
+    c[2] = make_float2(k2 * (ym.x - 2.0f * y0.x + y1.x), k2 * (ym.y - 2.0f * y0.y + y1.y));
+    c[3] = make_float2(k6 * (y2.x - ym.x + 3.0f * (y0.x - y1.x)), k6 * (y2.y - ym.y + 3.0f * (y0.y - y1.y)));
+}
+
+__device__ __forceinline__ unsigned int half2_bits(float2 v)
+{
+    const __half2 h = __floats2half2_rn(v.x, v.y);
+    return *(const unsigned int *)&h;
+}
+
+__global__ void rc_interp_ready_kernel(const float2 *__restrict__ y, void *__restrict__ prof,
+                                       int nbins, int cubic, const float *__restrict__ bound)
 {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y;
     if (b >= nbins) return;
+    const float2 *row = y + (size_t)j * nbins;
+    const size_t o = (size_t)j * nbins + b;
+    float2 c[4];
+    if (!bound) {
+        segment(row, b, nbins, cubic, 1.0f, c);
+        float4 *p = (float4 *)prof;
+        if (cubic) {
+            p[2 * o] = make_float4(c[0].x, c[0].y, c[1].x, c[1].y);
+            p[2 * o + 1] = make_float4(c[2].x, c[2].y, c[3].x, c[3].y);
+        } else {
+            p[o] = make_float4(c[0].x, c[0].y, c[1].x, c[1].y);
+        }
+        return;
+    }
     const float s = ldexpf(1.0f, sarbp_half_exp(*bound));
-    float2 v = y[(size_t)j * nbins + b];
-    float2 n = v;
-    if (b + 1 < nbins) n = y[(size_t)j * nbins + b + 1];
-    v.x *= s;
-    v.y *= s;
-    n.x *= s;
-    n.y *= s;
-    /* the difference of the rounded values, so value + 1 * difference lands
-     * on the next bin's stored value (continuity across bins) */
-    const __half2 hv = __floats2half2_rn(v.x, v.y);
+    segment(row, b, nbins, cubic, s, c);
+    if (cubic) {
+        ((uint4 *)prof)[o] = make_uint4(half2_bits(c[0]), half2_bits(c[1]), half2_bits(c[2]),
+                                        half2_bits(c[3]));
+        return;
+    }
+    /* linear: the difference of the rounded values, so value + 1 * difference
+     * lands on the next bin's stored value (continuity across bins) */
+    const __half2 hv = __floats2half2_rn(c[0].x, c[0].y);
+    const float2 rv = __half22float2(hv);
+    const float2 n = make_float2(c[0].x + c[1].x, c[0].y + c[1].y);
     const __half2 hn = __floats2half2_rn(n.x, n.y);
-    const float2 rv = __half22float2(hv), rn = __half22float2(hn);
-    const __half2 hd = __floats2half2_rn(rn.x - rv.x, rn.y - rv.y);
-    uint2 o;
-    o.x = *(const unsigned int *)&hv;
-    o.y = *(const unsigned int *)&hd;
-    prof[(size_t)j * nbins + b] = o;
+    const float2 rn = __half22float2(hn);
+    ((uint2 *)prof)[o] = make_uint2(*(const unsigned int *)&hv,
+                                    half2_bits(make_float2(rn.x - rv.x, rn.y - rv.y)));
 }
 
 extern "C" int sarbp_rc_pack(const void *d_in, int in_half, void *d_out, const void *d_w,
                              const float *d_waz, float raw_inv_scale, int nrows, int nvalid, int K,
-                             int nfft, void *stream)
+                             int kc, int nfft, void *stream)
 {
     if (nrows <= 0) return cudaSuccess;
+    if (kc < 0 || kc >= nfft || K > nfft) return cudaErrorInvalidValue;
     const dim3 grid((nfft + 255) / 256, nrows);
     rc_pack_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>(d_in, in_half, (float2 *)d_out,
                                                            (const float2 *)d_w, d_waz,
-                                                           raw_inv_scale, nvalid, K, nfft);
+                                                           raw_inv_scale, nvalid, K, kc, nfft);
     return cudaGetLastError();
 }
 
@@ -156,16 +197,12 @@ extern "C" int sarbp_rc_maxabs(const void *d_y, size_t n, float *d_bound, void *
     return cudaGetLastError();
 }
 
-extern "C" int sarbp_rc_lerp_ready(const void *d_y, void *d_prof, int np, int nbins,
-                                   const float *d_bound, void *stream)
+extern "C" int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int nbins, int cubic,
+                                     const float *d_bound, void *stream)
 {
     if (np <= 0) return cudaSuccess;
     const dim3 grid((nbins + 255) / 256, np);
-    if (d_bound)
-        rc_lerp_ready_half_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>(
-            (const float2 *)d_y, (uint2 *)d_prof, nbins, d_bound);
-    else
-        rc_lerp_ready_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>((const float2 *)d_y,
-                                                                     (float4 *)d_prof, nbins);
+    rc_interp_ready_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>((const float2 *)d_y, d_prof, nbins,
+                                                                  cubic, d_bound);
     return cudaGetLastError();
 }

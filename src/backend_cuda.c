@@ -14,8 +14,9 @@
  * budget is formed in bands of whole tile rows, one pass over all pulses per
  * band.
  *
- * FREQ data are range-compressed on the GPU (window, zero-pad and fftshift
- * in one pack pass, batched inverse cuFFT over a 16-pulse scratch). CHIRP
+ * FREQ data are range-compressed on the GPU (window and prefilter, centring,
+ * zero-pad and fftshift in one pack pass, batched inverse cuFFT over a
+ * 16-pulse scratch, then one pass to interpolation-ready bins). CHIRP
  * data are range-compressed on the CPU (FFTW, FP32) and uploaded as
  * profiles. With --precision fp16 the profiles are stored as FP16 with a
  * power-of-two scale per block (bp_kernels.h); raw samples may travel as
@@ -80,7 +81,7 @@ struct slot {
     sarbp_dpulse *h_pulses;  /* pinned [block] */
     void *d_raw;             /* [block][K] raw samples (FREQ) or [block][nbins] profiles (CHIRP) */
     void *d_fft;             /* FREQ: [sub][nbins] c32 FFT scratch */
-    void *d_prof;            /* [block][nbins] float4, or half4 for fp16 */
+    void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h) */
     float *d_bound;          /* fp16: the block's magnitude bound */
     sarbp_dpulse *d_pulses;
     cufftHandle fft;         /* FREQ: batch of sub pulses; one per slot (own work area) */
@@ -101,7 +102,8 @@ struct cuda_plan {
     const sarbp_phd *meta;
     sarbp_grid grid;
     sarbp_bp_config cfg;
-    int device, half, raw_half;
+    int device, half, raw_half, cubic;
+    size_t kc;               /* FREQ: the sample at frequency index 0 (profiles centred) */
     size_t block, sub, K, nbins;
     size_t band_rows, passes, pass, band_row0, band_ny;
     sarbp_rc_plan *rc;       /* CPU plan: window tables; CHIRP compression */
@@ -134,6 +136,7 @@ static void cuda_destroy(void *vp)
 {
     struct cuda_plan *p = vp;
     if (!p) return;
+    cudaSetDevice(p->device);
     cudaDeviceSynchronize();
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
@@ -176,6 +179,8 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     CUDA_TRY(cudaSetDevice(p->device));
     SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, p->block, &p->rc));
     p->nbins = sarbp_rc_plan_nbins(p->rc);
+    p->cubic = sarbp_rc_plan_interp(p->rc) == SARBP_INTERP_CUBIC;
+    p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
     /* host profiles: CHIRP data are compressed into them; FREQ blocks only
@@ -186,7 +191,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     /* memory: the slots, then the image band */
     const size_t raw_e = freq ? (p->raw_half ? 4 : 8) : 8; /* bytes per raw element */
     const size_t raw_n = freq ? p->K : p->nbins;
-    const size_t prof_e = p->half ? 8 : 16;
+    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
     size_t fft_work = 0;
     if (freq) {
         int dims[1] = {(int)p->nbins};
@@ -256,13 +261,15 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     CUDA_TRY(e);
 
     if (freq) {
-        /* window / K with the fftshift as a phase ramp: out[b] = y[b - N/2] */
+        /* window / K and prefilter, with the fftshift as a phase ramp on the
+         * sample's frequency index m = (k - kc) mod N: out[b] = y[b - N/2] */
         const double *wr = sarbp_rc_plan_range_weights(p->rc);
         sarbp_c32 *w = malloc(p->K * sizeof *w);
         if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         const double shift = (double)(p->nbins / 2), n = (double)p->nbins;
         for (size_t k = 0; k < p->K; k++) {
-            double ph = -2.0 * M_PI * fmod((double)k * shift, n) / n;
+            const size_t fi = k >= p->kc ? k - p->kc : k + p->nbins - p->kc;
+            double ph = -2.0 * M_PI * fmod((double)fi * shift, n) / n;
             w[k].re = (float)(wr[k] * cos(ph));
             w[k].im = (float)(wr[k] * sin(ph));
         }
@@ -271,6 +278,9 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
         free(w);
         CUDA_TRY(e);
     }
+    /* the tables above were copied on the legacy default stream, which the
+     * non-blocking slot streams do not wait for */
+    CUDA_TRY(cudaDeviceSynchronize());
     return SARBP_OK;
 }
 
@@ -438,7 +448,12 @@ static sarbp_status cuda_begin_pass(void *vp, size_t k)
     p->nchunks = 0;
     p->band_row0 = k * p->band_rows;
     p->band_ny = p->grid.ny - p->band_row0 < p->band_rows ? p->grid.ny - p->band_row0 : p->band_rows;
-    CUDA_TRY(cudaMemset(p->d_img, 0, p->band_ny * p->grid.nx * sizeof(sarbp_c32)));
+    /* the band is cleared on a slot stream and the first backprojection of
+     * the pass waits for it (prev_bp), like every later one */
+    cudaStream_t st = p->s[p->next].stream;
+    CUDA_TRY(cudaMemsetAsync(p->d_img, 0, p->band_ny * p->grid.nx * sizeof(sarbp_c32), st));
+    CUDA_TRY(cudaEventRecord(p->prev_bp, st));
+    p->have_prev = 1;
     return SARBP_OK;
 }
 
@@ -512,12 +527,12 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
 /* Range compression of the slot's uploaded block into d_prof. */
 static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv)
 {
-    const size_t prof_e = p->half ? 8 : 16;
+    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
     if (p->half) CUDA_TRY(cudaMemsetAsync(s->d_bound, 0, sizeof(float), s->stream));
     if (p->meta->domain == SARBP_DOMAIN_CHIRP) {
         if (p->half) LAUNCH_TRY(sarbp_rc_maxabs(s->d_raw, np * p->nbins, s->d_bound, s->stream));
-        LAUNCH_TRY(sarbp_rc_lerp_ready(s->d_raw, s->d_prof, (int)np, (int)p->nbins,
-                                       p->half ? s->d_bound : NULL, s->stream));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_raw, s->d_prof, (int)np, (int)p->nbins, p->cubic,
+                                         p->half ? s->d_bound : NULL, s->stream));
         return SARBP_OK;
     }
     const size_t raw_e = p->raw_half ? 4 : 8;
@@ -528,10 +543,11 @@ static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p
         size_t nv = np - j0 < p->sub ? np - j0 : p->sub;
         LAUNCH_TRY(sarbp_rc_pack((const char *)s->d_raw + j0 * p->K * raw_e, p->raw_half, s->d_fft,
                                  p->d_w, p->d_waz + p0 + j0, raw_inv, (int)p->sub, (int)nv,
-                                 (int)p->K, (int)p->nbins, s->stream));
+                                 (int)p->K, (int)p->kc, (int)p->nbins, s->stream));
         CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_lerp_ready(s->d_fft, (char *)s->d_prof + j0 * p->nbins * prof_e, (int)nv,
-                                       (int)p->nbins, p->half ? s->d_bound : NULL, s->stream));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)s->d_prof + j0 * p->nbins * prof_e, (int)nv,
+                                         (int)p->nbins, p->cubic, p->half ? s->d_bound : NULL,
+                                         s->stream));
     }
     return SARBP_OK;
 }
@@ -542,6 +558,7 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     const sarbp_phd *m = p->meta;
     if (np == 0) return SARBP_OK;
     if (np > p->block) return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds %zu", np, p->block);
+    CUDA_TRY(cudaSetDevice(p->device));
     /* Backprojections run one block behind: the previous block's goes to the
      * device before this one is staged. The pass's last NSLOT blocks are
      * held and run together in row chunks (launch_last). */
@@ -571,7 +588,7 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
     s->la = (sarbp_bp_launch){
         s->d_prof, s->d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->grid.nx,
         (int)p->band_ny, sarbp_grid_x(&p->grid, 0), sarbp_grid_y(&p->grid, p->band_row0),
-        p->grid.dx, p->grid.dy, p->grid.zc, p->half, s->d_bound, 0, 0, 0, 0,
+        p->grid.dx, p->grid.dy, p->grid.zc, p->half, p->cubic, s->d_bound, 0, 0, 0, 0,
     };
     launch_bounds(&s->la, s->h_pulses, np, &p->grid, p->band_row0, p->band_ny);
     if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
@@ -646,7 +663,8 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     CUDA_TRY(cudaSetDevice(kc->device));
     size_t np = pr->npulses, nb = pr->nbins, npix = g->nx * g->ny;
     CUDA_TRY(cudaMalloc(&b->d_y, np * nb * sizeof(sarbp_c32)));
-    CUDA_TRY(cudaMalloc(&b->d_prof, np * nb * (kc->half ? 8 : 16)));
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC;
+    CUDA_TRY(cudaMalloc(&b->d_prof, np * nb * SARBP_BIN_BYTES(kc->half, cubic)));
     CUDA_TRY(cudaMalloc((void **)&b->d_bound, sizeof(float)));
     CUDA_TRY(cudaMemset(b->d_bound, 0, sizeof(float)));
     CUDA_TRY(cudaMalloc(&b->d_img, npix * sizeof(sarbp_c32)));
@@ -662,12 +680,13 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     CUDA_TRY(cudaMemcpy(b->d_pulses, b->h_pulses, np * sizeof(sarbp_dpulse), cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(b->d_y, pr->data32, np * nb * sizeof(sarbp_c32), cudaMemcpyHostToDevice));
     if (kc->half) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
-    LAUNCH_TRY(sarbp_rc_lerp_ready(b->d_y, b->d_prof, (int)np, (int)nb, kc->half ? b->d_bound : NULL, NULL));
+    LAUNCH_TRY(sarbp_rc_interp_ready(b->d_y, b->d_prof, (int)np, (int)nb, cubic,
+                                     kc->half ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
                          sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
-                         kc->half, b->d_bound, 0, 0, 0, 0};
+                         kc->half, cubic, b->d_bound, 0, 0, 0, 0};
     launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */

@@ -22,9 +22,9 @@ static void ref_row(void *vctx, size_t iy, int worker)
     const sarbp_grid *g = c->g;
     const double y = sarbp_grid_y(g, iy), z = g->zc;
     const double k4pi_c = 4.0 * M_PI / SARBP_C;
-    /* bins n with every tap inside the profile: linear n, n+1; cubic n-1 .. n+2 */
+    /* segments n = 0 .. nbins - 2, as on the GPU (bp_kernels.h) */
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
-    const double lo = cubic ? 1.0 : 0.0, hi = (double)pr->nbins - (cubic ? 2.0 : 1.0);
+    const double lo = 0.0, hi = (double)pr->nbins - 1.0;
     sarbp_c64 *row = c->img + iy * g->nx;
     for (size_t i = 0; i < pr->npulses; i++) {
         const double *a = pr->pos + 3 * i;
@@ -41,12 +41,16 @@ static void ref_row(void *vctx, size_t iy, int worker)
             const size_t n = (size_t)fb;
             const double t = b - fb;
             double vr, vi;
-            if (cubic) {
+            if (cubic) { /* taps n-1 .. n+2, those off the profile read as 0 */
                 double w[4];
                 sarbp_interp_weights_cubic(t, w);
-                const sarbp_c64 *q = prof + n - 1;
-                vr = w[0] * q[0].re + w[1] * q[1].re + w[2] * q[2].re + w[3] * q[3].re;
-                vi = w[0] * q[0].im + w[1] * q[1].im + w[2] * q[2].im + w[3] * q[3].im;
+                vr = vi = 0;
+                for (int k = 0; k < 4; k++) {
+                    const size_t m = n + (size_t)k - 1;
+                    if (n + (size_t)k < 1 || m >= pr->nbins) continue;
+                    vr += w[k] * prof[m].re;
+                    vi += w[k] * prof[m].im;
+                }
             } else {
                 vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
                 vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);

@@ -113,7 +113,8 @@ typedef struct {
     int tile_x, tile_y, ppt, device;
     int half;            /* FP16 profiles (scaled by their maximum) instead of FP32 */
     int minb;            /* resident blocks per SM the kernel is compiled for (12, 16;
-                            0 = default, -1 = none; see kernels/bp_kernels.h) */
+                            -1 = none; 0 = the dispatcher's choice by profile format;
+                            see kernels/bp_kernels.h) */
 } sarbp_cuda_kernel_cfg;
 sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
                                      const sarbp_cuda_kernel_cfg *cfg, int reps,

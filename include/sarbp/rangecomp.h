@@ -57,7 +57,7 @@ typedef struct {
     sarbp_interp interp;     /* default SARBP_INTERP_CUBIC */
 } sarbp_rc_params;
 
-#define SARBP_DEFAULT_UPSAMPLE 8
+#define SARBP_DEFAULT_UPSAMPLE 4
 
 void sarbp_rc_params_default(sarbp_rc_params *p);
 
@@ -129,8 +129,9 @@ size_t sarbp_rc_exact_size(const sarbp_rc_plan *plan);
 sarbp_status sarbp_rc_exact_spectrum(sarbp_rc_plan *plan, size_t i, const sarbp_c32 *s,
                                      sarbp_c64 *Y, double *fa, double *fd);
 
-/* B-spline interpolation weights at fraction t in [0, 1) between bins n and
- * n + 1: linear w[0..1] for bins n, n+1; cubic w[0..3] for bins n-1 .. n+2. */
+/* Cubic B-spline interpolation weights at fraction t in [0, 1) between
+ * bins n and n + 1: w[0..3] for bins n-1 .. n+2 (bins off the profile read
+ * as 0). A pixel is read for segments n = 0 .. nbins - 2. */
 static inline void sarbp_interp_weights_cubic(double t, double w[4])
 {
     const double u = 1.0 - t, t2 = t * t, t3 = t2 * t;

@@ -15,35 +15,45 @@ static void help(void)
 "\n"
 "Measures backprojection throughput on a Gotcha-like simulated scene (10 km,\n"
 "45 degrees, X band 9.6 GHz, 640 MHz, point targets plus clutter) and the\n"
-"accuracy of each fast path as SER against an FP64 image.\n"
+"accuracy of each path as SER against the exact image (FP64 direct summation\n"
+"over every sample: no FFT, no interpolation) and against an FP64 image made\n"
+"from the same range profiles (arithmetic only).\n"
 "\n"
 "  --backend B      cpu (default) or cuda\n"
+"  --problem P      narrow (default: 512 samples, the grid covers ~102 m, so pixels\n"
+"                   are far finer than the resolution) or wide (2048 samples, a\n"
+"                   480 m swath at 0.117 m, about half the resolution: 4x the bins)\n"
 "  --grid NXxNY     image size (default 1024x1024 cpu, 4096x4096 cuda)\n"
-"  --spacing D      pixel spacing in metres (default: the grid covers ~102 m)\n"
+"  --spacing D      pixel spacing in metres (default: from the problem)\n"
 "  --pulses N       pulses (default 512 cpu, 2048 cuda)\n"
-"  --samples K      samples per pulse (default 512; 8x upsampling gives 4096 bins)\n"
+"  --samples K      samples per pulse (default from the problem)\n"
 "  --threads LIST   cpu: thread counts to run, e.g. 1,2 (default 1..all cores)\n"
-"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default: a sweep of\n"
-"                   v2, v3, v3a and v4 configurations); names: v1 (FP64, one pixel\n"
-"                   per thread), v2 (tiled, exact formula), v3 (tiled, series; the\n"
-"                   default), v3a (v3 with a float-float phase), v4 (v3 with range\n"
-"                   bins staged in shared memory); MINB 12 or 16 compiles a 64-thread,\n"
-"                   8-pixel kernel for that many resident blocks per SM (-1: none)\n"
+"  --interp LIST    cuda: interpolation configurations KERNEL[:UPSAMPLE], e.g.\n"
+"                   linear:8,cubic:4 (default linear:8,cubic:4,cubic:8; form's default is\n"
+"                   cubic:4, --fast linear:8)\n"
+"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default v3,v3a,v4);\n"
+"                   names: v1 (FP64, one pixel per thread), v2 (tiled, exact formula),\n"
+"                   v3 (tiled, series; the default), v3a (v3 with a float-float\n"
+"                   phase), v4 (v3 with range bins staged in shared memory); MINB 12\n"
+"                   or 16 compiles a 64-thread, 8-pixel kernel for that many resident\n"
+"                   blocks per SM (-1: none)\n"
 "  --precision LIST cuda: fp32, fp16 or fp32,fp16 (default): profiles in FP32 or\n"
 "                   FP16 (range and phase FP32 in both), side by side\n"
+"  --exact-window N cuda: the exact image covers the central N x N pixels (default 64)\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
 "  --device N       cuda device (default 0)\n"
 "  --json           one JSON object per line instead of the table\n"
 "\n"
 "cpu: FP32 Mbp/s per thread count (FP64, the reference loop, always uses every\n"
 "core, on a quarter of the pulses); FP32 SER against FP64 on the same grid.\n"
-"cuda: kernel-only time (CUDA events, median), Gbp/s (GFLOP/s = 43 flops per pair,\n"
-"seed 003's count, in --json), SER against the FP64 GPU kernel v1 over the full\n"
-"image (v1 is itself checked against the CPU FP64 reference on a 64x64 window),\n"
-"per precision with the fp16/fp32 speed ratio; then 'form' end to end with pulses\n"
-"streamed: total time split into setup, read, transfer, range compression,\n"
-"backprojection (device times) and finish, and the device memory of pulse data\n"
-"and image, for fp32 and for fp16 with raw samples uploaded as FP16 and as FP32.\n");
+"cuda: per interpolation configuration, kernel-only time (CUDA events, median),\n"
+"Gbp/s (GFLOP/s = 43 flops per pair, seed 003's count, in --json), SER against\n"
+"the exact image on the central window and against the FP64 GPU kernel v1 over\n"
+"the full image, per precision with the fp16/fp32 speed ratio; then 'form' end to\n"
+"end with pulses streamed (default interpolation): total time split into setup,\n"
+"read, transfer, range compression, backprojection (device times) and finish,\n"
+"and the device memory of pulse data and image, for fp32 and for fp16 with raw\n"
+"samples uploaded as FP16 and as FP32.\n");
 }
 
 static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
@@ -186,125 +196,216 @@ static int parse_variant(char *tok, char name[16], sarbp_cuda_kernel_cfg *kc)
     return 0;
 }
 
+/* A window of the grid around pixel (x0, y0) (its lower-left corner), of
+ * at most n x n pixels, where the exact image is affordable. */
+static sarbp_grid window_of(const sarbp_grid *g, size_t n, size_t *x0, size_t *y0)
+{
+    sarbp_grid w = *g;
+    w.nx = g->nx < n ? g->nx : n;
+    w.ny = g->ny < n ? g->ny : n;
+    *x0 = (g->nx - w.nx) / 2;
+    *y0 = (g->ny - w.ny) / 2;
+    w.xc = sarbp_grid_x(g, *x0) + 0.5 * (double)(w.nx - 1) * g->dx;
+    w.yc = sarbp_grid_y(g, *y0) + 0.5 * (double)(w.ny - 1) * g->dy;
+    return w;
+}
+
+/* SER of the window (x0, y0, w) of the full image img against ref[w.ny][w.nx] */
+static double window_ser(const sarbp_c32 *img, const sarbp_grid *g, size_t x0, size_t y0,
+                         const sarbp_grid *w, const sarbp_c32 *ref, sarbp_c32 *scratch)
+{
+    for (size_t iy = 0; iy < w->ny; iy++)
+        memcpy(scratch + iy * w->nx, img + (y0 + iy) * g->nx + x0, w->nx * sizeof *scratch);
+    return ser_db(scratch, ref, w->nx * w->ny);
+}
+
+/* The exact image (FP64 direct summation, cpu back end, all cores) of window w */
+static sarbp_status exact_window(const sarbp_phd *p, const sarbp_grid *w, sarbp_c32 **out)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.precision = SARBP_EXACT;
+    sarbp_image *im = NULL;
+    SARBP_TRY(sarbp_form_phd(p, w, &sarbp_backend_cpu, &rc, &o, NULL, &im, NULL));
+    *out = im->data;
+    im->data = NULL;
+    sarbp_image_free(im);
+    return SARBP_OK;
+}
+
+struct interp_cfg {
+    sarbp_interp interp;
+    int upsample;
+};
+
+/* "linear:8,cubic:4,..." (KERNEL[:UPSAMPLE]) */
+static int parse_interps(const char *text, struct interp_cfg *c, int max)
+{
+    char buf[256];
+    if (strlen(text) >= sizeof buf) return -1;
+    strcpy(buf, text);
+    int n = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (n == max) return -1;
+        char *colon = strchr(t, ':');
+        long up = SARBP_DEFAULT_UPSAMPLE;
+        if (colon) {
+            *colon = '\0';
+            if (cli_parse_long(colon + 1, 1, 64, &up)) return -1;
+        }
+        if (sarbp_interp_parse(t, &c[n].interp)) return -1;
+        c[n].upsample = (int)up;
+        n++;
+    }
+    return n;
+}
+
+static sarbp_status compress_with(const sarbp_phd *p, const struct interp_cfg *ic, sarbp_profiles **out)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    rc.interp = ic->interp;
+    rc.upsample = ic->upsample;
+    sarbp_rc_plan *plan;
+    SARBP_TRY(sarbp_rc_plan_create(p, &rc, SARBP_FP32, p->npulses, &plan));
+    sarbp_status st = sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), SARBP_FP32, out);
+    if (!st) st = sarbp_rc_execute(plan, 0, p->npulses, p->data, *out);
+    sarbp_rc_plan_free(plan);
+    return st;
+}
+
 static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
-                      int reps, int device, int json)
+                      const struct interp_cfg *ics, int nic, size_t exact_n, int reps, int device,
+                      int json)
 {
     const char *cmd = "bench";
     char name[128];
     int sms, clk, mclk;
     sarbp_status st = sarbp_cuda_device_info(device, name, sizeof name, &sms, &clk, &mclk);
     if (st) return cli_fail_status(cmd, st);
-    sarbp_profiles *p32 = NULL;
-    st = compress(p, SARBP_FP32, &p32);
-    if (st) return cli_fail_status(cmd, st);
     size_t npix = g->nx * g->ny;
     double pairs = (double)npix * p->npulses;
-    const double prof_mib = (double)p32->npulses * p32->nbins * 16 / 1048576.0;
+    size_t wx0, wy0;
+    const sarbp_grid w = window_of(g, exact_n, &wx0, &wy0);
     sarbp_c32 *ref = malloc(npix * sizeof *ref), *img = malloc(npix * sizeof *img);
-    if (!ref || !img) {
-        sarbp_profiles_free(p32);
+    sarbp_c32 *wscratch = malloc(w.nx * w.ny * sizeof *wscratch), *exact = NULL;
+    if (!ref || !img || !wscratch) {
         free(ref);
         free(img);
+        free(wscratch);
         return cli_fail(cmd, "out of memory for %zu x %zu images", g->nx, g->ny);
     }
-    /* reference: the FP64 kernel over the full image, checked on a window
-     * against the CPU FP64 reference */
-    sarbp_cuda_kernel_cfg rc = {"v1", 0, 0, 0, device, 0, 0};
-    double ms_ref;
-    st = sarbp_cuda_bench_kernel(p32, g, &rc, 1, &ms_ref, ref);
-    double ser_v1_cpu = NAN;
-    if (!st) {
-        sarbp_profiles *p64 = NULL;
-        st = compress(p, SARBP_FP64, &p64);
-        sarbp_grid w = *g;
-        w.nx = w.ny = 64;
-        size_t x0 = g->nx / 2 - (g->nx >= 64 ? 32 : g->nx / 2), y0 = g->ny / 2 - (g->ny >= 64 ? 32 : g->ny / 2);
-        if (g->nx < 64) w.nx = g->nx;
-        if (g->ny < 64) w.ny = g->ny;
-        w.xc = sarbp_grid_x(g, x0) + 0.5 * (double)(w.nx - 1) * g->dx;
-        w.yc = sarbp_grid_y(g, y0) + 0.5 * (double)(w.ny - 1) * g->dy;
-        sarbp_c64 *c64 = calloc(w.nx * w.ny, sizeof *c64);
-        sarbp_c32 *c32 = malloc(w.nx * w.ny * sizeof *c32), *g32 = malloc(w.nx * w.ny * sizeof *g32);
-        if (!st && c64 && c32 && g32) {
-            st = sarbp_bp_cpu_fp64(p64, &w, c64);
-            for (size_t iy = 0; iy < w.ny; iy++)
-                for (size_t ix = 0; ix < w.nx; ix++) {
-                    c32[iy * w.nx + ix] = (sarbp_c32){(float)c64[iy * w.nx + ix].re, (float)c64[iy * w.nx + ix].im};
-                    g32[iy * w.nx + ix] = ref[(y0 + iy) * g->nx + x0 + ix];
-                }
-            ser_v1_cpu = ser_db(g32, c32, w.nx * w.ny);
-        }
-        free(c64);
-        free(c32);
-        free(g32);
-        sarbp_profiles_free(p64);
-    }
+    double t0 = sarbp_now_s();
+    st = exact_window(p, &w, &exact);
+    const double t_exact = sarbp_now_s() - t0;
     if (st) {
         free(ref);
         free(img);
-        sarbp_profiles_free(p32);
+        free(wscratch);
         return cli_fail_status(cmd, st);
     }
     if (!json) {
         printf("device: %s, %d SMs, %d MHz SM clock, %d MHz memory clock\n", name, sms, clk, mclk);
-        printf("problem: %zu x %zu pixels (%.4f m), %zu pulses, %zu bins, 10 km, 45 deg, X band\n",
-               g->nx, g->ny, g->dx, p->npulses, p32->nbins);
-        printf("reference: FP64 kernel v1 (%.1f Gbp/s), SER against CPU FP64 on a 64x64 window %.1f dB\n",
-               pairs / ms_ref / 1e6, ser_v1_cpu);
-        printf("profiles on the device: fp32 %.1f MiB (float4 per bin), fp16 %.1f MiB (half4 per bin)\n",
-               prof_mib, 0.5 * prof_mib);
-        printf("%-18s %9s %9s %7s   %9s %9s %7s   %7s\n", "variant", "fp32 ms", "Gbp/s", "SER dB",
-               "fp16 ms", "Gbp/s", "SER dB", "16/32");
+        printf("problem: %zu x %zu pixels (%.4f m), %zu pulses, %zu samples, 10 km, 45 deg, X band\n",
+               g->nx, g->ny, g->dx, p->npulses, p->nsamples);
+        printf("references: the exact image (FP64 direct summation over the samples, cpu, %.1f s) "
+               "on the central %zu x %zu window: 'exact dB'; the FP64 kernel v1 with the same "
+               "profiles over the full image: 'fp64 dB'\n", t_exact, w.nx, w.ny);
     } else {
-        printf("{\"device\":\"%s\",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,"
-               "\"bins\":%zu,\"v1_gbps\":%.2f,\"v1_vs_cpu_fp64_ser_db\":%.2f}\n",
-               name, sms, clk, g->nx, g->ny, p->npulses, p32->nbins, pairs / ms_ref / 1e6, ser_v1_cpu);
+        printf("{\"device\":\"%s\",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"spacing\":%.5f,"
+               "\"pulses\":%zu,\"samples\":%zu,\"exact_window\":%zu}\n",
+               name, sms, clk, g->nx, g->ny, g->dx, p->npulses, p->nsamples, w.nx);
     }
     fflush(stdout);
     int rc_out = CLI_OK;
-    for (char *tok = strtok(variants, ","); tok; tok = strtok(NULL, ",")) {
-        sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0};
-        char vname[16];
-        if (parse_variant(tok, vname, &kc)) {
-            fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT[:MINB]]])\n", tok);
-            rc_out = CLI_FAIL;
-            continue;
+    for (int c = 0; c < nic && !st; c++) {
+        sarbp_profiles *p32 = NULL;
+        st = compress_with(p, &ics[c], &p32);
+        if (st) break;
+        const char *iname = sarbp_interp_name(ics[c].interp);
+        const int cubic = ics[c].interp == SARBP_INTERP_CUBIC;
+        const double prof_mib = (double)p32->npulses * p32->nbins * 16 * (cubic ? 2 : 1) / 1048576.0;
+        sarbp_cuda_kernel_cfg rk = {"v1", 0, 0, 0, device, 0, 0};
+        double ms_ref;
+        st = sarbp_cuda_bench_kernel(p32, g, &rk, 1, &ms_ref, ref);
+        if (st) {
+            sarbp_profiles_free(p32);
+            break;
         }
-        double gbps[2] = {NAN, NAN};
-        if (!json) printf("%-18s", tok);
-        for (int h = 0; h < 2; h++) {
-            if (!prec[h]) {
-                if (!json) printf(" %9s %9s %7s  ", "-", "-", "-");
-                continue;
-            }
-            kc.half = h;
-            double ms;
-            st = sarbp_cuda_bench_kernel(p32, g, &kc, reps, &ms, img);
-            if (st) {
-                fprintf(stderr, "sarbp: bench: %s %s: %s\n", tok, h ? "fp16" : "fp32", sarbp_error_detail());
+        const double v1_exact = window_ser(ref, g, wx0, wy0, &w, exact, wscratch);
+        if (!json) {
+            printf("\n%s interpolation, %dx upsampling: %zu bins; profiles fp32 %.1f MiB, fp16 %.1f MiB;"
+                   " FP64 kernel v1 %.1f Gbp/s, %.1f dB against exact\n",
+                   iname, ics[c].upsample, p32->nbins, prof_mib, 0.5 * prof_mib,
+                   pairs / ms_ref / 1e6, v1_exact);
+            printf("%-16s %8s %8s %7s %7s   %8s %8s %7s %7s   %6s\n", "variant", "fp32 ms", "Gbp/s",
+                   "exactdB", "fp64 dB", "fp16 ms", "Gbp/s", "exactdB", "fp64 dB", "16/32");
+        } else {
+            printf("{\"interp\":\"%s\",\"upsample\":%d,\"bins\":%zu,\"v1_gbps\":%.2f,"
+                   "\"v1_exact_ser_db\":%.2f}\n", iname, ics[c].upsample, p32->nbins,
+                   pairs / ms_ref / 1e6, v1_exact);
+        }
+        char vlist[1024];
+        snprintf(vlist, sizeof vlist, "%s", variants);
+        for (char *tok = strtok(vlist, ","); tok; tok = strtok(NULL, ",")) {
+            sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0};
+            char vname[16];
+            if (parse_variant(tok, vname, &kc)) {
+                fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT[:MINB]]])\n", tok);
                 rc_out = CLI_FAIL;
-                if (!json) printf(" %9s %9s %7s  ", "fail", "-", "-");
                 continue;
             }
-            gbps[h] = pairs / ms / 1e6;
-            double ser = ser_db(img, ref, npix);
-            if (json)
-                printf("{\"variant\":\"%s\",\"precision\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,"
-                       "\"ser_db\":%.2f,\"profile_mib\":%.1f}\n",
-                       tok, h ? "fp16" : "fp32", ms, gbps[h], 43 * gbps[h], ser,
-                       prof_mib * (h ? 0.5 : 1.0));
-            else
-                printf(" %9.3f %9.1f %7.1f  ", ms, gbps[h], ser);
+            double gbps[2] = {NAN, NAN};
+            if (!json) printf("%-16s", tok);
+            for (int h = 0; h < 2; h++) {
+                if (!prec[h]) {
+                    if (!json) printf(" %8s %8s %7s %7s  ", "-", "-", "-", "-");
+                    continue;
+                }
+                kc.half = h;
+                double ms;
+                sarbp_status sk = sarbp_cuda_bench_kernel(p32, g, &kc, reps, &ms, img);
+                if (sk) {
+                    fprintf(stderr, "sarbp: bench: %s %s: %s\n", tok, h ? "fp16" : "fp32",
+                            sarbp_error_detail());
+                    rc_out = CLI_FAIL;
+                    if (!json) printf(" %8s %8s %7s %7s  ", "fail", "-", "-", "-");
+                    continue;
+                }
+                gbps[h] = pairs / ms / 1e6;
+                const double ser = ser_db(img, ref, npix);
+                const double ser_x = window_ser(img, g, wx0, wy0, &w, exact, wscratch);
+                if (json)
+                    printf("{\"interp\":\"%s\",\"upsample\":%d,\"variant\":\"%s\",\"precision\":\"%s\","
+                           "\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,\"exact_ser_db\":%.2f,"
+                           "\"fp64_ser_db\":%.2f,\"profile_mib\":%.1f}\n",
+                           iname, ics[c].upsample, tok, h ? "fp16" : "fp32", ms, gbps[h],
+                           43 * gbps[h], ser_x, ser, prof_mib * (h ? 0.5 : 1.0));
+                else
+                    printf(" %8.3f %8.1f %7.1f %7.1f  ", ms, gbps[h], ser_x, ser);
+                fflush(stdout);
+            }
+            if (!json) {
+                if (prec[0] && prec[1] && gbps[0] > 0) printf(" %6.2f\n", gbps[1] / gbps[0]);
+                else printf(" %6s\n", "-");
+            }
             fflush(stdout);
         }
-        if (!json) {
-            if (prec[0] && prec[1] && gbps[0] > 0) printf(" %7.2f\n", gbps[1] / gbps[0]);
-            else printf(" %7s\n", "-");
-        }
-        fflush(stdout);
+        sarbp_profiles_free(p32);
     }
-    /* end to end: the streamed pipeline with the default kernel, per precision
-     * (fp16 twice: raw samples uploaded as FP16, then as FP32) */
+    if (st) {
+        free(ref);
+        free(img);
+        free(wscratch);
+        free(exact);
+        return cli_fail_status(cmd, st);
+    }
+    /* end to end: the streamed pipeline with the default kernel and the
+     * default interpolation, per precision (fp16 twice: raw samples uploaded
+     * as FP16, then as FP32) */
+    if (!json) printf("\n");
     for (int run = 0; run < 3; run++) {
         const int h = run > 0, raw16 = run == 1;
         if (!prec[h]) continue;
@@ -340,31 +441,35 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
          * and is not a stage the total could be bounded by */
         if (t->transfer_s > big) big = t->transfer_s, bigname = "transfer";
         if (t->bp_s > big) big = t->bp_s, bigname = "backprojection";
-        double ser = ser_db(im->data, ref, npix);
+        const double ser_x = window_ser(im->data, g, wx0, wy0, &w, exact, wscratch);
         if (json)
-            printf("{\"end_to_end\":\"%s\",\"total_s\":%.4f,\"first_run_s\":%.4f,\"setup_s\":%.4f,"
+            printf("{\"end_to_end\":\"%s\",\"interp\":\"%s\",\"upsample\":%d,\"total_s\":%.4f,"
+                   "\"first_run_s\":%.4f,\"setup_s\":%.4f,"
                    "\"read_s\":%.4f,\"transfer_s\":%.4f,\"rc_s\":%.4f,\"bp_s\":%.4f,\"finish_s\":%.4f,"
                    "\"total_over_largest\":%.3f,\"gbps\":%.1f,\"pulse_mib\":%.2f,\"image_mib\":%.1f,"
-                   "\"ser_db\":%.2f}\n",
-                   label, fs.total_s, cold, t->setup_s, fs.read_s, t->transfer_s, t->rc_s, t->bp_s,
-                   t->finish_s, fs.total_s / big, pairs / fs.total_s / 1e9,
-                   t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0, ser);
+                   "\"exact_ser_db\":%.2f}\n",
+                   label, sarbp_interp_name(rcp.interp), rcp.upsample, fs.total_s, cold, t->setup_s,
+                   fs.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s, fs.total_s / big,
+                   pairs / fs.total_s / 1e9, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0,
+                   ser_x);
         else
-            printf("end to end, %s (form, default kernel, pulse blocks streamed): %.4f s "
-                   "(first run %.3f s), %.1f Gbp/s, SER %.1f dB\n"
+            printf("end to end, %s (form, default kernel, %s %dx, pulse blocks streamed): %.4f s "
+                   "(first run %.3f s), %.1f Gbp/s, %.1f dB against exact\n"
                    "  setup %.4f, read %.4f, transfer %.4f, range compression %.4f (under the "
                    "backprojection), backprojection %.4f, finish %.4f s;\n"
                    "  total = %.2f x the largest of read, transfer and backprojection (%s)\n"
                    "  device memory: pulse data %.2f MiB, image %.1f MiB\n",
-                   label, fs.total_s, cold, pairs / fs.total_s / 1e9, ser,
-                   t->setup_s, fs.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
-                   fs.total_s / big, bigname, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0);
+                   label, sarbp_interp_name(rcp.interp), rcp.upsample, fs.total_s, cold,
+                   pairs / fs.total_s / 1e9, ser_x, t->setup_s, fs.read_s, t->transfer_s, t->rc_s,
+                   t->bp_s, t->finish_s, fs.total_s / big, bigname, t->pulse_bytes / 1048576.0,
+                   t->image_bytes / 1048576.0);
         fflush(stdout);
         sarbp_image_free(im);
     }
     free(ref);
     free(img);
-    sarbp_profiles_free(p32);
+    free(wscratch);
+    free(exact);
     return rc_out;
 }
 
@@ -377,7 +482,8 @@ int cmd_bench(int argc, char **argv)
         {"samples", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 't'},
         {"variant", required_argument, NULL, 'V'}, {"reps", required_argument, NULL, 'r'},
         {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
-        {"precision", required_argument, NULL, 'P'},
+        {"precision", required_argument, NULL, 'P'}, {"interp", required_argument, NULL, 'I'},
+        {"problem", required_argument, NULL, 'Q'}, {"exact-window", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
@@ -385,7 +491,11 @@ int cmd_bench(int argc, char **argv)
     double spacing = 0;
     int threads[64], nthreads = 0, reps = 5, json = 0;
     long device = 0;
-    char variants[1024] = "v2:32x16:4,v3:32x8:2,v3:32x16:4,v3:32x32:8,v3,v3a,v4,v4:32x16:4";
+    char variants[1024] = "v3,v3a,v4";
+    struct interp_cfg ics[16] = {{SARBP_INTERP_LINEAR, 8}, {SARBP_INTERP_CUBIC, 4},
+                                 {SARBP_INTERP_CUBIC, 8}};
+    int nic = 3, wide = 0;
+    size_t exact_n = 64;
     int prec[2] = {1, 1}; /* fp32, fp16 */
     int c;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -443,6 +553,17 @@ int cmd_bench(int argc, char **argv)
             }
             break;
         }
+        case 'I':
+            nic = parse_interps(optarg, ics, 16);
+            if (nic < 1) return cli_usage(cmd, "--interp wants KERNEL[:UPSAMPLE],..., e.g. linear:8,cubic:4, not '%s'", optarg);
+            break;
+        case 'Q':
+            if (!strcmp(optarg, "wide")) wide = 1;
+            else if (strcmp(optarg, "narrow")) return cli_usage(cmd, "--problem wants narrow or wide, not '%s'", optarg);
+            break;
+        case 'X':
+            if (cli_parse_size(optarg, 1, 1024, &exact_n)) return cli_usage(cmd, "bad --exact-window '%s'", optarg);
+            break;
         case 'h': help(); return CLI_OK;
         default: return cli_usage(cmd, "unknown or incomplete option");
         }
@@ -450,7 +571,10 @@ int cmd_bench(int argc, char **argv)
     int cuda = !strcmp(backend, "cuda");
     if (!nx) nx = ny = cuda ? 4096 : 1024;
     if (!npulses) npulses = cuda ? 2048 : 512;
-    if (spacing == 0) spacing = 102.4 / (double)(nx > ny ? nx : ny);
+    /* wide: a swath of ~480 m (2048 samples: c / (2 df) = 480 m at 640 MHz)
+     * at about half the range resolution, 0.117 m, so many more bins */
+    if (wide && nsamples == 512) nsamples = 2048;
+    if (spacing == 0) spacing = (wide ? 480.0 : 102.4) / (double)(nx > ny ? nx : ny);
     if (!nthreads)
         for (int t = 1; t <= sarbp_cpu_count() && nthreads < 64; t++) threads[nthreads++] = t;
     sarbp_grid g = {nx, ny, spacing, spacing, 0, 0, 0};
@@ -459,7 +583,7 @@ int cmd_bench(int argc, char **argv)
     sarbp_phd *p = NULL;
     st = make_scene(npulses, nsamples, &p);
     if (st) return cli_fail_status(cmd, st);
-    int rc = cuda ? bench_cuda(p, &g, variants, prec, reps, (int)device, json)
+    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, reps, (int)device, json)
                   : bench_cpu(p, &g, threads, nthreads, json);
     sarbp_phd_free(p);
     return rc;
