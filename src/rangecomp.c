@@ -58,6 +58,11 @@ double sarbp_interp_response(sarbp_interp k, double nu)
     return k == SARBP_INTERP_CUBIC ? s2 * s2 : s2;
 }
 
+int sarbp_interp_default_upsample(sarbp_interp k)
+{
+    return k == SARBP_INTERP_LINEAR ? 8 : SARBP_DEFAULT_UPSAMPLE;
+}
+
 void sarbp_rc_params_default(sarbp_rc_params *p)
 {
     memset(p, 0, sizeof *p);

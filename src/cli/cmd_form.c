@@ -36,13 +36,15 @@ static void help(void)
 "                        the exact image by FP64 direct summation over every sample\n"
 "                        (cpu; no FFT, no interpolation; K times slower: small images)\n"
 "      --interp K        range interpolation: cubic (default; B-spline with spectral\n"
-"                        prefilter) or linear\n"
-"      --fast            linear interpolation (--interp linear): the speed of sarbp\n"
-"                        0.1 at an accuracy of about 50 dB SER against the exact image\n"
-"                        instead of about 100 dB (8x upsampling; kernels/BENCHMARKS.md)\n"
+"                        prefilter, 4x upsampling: about 77 dB SER against the exact\n"
+"                        image) or linear (8x: about 50 dB)\n"
+"      --fast            --interp linear: about 1.3x (FP32) to 2.5x (FP16) the GPU speed\n"
+"                        of the default at about 50 dB against the exact image instead\n"
+"                        of 77 (kernels/BENCHMARKS.md)\n"
 "      --window W        range window: none (default), hamming, hann, taylor[:NBAR:SLL]\n"
 "      --az-window W     azimuth window over the pulses, same choices\n"
-"      --upsample N      range-profile upsampling before interpolation (default 8)\n"
+"      --upsample N      range-profile upsampling before interpolation (default 4 for\n"
+"                        cubic, 8 for linear; cubic at 8 reaches about 100 dB)\n"
 "      --threads N       cpu threads (default: all cores); results do not depend on it\n"
 "      --device N        cuda device (default 0)\n"
 "      --gpu-mem BYTES   device memory budget, e.g. 8G (default: most of the free memory)\n"
@@ -115,7 +117,7 @@ int cmd_form(int argc, char **argv)
     sarbp_bp_options_default(&bo);
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
-    int have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0;
+    int have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     double pulses[2], az[2], db_range = 50;
     int c;
     while ((c = getopt_long(argc, argv, "i:o:qvh", longopts, NULL)) != -1) {
@@ -175,6 +177,7 @@ int cmd_form(int argc, char **argv)
             if (cli_parse_long(optarg, 1, 64, &l))
                 return cli_usage(cmd, "--upsample wants an integer from 1 to 64, not '%s'", optarg);
             rc.upsample = (int)l;
+            have_upsample = 1;
             break;
         case OPT_PULSES:
             if (cli_parse_list(optarg, ':', pulses, 2, 2) < 0 || pulses[0] < 0 ||
@@ -240,6 +243,7 @@ int cmd_form(int argc, char **argv)
     }
     if (nin == 0) return cli_usage(cmd, "no input: give -i FILE");
     if (nout == 0) return cli_usage(cmd, "no output: give -o IMAGE.png (or .h5, .npy)");
+    if (!have_upsample) rc.upsample = sarbp_interp_default_upsample(rc.interp);
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
     bo.verbose = cli_verbosity;
 
