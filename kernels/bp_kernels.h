@@ -19,7 +19,8 @@ typedef struct {
     double rstart;     /* differential range of bin 0, m */
     double inv_dr;     /* 1 / bin spacing, 1/m */
     double fref;       /* phase reference frequency, Hz */
-    double pad;
+    double mocomp;     /* CHIRP: motion compensation 2 fc r0 / c reduced to [0, 1) cycles;
+                          0 for FREQ data */
 } sarbp_dpulse;
 
 /* One backprojection launch: pulses [0, np) of a block onto an image band.
@@ -112,6 +113,15 @@ int sarbp_rc_bound(const void *d_in, int in_half, const void *d_w, const float *
                    float raw_inv_scale, int np, int K, float *d_bound, void *stream);
 /* *d_bound = max |d_y| over n complex values (d_bound 0 on entry). */
 int sarbp_rc_maxabs(const void *d_y, size_t n, float *d_bound, void *stream);
+/* CHIRP compression after the forward FFT of the echoes d_spec[np][nmf]:
+ * d_out[j][b] = d_spec[j][k] * d_filt[k] * exp(+j 2 pi mocomp_j) for the
+ * spectral index k that bin b holds (b < (nmf + 1) / 2: k = b; the last
+ * nmf - (nmf + 1) / 2 bins hold the negative frequencies; zeros between),
+ * nbins >= nmf; with d_bound non-NULL also raises *d_bound to the largest
+ * row sum of |d_out| (the bound of the inverse FFT's magnitudes). */
+int sarbp_rc_chirp_filter(const void *d_spec, void *d_out, const void *d_filt,
+                          const sarbp_dpulse *d_pulses, int np, int nmf, int nbins,
+                          float *d_bound, void *stream);
 /* d_prof[j][b] = the interpolation-ready bin b (linear or cubic, as
  * described above) from the complex profile d_y[j] (float2, bins outside
  * [0, nbins) read as 0), np pulses; with d_bound non-NULL the bins are FP16

@@ -9,8 +9,10 @@
  *                no bin of the inverse FFT can exceed it, so it fixes an FP16
  *                scale before the FFT has run (one pass over the small raw
  *                block instead of a reduction over the upsampled profiles);
- *   maxabs:      the same bound for profiles already compressed (CPU chirp
- *                data, benchmarks);
+ *   maxabs:      the same bound for profiles already compressed (benchmarks);
+ *   chirp_filter: CHIRP data after the forward FFT: times the matched
+ *                filter and the motion-compensation phasor, placed into the
+ *                upsampled spectrum, with the FP16 bound (row sums);
  *   interp_ready: complex profile -> one polynomial per bin segment: linear
  *                (value, difference to the next bin) or cubic B-spline
  *                (A, B, C, D from four bins), in FP32 or, scaled by
@@ -164,6 +166,49 @@ __global__ void rc_interp_ready_kernel(const float2 *__restrict__ y, void *__res
     const float2 rn = __half22float2(hn);
     ((uint2 *)prof)[o] = make_uint2(*(const unsigned int *)&hv,
                                     half2_bits(make_float2(rn.x - rv.x, rn.y - rv.y)));
+}
+
+/* one block per pulse: grid-stride over the output bins, then the row sum
+ * of |out| for the FP16 bound */
+__global__ void rc_chirp_filter_kernel(const float2 *__restrict__ spec, float2 *__restrict__ out,
+                                       const float2 *__restrict__ filt,
+                                       const sarbp_dpulse *__restrict__ pulses, int nmf, int nbins,
+                                       float *bound)
+{
+    const int j = blockIdx.x;
+    double sn, cs;
+    sincospi(2.0 * pulses[j].mocomp, &sn, &cs);
+    const float c = (float)cs, s = (float)sn;
+    const int npos = (nmf + 1) / 2, gap = nbins - nmf;
+    const float2 *row = spec + (size_t)j * nmf;
+    float2 *o = out + (size_t)j * nbins;
+    float acc = 0.0f;
+    for (int b = threadIdx.x; b < nbins; b += blockDim.x) {
+        const int k = b < npos ? b : b - gap;
+        float2 v = make_float2(0.f, 0.f);
+        if (b < npos || b >= npos + gap) {
+            const float2 x = row[k], h = filt[k];
+            const float re = x.x * h.x - x.y * h.y, im = x.x * h.y + x.y * h.x;
+            v = make_float2(re * c - im * s, re * s + im * c);
+        }
+        o[b] = v;
+        acc += sqrtf(v.x * v.x + v.y * v.y);
+    }
+    if (bound) {
+        acc = block_sum(acc);
+        if (threadIdx.x == 0) atomic_max_pos(bound, acc * (1.0f + 1.0e-5f * (float)nmf));
+    }
+}
+
+extern "C" int sarbp_rc_chirp_filter(const void *d_spec, void *d_out, const void *d_filt,
+                                     const sarbp_dpulse *d_pulses, int np, int nmf, int nbins,
+                                     float *d_bound, void *stream)
+{
+    if (np <= 0) return cudaSuccess;
+    if (nbins < nmf) return cudaErrorInvalidValue;
+    rc_chirp_filter_kernel<<<np, 256, 0, (cudaStream_t)stream>>>(
+        (const float2 *)d_spec, (float2 *)d_out, (const float2 *)d_filt, d_pulses, nmf, nbins, d_bound);
+    return cudaGetLastError();
 }
 
 extern "C" int sarbp_rc_pack(const void *d_in, int in_half, void *d_out, const void *d_w,

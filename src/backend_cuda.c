@@ -14,11 +14,12 @@
  * budget is formed in bands of whole tile rows, one pass over all pulses per
  * band.
  *
- * FREQ data are range-compressed on the GPU (window and prefilter, centring,
- * zero-pad and fftshift in one pack pass, batched inverse cuFFT over a
- * 16-pulse scratch, then one pass to interpolation-ready bins). CHIRP
- * data are range-compressed on the CPU (FFTW, FP32) and uploaded as
- * profiles. With --precision fp16 the profiles are stored as FP16 with a
+ * Range compression runs on the GPU. FREQ data: window and prefilter,
+ * centring, zero-pad and fftshift in one pack pass, batched inverse cuFFT
+ * over a 16-pulse scratch, then one pass to interpolation-ready bins. CHIRP
+ * data: the block's echoes zero-padded, forward cuFFT, the matched filter
+ * (window and prefilter in it) into the upsampled spectrum with the motion
+ * compensation, inverse cuFFT, interpolation-ready bins. With --precision fp16 the profiles are stored as FP16 with a
  * power-of-two scale per block (bp_kernels.h); raw samples may travel as
  * FP16 too (raw_fp16). */
 #include <cuda_runtime_api.h>
@@ -77,15 +78,17 @@ static const char *cufft_name(cufftResult r)
 #define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
 
 struct slot {
-    void *h_raw;             /* pinned [block][K] c32 or half2 (FREQ), [block][nbins] c32 (CHIRP) */
+    void *h_raw;             /* pinned [block][K] c32, or half2 (FREQ with raw_half) */
     sarbp_dpulse *h_pulses;  /* pinned [block] */
-    void *d_raw;             /* [block][K] raw samples (FREQ) or [block][nbins] profiles (CHIRP) */
-    void *d_fft;             /* FREQ: [sub][nbins] c32 FFT scratch */
+    void *d_raw;             /* [block][K] raw samples */
+    void *d_fft;             /* [sub][nbins] c32 FFT scratch (CHIRP: sub = block) */
+    void *d_spec;            /* CHIRP: [block][nmf] c32, the echoes' spectra */
     void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h) */
     float *d_bound;          /* fp16: the block's magnitude bound */
     sarbp_dpulse *d_pulses;
-    cufftHandle fft;         /* FREQ: batch of sub pulses; one per slot (own work area) */
-    int fft_ok;
+    cufftHandle fft;         /* inverse, nbins, batch of sub pulses; one per slot (own work area) */
+    cufftHandle fwd;         /* CHIRP: forward, nmf, batch of block pulses */
+    int fft_ok, fwd_ok;
     cudaStream_t stream;
     cudaEvent_t ev[5];       /* last block: before upload, uploaded, compressed, bp start, done */
     int pending;             /* ev[] recorded and not yet counted */
@@ -106,8 +109,8 @@ struct cuda_plan {
     size_t kc;               /* FREQ: the sample at frequency index 0 (profiles centred) */
     size_t block, sub, K, nbins;
     size_t band_rows, passes, pass, band_row0, band_ny;
-    sarbp_rc_plan *rc;       /* CPU plan: window tables; CHIRP compression */
-    sarbp_profiles *hpr;     /* CPU profiles of one block (geometry; CHIRP data) */
+    sarbp_rc_plan *rc;       /* CPU plan: window and filter tables, geometry */
+    sarbp_profiles *hpr;     /* per-pulse geometry of one block */
     struct slot s[NSLOT];
     struct slot *pend[NSLOT]; /* compressed blocks whose backprojections are not launched */
     int npend;
@@ -115,7 +118,9 @@ struct cuda_plan {
     cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
     cudaEvent_t chunk_ev[ROW_CHUNKS];
     size_t chunk_row[ROW_CHUNKS + 1], nchunks; /* row chunks of the last block (band rows) */
-    void *d_w;               /* FREQ: complex pack weights [K] */
+    void *d_w;               /* complex pack weights [K] (CHIRP: ones) */
+    void *d_filt;            /* CHIRP: matched filter with window and prefilter [nmf], float2 */
+    size_t nmf;              /* CHIRP: matched-filter FFT length */
     float *d_waz;            /* [npulses] */
     void *d_img;             /* [band_rows][nx] float2 */
     sarbp_c32 *h_img;        /* full image when passes > 1 */
@@ -144,10 +149,12 @@ static void cuda_destroy(void *vp)
         cudaFreeHost(s->h_pulses);
         cudaFree(s->d_raw);
         cudaFree(s->d_fft);
+        cudaFree(s->d_spec);
         cudaFree(s->d_prof);
         cudaFree(s->d_bound);
         cudaFree(s->d_pulses);
         if (s->fft_ok) cufftDestroy(s->fft);
+        if (s->fwd_ok) cufftDestroy(s->fwd);
         if (s->stream) cudaStreamDestroy(s->stream);
         for (int e = 0; e < 5; e++)
             if (s->ev[e]) cudaEventDestroy(s->ev[e]);
@@ -156,6 +163,7 @@ static void cuda_destroy(void *vp)
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (p->chunk_ev[c]) cudaEventDestroy(p->chunk_ev[c]);
     cudaFree(p->d_w);
+    cudaFree(p->d_filt);
     cudaFree(p->d_waz);
     cudaFree(p->d_img);
     free(p->h_img);
@@ -183,30 +191,37 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
-    /* host profiles: CHIRP data are compressed into them; FREQ blocks only
-     * use their per-pulse geometry (one bin of samples) */
-    SARBP_TRY(sarbp_profiles_alloc(p->block, freq ? 1 : p->nbins, SARBP_FP32, &p->hpr));
-    p->sub = p->block < 16 ? p->block : 16; /* FFT scratch: 16 pulses per slot */
+    /* host profiles: only their per-pulse geometry is used (one bin) */
+    SARBP_TRY(sarbp_profiles_alloc(p->block, 1, SARBP_FP32, &p->hpr));
+    /* FFT scratch: FREQ 16 pulses per slot; CHIRP the whole block (the
+     * FP16 bound of a block must be known before any of its bins) */
+    p->sub = freq ? (p->block < 16 ? p->block : 16) : p->block;
+    p->nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(p->rc);
 
     /* memory: the slots, then the image band */
-    const size_t raw_e = freq ? (p->raw_half ? 4 : 8) : 8; /* bytes per raw element */
-    const size_t raw_n = freq ? p->K : p->nbins;
+    const size_t raw_e = p->raw_half ? 4 : 8; /* bytes per raw element */
+    const size_t raw_n = p->K;
     const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
     size_t fft_work = 0;
-    if (freq) {
-        int dims[1] = {(int)p->nbins};
-        for (int k = 0; k < NSLOT; k++) {
-            struct slot *s = &p->s[k];
-            CUFFT_TRY(cufftCreate(&s->fft));
-            s->fft_ok = 1;
-            size_t ws = 0;
-            CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0],
-                                        CUFFT_C2C, (int)p->sub, &ws));
+    int dims[1] = {(int)p->nbins}, fdims[1] = {(int)p->nmf};
+    for (int k = 0; k < NSLOT; k++) {
+        struct slot *s = &p->s[k];
+        size_t ws = 0;
+        CUFFT_TRY(cufftCreate(&s->fft));
+        s->fft_ok = 1;
+        CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
+                                    (int)p->sub, &ws));
+        fft_work += ws;
+        if (!freq) {
+            CUFFT_TRY(cufftCreate(&s->fwd));
+            s->fwd_ok = 1;
+            CUFFT_TRY(cufftMakePlanMany(s->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0],
+                                        CUFFT_C2C, (int)p->block, &ws));
             fft_work += ws;
         }
     }
     size_t per_slot = p->block * (raw_n * raw_e + p->nbins * prof_e + sizeof(sarbp_dpulse)) +
-                      (freq ? p->sub * p->nbins * 8 : 0) + 256;
+                      p->sub * p->nbins * 8 + p->block * p->nmf * 8 + 256;
     size_t fixed = NSLOT * per_slot + fft_work + m->npulses * 4 + p->K * 8 + ((size_t)32 << 20);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
@@ -240,11 +255,13 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
         CUDA_TRY(cudaMallocHost(&s->h_raw, p->block * raw_n * raw_e));
         CUDA_TRY(cudaMallocHost((void **)&s->h_pulses, p->block * sizeof(sarbp_dpulse)));
         CUDA_TRY(dalloc(&s->d_raw, p->block * raw_n * raw_e, pb));
-        if (freq) CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
+        CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
+        if (!freq) CUDA_TRY(dalloc(&s->d_spec, p->block * p->nmf * 8, pb));
         CUDA_TRY(dalloc(&s->d_prof, p->block * p->nbins * prof_e, pb));
         CUDA_TRY(dalloc((void **)&s->d_pulses, p->block * sizeof(sarbp_dpulse), pb));
         if (p->half) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
-        if (freq) CUFFT_TRY(cufftSetStream(s->fft, s->stream));
+        CUFFT_TRY(cufftSetStream(s->fft, s->stream));
+        if (!freq) CUFFT_TRY(cufftSetStream(s->fwd, s->stream));
     }
     CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
     for (int c = 0; c < ROW_CHUNKS; c++)
@@ -275,6 +292,21 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
         }
         e = dalloc(&p->d_w, p->K * sizeof *w, pb);
         if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
+        free(w);
+        CUDA_TRY(e);
+    } else {
+        /* the echoes are packed unweighted (the window is in the filter) */
+        const sarbp_c64 *h = sarbp_rc_plan_chirp_filter(p->rc);
+        const size_t nw = p->K > p->nmf ? p->K : p->nmf;
+        sarbp_c32 *w = malloc(nw * sizeof *w);
+        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < p->K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
+        e = dalloc(&p->d_w, p->K * sizeof *w, pb);
+        if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
+        for (size_t k = 0; k < p->nmf; k++) w[k] = (sarbp_c32){(float)h[k].re, (float)h[k].im};
+        if (e == cudaSuccess) e = dalloc(&p->d_filt, p->nmf * sizeof *w, pb);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(p->d_filt, w, p->nmf * sizeof *w, cudaMemcpyHostToDevice);
         free(w);
         CUDA_TRY(e);
     }
@@ -492,34 +524,33 @@ static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, 
 
 /* Stages a block on the host: pulse table, and raw samples (FP16 when asked:
  * scaled by a power of two so the block's largest component sits below
- * 2^14) or, for CHIRP data, CPU-compressed profiles. Returns the factor that
- * undoes the raw scaling. */
+ * 2^14). Returns the factor that undoes the raw scaling. */
 static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np,
                                 const sarbp_c32 *samples, float *raw_inv)
 {
     const sarbp_phd *m = p->meta;
     *raw_inv = 1.0f;
-    if (m->domain == SARBP_DOMAIN_CHIRP) {
-        SARBP_TRY(sarbp_rc_execute(p->rc, p0, np, samples, p->hpr));
-        memcpy(s->h_raw, p->hpr->data32, np * p->nbins * sizeof(sarbp_c32));
+    for (size_t j = 0; j < np; j++) sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->hpr, j);
+    if (p->raw_half) {
+        double sc = sarbp_half_block_scale(samples, np * p->K, 16384.0);
+        if (sc > 0x1p100) sc = 0x1p100; /* samples below 1e-26: kept as far as FP16 reaches */
+        if (sc == 0.0)
+            return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu hold non-finite samples", p0,
+                               p0 + np - 1);
+        sarbp_c32_to_half2(samples, np * p->K, (float)sc, s->h_raw);
+        *raw_inv = (float)(1.0 / sc);
     } else {
-        for (size_t j = 0; j < np; j++) sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->hpr, j);
-        if (p->raw_half) {
-            double sc = sarbp_half_block_scale(samples, np * p->K, 16384.0);
-            if (sc > 0x1p100) sc = 0x1p100; /* samples below 1e-26: kept as far as FP16 reaches */
-            if (sc == 0.0)
-                return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu hold non-finite samples", p0,
-                                   p0 + np - 1);
-            sarbp_c32_to_half2(samples, np * p->K, (float)sc, s->h_raw);
-            *raw_inv = (float)(1.0 / sc);
-        } else {
-            memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
-        }
+        memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
     }
     for (size_t j = 0; j < np; j++) {
         const double *a = p->hpr->pos + 3 * j;
+        double mc = 0;
+        if (m->domain == SARBP_DOMAIN_CHIRP) {
+            mc = 2.0 * m->fc * p->hpr->r0[j] / SARBP_C;
+            mc -= floor(mc);
+        }
         s->h_pulses[j] = (sarbp_dpulse){a[0], a[1], a[2], p->hpr->r0[j], p->hpr->rstart[j],
-                                        1.0 / p->hpr->dr[j], p->hpr->fref[j], 0};
+                                        1.0 / p->hpr->dr[j], p->hpr->fref[j], mc};
     }
     return SARBP_OK;
 }
@@ -530,8 +561,17 @@ static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p
     const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
     if (p->half) CUDA_TRY(cudaMemsetAsync(s->d_bound, 0, sizeof(float), s->stream));
     if (p->meta->domain == SARBP_DOMAIN_CHIRP) {
-        if (p->half) LAUNCH_TRY(sarbp_rc_maxabs(s->d_raw, np * p->nbins, s->d_bound, s->stream));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_raw, s->d_prof, (int)np, (int)p->nbins, p->cubic,
+        /* echoes zero-padded to nmf (azimuth weight), forward FFT, matched
+         * filter into the upsampled spectrum (motion compensation folded
+         * in, FP16 bound), inverse FFT, interpolation-ready bins */
+        LAUNCH_TRY(sarbp_rc_pack(s->d_raw, 0, s->d_spec, p->d_w, p->d_waz + p0, 1.0f, (int)p->block,
+                                 (int)np, (int)p->K, 0, (int)p->nmf, s->stream));
+        CUFFT_TRY(cufftExecC2C(s->fwd, s->d_spec, s->d_spec, CUFFT_FORWARD));
+        LAUNCH_TRY(sarbp_rc_chirp_filter(s->d_spec, s->d_fft, p->d_filt, s->d_pulses, (int)np,
+                                         (int)p->nmf, (int)p->nbins, p->half ? s->d_bound : NULL,
+                                         s->stream));
+        CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, s->d_prof, (int)np, (int)p->nbins, p->cubic,
                                          p->half ? s->d_bound : NULL, s->stream));
         return SARBP_OK;
     }
@@ -575,8 +615,7 @@ static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32
 
     float raw_inv;
     SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
-    const int freq = m->domain == SARBP_DOMAIN_FREQ;
-    const size_t raw_bytes = np * (freq ? p->K * (p->raw_half ? 4 : 8) : p->nbins * 8);
+    const size_t raw_bytes = np * p->K * (p->raw_half ? 4 : 8);
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
     CUDA_TRY(cudaMemcpyAsync(s->d_pulses, s->h_pulses, np * sizeof(sarbp_dpulse),
                              cudaMemcpyHostToDevice, s->stream));

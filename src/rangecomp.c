@@ -384,6 +384,8 @@ double sarbp_rc_plan_coherent_gain(const sarbp_rc_plan *p) { return p->gain; }
 const double *sarbp_rc_plan_range_weights(const sarbp_rc_plan *p) { return p->wpre; }
 sarbp_interp sarbp_rc_plan_interp(const sarbp_rc_plan *p) { return p->interp; }
 long sarbp_rc_plan_first_freq_index(const sarbp_rc_plan *p) { return -(long)p->kc; }
+size_t sarbp_rc_plan_chirp_nfft(const sarbp_rc_plan *p) { return p->nmf; }
+const sarbp_c64 *sarbp_rc_plan_chirp_filter(const sarbp_rc_plan *p) { return p->href; }
 const double *sarbp_rc_plan_az_weights(const sarbp_rc_plan *p) { return p->waz; }
 
 void sarbp_rc_plan_free(sarbp_rc_plan *p)

@@ -120,6 +120,16 @@ sarbp_interp sarbp_rc_plan_interp(const sarbp_rc_plan *plan);
  * at FFT index (k - kc) mod nbins); 0 for CHIRP data. */
 long sarbp_rc_plan_first_freq_index(const sarbp_rc_plan *plan);
 
+/* CHIRP: the matched filter's FFT length nmf (0 for FREQ data) and its
+ * spectrum [nmf] (conjugate reference spectrum times the range window and
+ * the interpolation prefilter, normalised so a unit echo compresses to 1;
+ * FFT order, index k < (nmf + 1) / 2 for frequency k fs / nmf, else
+ * (k - nmf) fs / nmf). The GPU compresses chirp data with the same table:
+ * spectrum of the echo times this, placed into nbins (zero-padded between
+ * the halves), inverse FFT, times exp(+j 4 pi fc r0 / c). */
+size_t sarbp_rc_plan_chirp_nfft(const sarbp_rc_plan *plan);
+const sarbp_c64 *sarbp_rc_plan_chirp_filter(const sarbp_rc_plan *plan);
+
 /* The exact image's view of pulse i (global index) with samples s[nsamples]:
  * its windowed spectrum as n uniformly spaced frequency samples Y[k] at
  * fa + k fd (Hz), such that the pulse contributes

@@ -40,6 +40,8 @@ static void help(void)
 "  --precision LIST cuda: fp32, fp16 or fp32,fp16 (default): profiles in FP32 or\n"
 "                   FP16 (range and phase FP32 in both), side by side\n"
 "  --exact-window N cuda: the exact image covers the central N x N pixels (default 64)\n"
+"  --pulse-block N  cuda: pulses per streamed block in the end-to-end runs (default:\n"
+"                   the back end's)\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
 "  --device N       cuda device (default 0)\n"
 "  --json           one JSON object per line instead of the table\n"
@@ -277,8 +279,8 @@ static sarbp_status compress_with(const sarbp_phd *p, const struct interp_cfg *i
 }
 
 static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
-                      const struct interp_cfg *ics, int nic, size_t exact_n, int reps, int device,
-                      int json)
+                      const struct interp_cfg *ics, int nic, size_t exact_n, size_t pulse_block,
+                      int reps, int device, int json)
 {
     const char *cmd = "bench";
     char name[128];
@@ -417,6 +419,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         o.device = device;
         o.precision = h ? SARBP_FP16 : SARBP_FP32;
         o.raw_fp16 = raw16;
+        o.pulse_block = pulse_block;
         sarbp_image *im = NULL;
         sarbp_form_stats fs;
         /* twice: the first run pays one-time costs (cuFFT kernels loaded, pinned
@@ -484,6 +487,7 @@ int cmd_bench(int argc, char **argv)
         {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
         {"precision", required_argument, NULL, 'P'}, {"interp", required_argument, NULL, 'I'},
         {"problem", required_argument, NULL, 'Q'}, {"exact-window", required_argument, NULL, 'X'},
+        {"pulse-block", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
@@ -495,7 +499,7 @@ int cmd_bench(int argc, char **argv)
     struct interp_cfg ics[16] = {{SARBP_INTERP_LINEAR, 8}, {SARBP_INTERP_CUBIC, 4},
                                  {SARBP_INTERP_CUBIC, 8}};
     int nic = 3, wide = 0;
-    size_t exact_n = 64;
+    size_t exact_n = 64, pulse_block = 0;
     int prec[2] = {1, 1}; /* fp32, fp16 */
     int c;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -561,6 +565,9 @@ int cmd_bench(int argc, char **argv)
             if (!strcmp(optarg, "wide")) wide = 1;
             else if (strcmp(optarg, "narrow")) return cli_usage(cmd, "--problem wants narrow or wide, not '%s'", optarg);
             break;
+        case 'B':
+            if (cli_parse_size(optarg, 1, 1 << 20, &pulse_block)) return cli_usage(cmd, "bad --pulse-block '%s'", optarg);
+            break;
         case 'X':
             if (cli_parse_size(optarg, 1, 1024, &exact_n)) return cli_usage(cmd, "bad --exact-window '%s'", optarg);
             break;
@@ -583,7 +590,7 @@ int cmd_bench(int argc, char **argv)
     sarbp_phd *p = NULL;
     st = make_scene(npulses, nsamples, &p);
     if (st) return cli_fail_status(cmd, st);
-    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, reps, (int)device, json)
+    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, (int)device, json)
                   : bench_cpu(p, &g, threads, nthreads, json);
     sarbp_phd_free(p);
     return rc;
