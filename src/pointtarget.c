@@ -235,6 +235,54 @@ static sarbp_status sample_cut(const interp *t, const sarbp_grid *g, size_t up, 
     return SARBP_OK;
 }
 
+/* The patch's spectral centre in cycles a pixel along x and y, in
+ * (-0.5, 0.5]: the argument of the lag-1 autocorrelation along each axis,
+ * sum I(i + 1) conj(I(i)) over the patch (not wrapping round its edges).
+ * That is the power-weighted circular mean of the spectrum, so it is exact
+ * for a band symmetric about its centre wherever the sampling has folded the
+ * band, and it assumes no carrier: the data say where the band is. */
+static void spectral_centre(const fftw_complex *p, size_t mx, size_t my, double cyc[2])
+{
+    double xr = 0, xi = 0, yr = 0, yi = 0;
+    for (size_t j = 0; j < my; j++)
+        for (size_t i = 0; i < mx; i++) {
+            const double *a = p[j * mx + i];
+            if (i + 1 < mx) {
+                const double *b = p[j * mx + i + 1];
+                xr += b[0] * a[0] + b[1] * a[1];
+                xi += b[1] * a[0] - b[0] * a[1];
+            }
+            if (j + 1 < my) {
+                const double *b = p[(j + 1) * mx + i];
+                yr += b[0] * a[0] + b[1] * a[1];
+                yi += b[1] * a[0] - b[0] * a[1];
+            }
+        }
+    cyc[0] = atan2(xi, xr) / (2 * M_PI);
+    cyc[1] = atan2(yi, yr) / (2 * M_PI);
+}
+
+/* Brings the patch to baseband: multiplies it by the conjugate of the ramp
+ * at its spectral centre (cyc, cycles a pixel), phase zero at the peak pixel
+ * (ci, cj). The magnitudes on the pixels do not change; the band no longer
+ * straddles the Nyquist frequency, so the FFT interpolation between pixels
+ * is that of a baseband, band-limited signal. */
+static void demodulate(fftw_complex *p, size_t mx, size_t my, size_t ci, size_t cj,
+                       double cyc[2])
+{
+    spectral_centre(p, mx, my, cyc);
+    for (size_t j = 0; j < my; j++)
+        for (size_t i = 0; i < mx; i++) {
+            const double a = -2 * M_PI *
+                             (cyc[0] * ((double)i - (double)ci) + cyc[1] * ((double)j - (double)cj));
+            const double c = cos(a), s = sin(a);
+            double *v = p[j * mx + i];
+            const double re = v[0] * c - v[1] * s, im = v[0] * s + v[1] * c;
+            v[0] = re;
+            v[1] = im;
+        }
+}
+
 void sarbp_pointtarget_free(sarbp_pt_result *r)
 {
     if (!r) return;
@@ -303,6 +351,10 @@ sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_op
             pin[j * mx + i][0] = v.re;
             pin[j * mx + i][1] = v.im;
         }
+    double cyc[2];
+    demodulate(pin, mx, my, ix - x0, iy - y0, cyc);
+    res->carrier_x = cyc[0] / g->dx;
+    res->carrier_y = cyc[1] / g->dy;
     fftw_execute(fwd);
     memset(big, 0, ux * uy * sizeof *big);
     const double scale = 1.0 / ((double)mx * (double)my);

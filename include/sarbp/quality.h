@@ -168,6 +168,11 @@ typedef struct {
                          when the image has no grid coordinates */
     double peak;      /* |I| at the refined peak (band-limited interpolant) */
     size_t patch_nx, patch_ny, upsample;
+    /* Spectral centre of the patch, removed before interpolating (cycles/m
+     * along x and y; cycles a pixel when the image has no grid
+     * coordinates): the image's carrier folded into the pixel band,
+     * in (-1 / (2 dx), 1 / (2 dx)] and likewise in y. */
+    double carrier_x, carrier_y;
     sarbp_pt_cut cut[2];
     sarbp_image_stats stats;
 } sarbp_pt_result;
