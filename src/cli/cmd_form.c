@@ -310,13 +310,10 @@ int cmd_form(int argc, char **argv)
     sarbp_reader_free(rd);
     if (st) return cli_fail_status(cmd, st);
 
-    for (size_t k = 0; k < nout; k++) {
-        st = sarbp_image_write(outputs[k], img, db_range);
-        if (st) {
-            for (size_t j = 0; j < k; j++) remove(outputs[j]); /* all or nothing */
-            sarbp_image_free(img);
-            return cli_fail_status(cmd, st);
-        }
+    st = sarbp_image_write_all(outputs, nout, img, db_range); /* all or nothing */
+    if (st) {
+        sarbp_image_free(img);
+        return cli_fail_status(cmd, st);
     }
     cli_info(2, "sarbp: form: %.3f s (read %.3f s), %.1f Mbp/s", stats.total_s, stats.read_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
