@@ -299,9 +299,11 @@ static sarbp_status sync_one(sarbp_tempfile *t)
         return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", t->target, strerror(errno));
     struct stat a, b;
     if (fstat(t->fd, &a) != 0 || lstat(t->name, &b) != 0 || a.st_dev != b.st_dev ||
-        a.st_ino != b.st_ino)
+        a.st_ino != b.st_ino) {
+        atomic_store(&t->live, 0); /* whatever is at the name now is not ours to remove */
         return sarbp_error(SARBP_ERR_IO, "cannot write '%s': its temporary '%s' was removed or "
                            "replaced by another process", t->target, t->name);
+    }
     return SARBP_OK;
 }
 
