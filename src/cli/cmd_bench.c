@@ -455,10 +455,19 @@ int cmd_bench(int argc, char **argv)
                 return cli_usage(cmd, "--threads wants up to 64 thread counts from 1 to 4096 "
                                  "like 1,2, not '%s'", optarg);
             break;
-        case 'V':
+        case 'V': {
             if (strlen(optarg) >= sizeof variants) return cli_usage(cmd, "--variant list too long");
             strcpy(variants, optarg);
+            char check[sizeof variants], name[16];
+            strcpy(check, optarg);
+            for (char *tok = strtok(check, ","); tok; tok = strtok(NULL, ",")) {
+                sarbp_cuda_kernel_cfg kc = {0};
+                if (parse_variant(tok, name, &kc))
+                    return cli_usage(cmd, "--variant wants NAME[:TXxTY[:PPT[:MINB]]] with tiles up "
+                                     "to 1024, PPT 1 to 8, MINB -1 to 64, not '%s'", tok);
+            }
             break;
+        }
         case 'r':
             if (cli_parse_int(optarg, 1, 1000, &reps))
                 return cli_usage(cmd, "--reps wants a whole number from 1 to 1000, not '%s'", optarg);
