@@ -236,7 +236,7 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail_status(CMD, st);
         goto done;
     }
-    cli_info(2, "wrote '%s': %s geometry, %s domain, %zu pulses x %zu samples, %zu target%s",
+    cli_info(2, "sarbp: simulate: wrote '%s': %s geometry, %s domain, %zu pulses x %zu samples, %zu target%s",
              output, geom == SARBP_GEOM_LINEAR ? "linear" : "circular",
              dom == SARBP_DOMAIN_CHIRP ? "chirp" : "freq", phd->npulses, phd->nsamples,
              p.ntargets ? p.ntargets : 1, (p.ntargets == 1 || p.ntargets == 0) ? "" : "s");
