@@ -339,8 +339,8 @@ sarbp_status sarbp_tempfile_commit_all(sarbp_tempfile *const *t, size_t n)
     for (; st == SARBP_OK && k < n; k++) {
         if (!t[k]) continue;
         if (rename(t[k]->name, t[k]->target) != 0) {
-            st = sarbp_error(SARBP_ERR_IO, "cannot rename '%s' to '%s': %s", t[k]->name,
-                             t[k]->target, strerror(errno));
+            st = sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s (renaming '%s' over it)",
+                             t[k]->target, strerror(errno), t[k]->name);
             break;
         }
         atomic_store(&t[k]->live, 0);
