@@ -44,7 +44,10 @@ static void help(void)
 "                   the back end's)\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
 "  --device N       cuda device (default 0)\n"
-"  --json           one JSON object per line instead of the table\n"
+"  --json           one JSON object per line instead of the table (undefined\n"
+"                   figures are null, infinite ones the strings \"inf\", \"-inf\")\n"
+"  -q, --quiet      no notes on stderr (errors still)\n"
+"  -v, --verbose    also say how the scene was made and how long it took\n"
 "\n"
 "cpu: FP32 Mbp/s per thread count (FP64, the reference loop, always uses every\n"
 "core, on a quarter of the pulses); FP32 SER against FP64 on the same grid.\n"
@@ -67,6 +70,20 @@ static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
         e += dr * dr + di * di;
     }
     return e == 0 ? INFINITY : 10 * log10(s / e);
+}
+
+/* JSON members: ,"key":value with NaN as null (cli_json_num); the first
+ * member of an object passes first = 1. */
+static void jnum(const char *key, double v)
+{
+    printf(",\"%s\":", key);
+    cli_json_num(v);
+}
+
+static void jstr(const char *key, const char *v, int first)
+{
+    printf("%s\"%s\":", first ? "{" : ",", key);
+    cli_json_str(v);
 }
 
 static sarbp_status make_scene(size_t npulses, size_t nsamples, sarbp_phd **out)
@@ -149,12 +166,17 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
         }
         double r32 = (double)npix * p->npulses / t32 / 1e6;
         if (st) break;
-        if (json)
-            printf("{\"backend\":\"cpu\",\"threads\":%d,\"fp32_mbps\":%.1f,\"fp32_mbps_per_core\":%.1f,"
-                   "\"fp64_mbps\":%.1f,\"ser_db\":%.2f}\n", threads[k], r32, r32 / threads[k], r64, ser);
-        else
+        if (json) {
+            jstr("backend", "cpu", 1);
+            printf(",\"threads\":%d", threads[k]);
+            jnum("fp32_mbps", r32);
+            jnum("fp32_mbps_per_core", r32 / threads[k]);
+            jnum("fp64_mbps", r64);
+            jnum("ser_db", ser);
+            printf("}\n");
+        } else
             printf("%8d %14.1f %14.1f %18.1f %10.1f\n", threads[k], r32, r32 / threads[k], r64, ser);
-        fflush(stdout);
+        cli_flush_stdout();
     }
     sarbp_profiles_free(p32);
     sarbp_profiles_free(p64);
@@ -180,21 +202,21 @@ static int parse_variant(char *tok, char name[16], sarbp_cuda_kernel_cfg *kc)
     if (tl >= sizeof tile) return -1;
     memcpy(tile, c1 + 1, tl);
     size_t tx, ty;
-    if (cli_parse_grid(tile, &tx, &ty) || tx > 1024 || ty > 1024) return -1;
+    if (cli_parse_grid(tile, 1024, &tx, &ty)) return -1;
     kc->tile_x = (int)tx;
     kc->tile_y = (int)ty;
     if (!c2) return 0;
     char *c3 = strchr(c2 + 1, ':');
     if (c3) *c3 = '\0';
-    long ppt, minb;
-    int bad = cli_parse_long(c2 + 1, 1, 8, &ppt);
+    int ppt, minb;
+    int bad = cli_parse_int(c2 + 1, 1, 8, &ppt);
     if (c3) {
         *c3 = ':';
-        bad = bad || cli_parse_long(c3 + 1, -1, 64, &minb);
-        if (!bad) kc->minb = (int)minb;
+        bad = bad || cli_parse_int(c3 + 1, -1, 64, &minb);
+        if (!bad) kc->minb = minb;
     }
     if (bad) return -1;
-    kc->ppt = (int)ppt;
+    kc->ppt = ppt;
     return 0;
 }
 
@@ -252,13 +274,13 @@ static int parse_interps(const char *text, struct interp_cfg *c, int max)
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (n == max) return -1;
         char *colon = strchr(t, ':');
-        long up = SARBP_DEFAULT_UPSAMPLE;
+        int up = 0;
         if (colon) {
             *colon = '\0';
-            if (cli_parse_long(colon + 1, 1, 64, &up)) return -1;
+            if (cli_parse_int(colon + 1, 1, 64, &up)) return -1;
         }
         if (sarbp_interp_parse(t, &c[n].interp)) return -1;
-        c[n].upsample = (int)up;
+        c[n].upsample = up ? up : sarbp_interp_default_upsample(c[n].interp);
         n++;
     }
     return n;
@@ -316,11 +338,13 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                "on the central %zu x %zu window: 'exact dB'; the FP64 kernel v1 with the same "
                "profiles over the full image: 'fp64 dB'\n", t_exact, w.nx, w.ny);
     } else {
-        printf("{\"device\":\"%s\",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"spacing\":%.5f,"
-               "\"pulses\":%zu,\"samples\":%zu,\"exact_window\":%zu}\n",
-               name, sms, clk, g->nx, g->ny, g->dx, p->npulses, p->nsamples, w.nx);
+        jstr("device", name, 1);
+        printf(",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,\"samples\":%zu,"
+               "\"exact_window\":%zu", sms, clk, g->nx, g->ny, p->npulses, p->nsamples, w.nx);
+        jnum("spacing", g->dx);
+        printf("}\n");
     }
-    fflush(stdout);
+    cli_flush_stdout();
     int rc_out = CLI_OK;
     for (int c = 0; c < nic && !st; c++) {
         sarbp_profiles *p32 = NULL;
@@ -379,21 +403,27 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                 gbps[h] = pairs / ms / 1e6;
                 const double ser = ser_db(img, ref, npix);
                 const double ser_x = window_ser(img, g, wx0, wy0, &w, exact, wscratch);
-                if (json)
-                    printf("{\"interp\":\"%s\",\"upsample\":%d,\"variant\":\"%s\",\"precision\":\"%s\","
-                           "\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,\"exact_ser_db\":%.2f,"
-                           "\"fp64_ser_db\":%.2f,\"profile_mib\":%.1f}\n",
-                           iname, ics[c].upsample, tok, h ? "fp16" : "fp32", ms, gbps[h],
-                           43 * gbps[h], ser_x, ser, prof_mib * (h ? 0.5 : 1.0));
-                else
+                if (json) {
+                    jstr("interp", iname, 1);
+                    printf(",\"upsample\":%d", ics[c].upsample);
+                    jstr("variant", tok, 0);
+                    jstr("precision", h ? "fp16" : "fp32", 0);
+                    jnum("ms", ms);
+                    jnum("gbps", gbps[h]);
+                    jnum("gflops", 43 * gbps[h]);
+                    jnum("exact_ser_db", ser_x);
+                    jnum("fp64_ser_db", ser);
+                    jnum("profile_mib", prof_mib * (h ? 0.5 : 1.0));
+                    printf("}\n");
+                } else
                     printf(" %8.3f %8.1f %7.1f %7.1f  ", ms, gbps[h], ser_x, ser);
-                fflush(stdout);
+                cli_flush_stdout();
             }
             if (!json) {
                 if (prec[0] && prec[1] && gbps[0] > 0) printf(" %6.2f\n", gbps[1] / gbps[0]);
                 else printf(" %6s\n", "-");
             }
-            fflush(stdout);
+            cli_flush_stdout();
         }
         sarbp_profiles_free(p32);
     }
@@ -445,17 +475,25 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         if (t->transfer_s > big) big = t->transfer_s, bigname = "transfer";
         if (t->bp_s > big) big = t->bp_s, bigname = "backprojection";
         const double ser_x = window_ser(im->data, g, wx0, wy0, &w, exact, wscratch);
-        if (json)
-            printf("{\"end_to_end\":\"%s\",\"interp\":\"%s\",\"upsample\":%d,\"total_s\":%.4f,"
-                   "\"first_run_s\":%.4f,\"setup_s\":%.4f,"
-                   "\"read_s\":%.4f,\"transfer_s\":%.4f,\"rc_s\":%.4f,\"bp_s\":%.4f,\"finish_s\":%.4f,"
-                   "\"total_over_largest\":%.3f,\"gbps\":%.1f,\"pulse_mib\":%.2f,\"image_mib\":%.1f,"
-                   "\"exact_ser_db\":%.2f}\n",
-                   label, sarbp_interp_name(rcp.interp), rcp.upsample, fs.total_s, cold, t->setup_s,
-                   fs.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s, fs.total_s / big,
-                   pairs / fs.total_s / 1e9, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0,
-                   ser_x);
-        else
+        if (json) {
+            jstr("end_to_end", label, 1);
+            jstr("interp", sarbp_interp_name(rcp.interp), 0);
+            printf(",\"upsample\":%d", rcp.upsample);
+            jnum("total_s", fs.total_s);
+            jnum("first_run_s", cold);
+            jnum("setup_s", t->setup_s);
+            jnum("read_s", fs.read_s);
+            jnum("transfer_s", t->transfer_s);
+            jnum("rc_s", t->rc_s);
+            jnum("bp_s", t->bp_s);
+            jnum("finish_s", t->finish_s);
+            jnum("total_over_largest", fs.total_s / big);
+            jnum("gbps", pairs / fs.total_s / 1e9);
+            jnum("pulse_mib", t->pulse_bytes / 1048576.0);
+            jnum("image_mib", t->image_bytes / 1048576.0);
+            jnum("exact_ser_db", ser_x);
+            printf("}\n");
+        } else
             printf("end to end, %s (form, default kernel, %s %dx, pulse blocks streamed): %.4f s "
                    "(first run %.3f s), %.1f Gbp/s, %.1f dB against exact\n"
                    "  setup %.4f, read %.4f, transfer %.4f, range compression %.4f (under the "
@@ -466,7 +504,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                    pairs / fs.total_s / 1e9, ser_x, t->setup_s, fs.read_s, t->transfer_s, t->rc_s,
                    t->bp_s, t->finish_s, fs.total_s / big, bigname, t->pulse_bytes / 1048576.0,
                    t->image_bytes / 1048576.0);
-        fflush(stdout);
+        cli_flush_stdout();
         sarbp_image_free(im);
     }
     free(ref);
@@ -488,13 +526,12 @@ int cmd_bench(int argc, char **argv)
         {"precision", required_argument, NULL, 'P'}, {"interp", required_argument, NULL, 'I'},
         {"problem", required_argument, NULL, 'Q'}, {"exact-window", required_argument, NULL, 'X'},
         {"pulse-block", required_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
     size_t nx = 0, ny = 0, npulses = 0, nsamples = 512;
     double spacing = 0;
-    int threads[64], nthreads = 0, reps = 5, json = 0;
-    long device = 0;
+    int threads[64], nthreads = 0, reps = 5, json = 0, device = 0;
     char variants[1024] = "v3,v3a,v4";
     struct interp_cfg ics[16] = {{SARBP_INTERP_LINEAR, 8}, {SARBP_INTERP_CUBIC, 4},
                                  {SARBP_INTERP_CUBIC, 8}};
@@ -502,8 +539,7 @@ int cmd_bench(int argc, char **argv)
     size_t exact_n = 64, pulse_block = 0;
     int prec[2] = {1, 1}; /* fp32, fp16 */
     int c;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        long l;
+    while ((c = cli_getopt(cmd, argc, argv, "qvh", lo)) != -1) {
         switch (c) {
         case 'b':
             if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
@@ -511,39 +547,49 @@ int cmd_bench(int argc, char **argv)
             backend = optarg;
             break;
         case 'g':
-            if (cli_parse_grid(optarg, &nx, &ny)) return cli_usage(cmd, "--grid wants NXxNY, not '%s'", optarg);
+            if (cli_parse_grid(optarg, (size_t)1 << 31, &nx, &ny))
+                return cli_usage(cmd, "--grid wants NXxNY with positive sizes, not '%s'", optarg);
             break;
         case 's':
-            if (cli_parse_double(optarg, 1e-6, 1e4, &spacing)) return cli_usage(cmd, "bad --spacing '%s'", optarg);
+            if (cli_parse_double(optarg, 1e-6, 1e4, &spacing))
+                return cli_usage(cmd, "--spacing wants metres from 1e-6 to 1e4, not '%s'", optarg);
             break;
         case 'p':
-            if (cli_parse_size(optarg, 1, 1 << 24, &npulses)) return cli_usage(cmd, "bad --pulses '%s'", optarg);
+            if (cli_parse_size(optarg, 1, 1 << 24, &npulses))
+                return cli_usage(cmd, "--pulses wants a whole number from 1 to %d, not '%s'", 1 << 24,
+                                 optarg);
             break;
         case 'k':
-            if (cli_parse_size(optarg, 2, 1 << 20, &nsamples)) return cli_usage(cmd, "bad --samples '%s'", optarg);
+            if (cli_parse_size(optarg, 2, 1 << 20, &nsamples))
+                return cli_usage(cmd, "--samples wants a whole number from 2 to %d, not '%s'", 1 << 20,
+                                 optarg);
             break;
-        case 't': {
-            double v[64];
-            int n = cli_parse_list(optarg, ',', v, 1, 64);
-            if (n < 0) return cli_usage(cmd, "--threads wants a list like 1,2, not '%s'", optarg);
-            for (int i = 0; i < n; i++) {
-                if (v[i] < 1 || v[i] > 4096 || v[i] != floor(v[i]))
-                    return cli_usage(cmd, "--threads: '%g' is not a thread count", v[i]);
-                threads[i] = (int)v[i];
-            }
-            nthreads = n;
+        case 't':
+            nthreads = cli_parse_int_list(optarg, ',', 1, 4096, threads, 1, 64);
+            if (nthreads < 0)
+                return cli_usage(cmd, "--threads wants up to 64 thread counts from 1 to 4096 "
+                                 "like 1,2, not '%s'", optarg);
             break;
-        }
-        case 'V':
+        case 'V': {
             if (strlen(optarg) >= sizeof variants) return cli_usage(cmd, "--variant list too long");
             strcpy(variants, optarg);
+            char check[sizeof variants], name[16];
+            strcpy(check, optarg);
+            for (char *tok = strtok(check, ","); tok; tok = strtok(NULL, ",")) {
+                sarbp_cuda_kernel_cfg kc = {0};
+                if (parse_variant(tok, name, &kc))
+                    return cli_usage(cmd, "--variant wants NAME[:TXxTY[:PPT[:MINB]]] with tiles up "
+                                     "to 1024, PPT 1 to 8, MINB -1 to 64, not '%s'", tok);
+            }
             break;
+        }
         case 'r':
-            if (cli_parse_long(optarg, 1, 1000, &l)) return cli_usage(cmd, "bad --reps '%s'", optarg);
-            reps = (int)l;
+            if (cli_parse_int(optarg, 1, 1000, &reps))
+                return cli_usage(cmd, "--reps wants a whole number from 1 to 1000, not '%s'", optarg);
             break;
         case 'd':
-            if (cli_parse_long(optarg, 0, 1024, &device)) return cli_usage(cmd, "bad --device '%s'", optarg);
+            if (cli_parse_int(optarg, 0, 1024, &device))
+                return cli_usage(cmd, "--device wants a device number from 0 to 1024, not '%s'", optarg);
             break;
         case 'j': json = 1; break;
         case 'P': {
@@ -572,9 +618,10 @@ int cmd_bench(int argc, char **argv)
             if (cli_parse_size(optarg, 1, 1024, &exact_n)) return cli_usage(cmd, "bad --exact-window '%s'", optarg);
             break;
         case 'h': help(); return CLI_OK;
-        default: return cli_usage(cmd, "unknown or incomplete option");
+        default: return CLI_USAGE; /* cli_getopt said why */
         }
     }
+    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     int cuda = !strcmp(backend, "cuda");
     if (!nx) nx = ny = cuda ? 4096 : 1024;
     if (!npulses) npulses = cuda ? 2048 : 512;
@@ -588,9 +635,12 @@ int cmd_bench(int argc, char **argv)
     sarbp_status st = sarbp_grid_validate(&g);
     if (st) return cli_usage(cmd, "%s", sarbp_error_detail());
     sarbp_phd *p = NULL;
+    double t0 = sarbp_now_s();
     st = make_scene(npulses, nsamples, &p);
     if (st) return cli_fail_status(cmd, st);
-    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, (int)device, json)
+    cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
+             "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
+    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, device, json)
                   : bench_cpu(p, &g, threads, nthreads, json);
     sarbp_phd_free(p);
     return rc;
