@@ -1,8 +1,9 @@
 /* test_regression.c - image regression on the sample data sets in data/.
  *
  * Every data set listed in data/datasets.txt is formed by every row of the
- * table below and compared with its FP64 CPU reference image
- * (data/NAME_ref.h5, made by scripts/update-references.sh) through
+ * table below and compared with its reference, the exact image (FP64 direct
+ * summation over every sample; data/NAME_ref.h5, made by
+ * scripts/update-references.sh) through
  * 'sarbp compare --min-ser'. Adding a back end, a precision or a stricter
  * threshold is one line in ROWS; adding a data set is one line in
  * data/datasets.txt plus running scripts/update-references.sh --yes.
@@ -20,10 +21,10 @@
 
 static const reg_row ROWS[] = {
     /* data set  back end  precision  min SER (dB) */
-    {"*", "cpu", "fp64", 100}, /* self-check: reproduces the reference */
-    {"*", "cpu", "fp32", 70},
-    {"*", "cuda", "fp32", 70},
-    {"*", "cuda", "fp16", 50},
+    {"*", "cpu", "fp64", 100}, /* cubic 8x vs exact: 101.9, 115.9, 105.5 dB */
+    {"*", "cpu", "fp32", 70},  /* 92.9, 88.0, 102.5 dB */
+    {"*", "cuda", "fp32", 70}, /* issue 11's bars against the exact image */
+    {"*", "cuda", "fp16", 65},
 };
 
 #define MAX_SETS 32
