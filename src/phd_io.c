@@ -68,6 +68,19 @@ sarbp_status phd_freq_step(const char *path, const double *freq, size_t k, doubl
     return SARBP_OK;
 }
 
+sarbp_status phd_check_shape(const char *path, const char *field, size_t npulses,
+                             size_t nsamples)
+{
+    if (npulses > SARBP_PHD_MAX_PULSES)
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' declares %zu pulses; sarbp reads "
+                           "at most %zu a file", path, field, npulses, SARBP_PHD_MAX_PULSES);
+    if (nsamples > SARBP_PHD_MAX_SAMPLES)
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' declares %zu samples a pulse; "
+                           "sarbp reads at most %zu", path, field, nsamples,
+                           SARBP_PHD_MAX_SAMPLES);
+    return SARBP_OK;
+}
+
 sarbp_status phd_count_mismatch(const char *path, const char *name, size_t n,
                                 const char *ref_name, size_t ref_n)
 {

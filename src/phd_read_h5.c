@@ -13,12 +13,15 @@
  * apply to every format (NaN, validation) are phd_io.c's. Also home of the
  * HDF5 error helpers both HDF5 modules use. */
 #include <hdf5.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5_check.h"
 #include "phd_io_internal.h"
+#include "safe_size.h"
 #include "sarbp/phd_io.h"
 
 /* ---- HDF5 errors ---------------------------------------------------------- */
@@ -85,10 +88,12 @@ static void shape_str(const hsize_t *dims, int rank, char *buf, size_t n)
                                  (unsigned long long)dims[r]);
 }
 
-/* Opens dataset name at loc and reports its shape; FORMAT when missing. */
+/* Opens dataset name at loc and reports its shape; FORMAT when missing or
+ * when the file cannot hold what it declares (h5_check_dataset). */
 static sarbp_status open_dataset(const char *path, hid_t loc, const char *name, hid_t *d,
                                  int *rank, hsize_t dims[H5S_MAX_RANK])
 {
+    size_t count;
     *d = -1;
     if (!has_link(loc, name))
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': field '%s' is missing", path, name);
@@ -103,6 +108,7 @@ static sarbp_status open_dataset(const char *path, hid_t loc, const char *name, 
     if ((st = PHD_H5(path, sp = H5Dget_space(*d)))) goto fail;
     if ((st = PHD_H5(path, *rank = H5Sget_simple_extent_ndims(sp)))) goto fail;
     if ((st = PHD_H5(path, H5Sget_simple_extent_dims(sp, dims, NULL)))) goto fail;
+    if ((st = h5_check_dataset(path, name, *d, &count))) goto fail;
     H5Sclose(sp);
     return SARBP_OK;
 fail:
@@ -112,10 +118,11 @@ fail:
     return st;
 }
 
-/* A real-valued vector: shape (n), (1, n), (n, 1) or a scalar; any float or
- * integer type, converted to double. *out is malloc'd (caller frees). */
-static sarbp_status read_vector(const char *path, hid_t loc, const char *name, double **out,
-                                size_t *n)
+/* A real-valued vector of at most max values: shape (n), (1, n), (n, 1) or
+ * a scalar; any float or integer type, converted to double. *out is
+ * malloc'd (caller frees). */
+static sarbp_status read_vector(const char *path, hid_t loc, const char *name, size_t max,
+                                double **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -124,13 +131,18 @@ static sarbp_status read_vector(const char *path, hid_t loc, const char *name, d
     hsize_t dims[H5S_MAX_RANK];
     sarbp_status st = open_dataset(path, loc, name, &d, &rank, dims);
     if (st) return st;
-    size_t count = 1;
+    size_t count = 1, bytes; /* h5_check_dataset (open_dataset) ruled out overflow */
     int long_dims = 0;
     for (int r = 0; r < rank; r++) {
         count *= (size_t)dims[r];
         if (dims[r] != 1) long_dims++;
     }
     H5T_class_t cls;
+    if (count > max) {
+        st = sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' holds %zu values; sarbp reads at "
+                         "most %zu", path, name, count, max);
+        goto done;
+    }
     if (rank > 2 || long_dims > 1) {
         char shape[96];
         shape_str(dims, rank, shape, sizeof shape);
@@ -145,8 +157,7 @@ static sarbp_status read_vector(const char *path, hid_t loc, const char *name, d
                          path, name);
         goto done;
     }
-    *out = malloc((count ? count : 1) * sizeof(double));
-    if (!*out) {
+    if (!size_mul(count ? count : 1, sizeof(double), &bytes) || !(*out = malloc(bytes))) {
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -170,7 +181,7 @@ static sarbp_status read_optional(const char *path, hid_t loc, const char *name,
     *out = NULL;
     if (!has_link(loc, name)) return SARBP_OK;
     size_t n;
-    SARBP_TRY(read_vector(path, loc, name, out, &n));
+    SARBP_TRY(read_vector(path, loc, name, SARBP_PHD_MAX_PULSES, out, &n));
     sarbp_status st = phd_count_mismatch(path, name, n, ref, npulses);
     if (st) {
         free(*out);
@@ -210,6 +221,10 @@ fail:
     return st;
 }
 
+/* Longest fixed-length string attribute sarbp reads (an attribute lives in
+ * an object header of at most 64 KiB). */
+#define PHD_MAX_STR_ATTR 65536
+
 /* A string attribute (fixed or variable length) into buf[n], truncated. */
 static sarbp_status read_str_attr(const char *path, hid_t obj, const char *name, char *buf,
                                   size_t n)
@@ -236,6 +251,11 @@ static sarbp_status read_str_attr(const char *path, hid_t obj, const char *name,
         size_t size = H5Tget_size(t);
         if (size == 0) {
             st = phd_h5_error(path, "H5Tget_size", __FILE__, __LINE__);
+            goto done;
+        }
+        if (size > PHD_MAX_STR_ATTR) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute '%s' declares a string of %zu "
+                             "bytes; sarbp reads at most %d", path, name, size, PHD_MAX_STR_ATTR);
             goto done;
         }
         char *tmp = malloc(size + 1);
@@ -375,9 +395,10 @@ static sarbp_status h5_read(struct phd_file *f, size_t p0, size_t np, sarbp_c32 
         start[0] = p0, start[1] = 0, count[0] = np, count[1] = k;
     }
     sarbp_c32 *buf = dst;
+    size_t bytes;
     if (h->transposed) {
-        buf = malloc(np * k * sizeof *buf);
-        if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        if (!size_mul3(np, k, sizeof *buf, &bytes) || !(buf = malloc(bytes)))
+            return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     hid_t fs = -1, ms = -1;
     sarbp_status st;
@@ -411,7 +432,8 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute 'sarbp_format' is '%s', not '%s'",
                            path, s, SARBP_PHD_FORMAT_NAME);
     SARBP_TRY(read_num_attr(path, file, "sarbp_format_version", &v));
-    if (v != (double)(int)v || v < 1)
+    /* range first: converting 1e300 or NaN to int is undefined */
+    if (!(v >= 1 && v <= 1e6) || v != floor(v))
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': sarbp-phd format version %g is not valid",
                            path, v);
     if (v > SARBP_PHD_FORMAT_VERSION)
@@ -437,6 +459,7 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
     size_t np = (size_t)dims[0], k = (size_t)dims[1];
     if (np == 0) return sarbp_error(SARBP_ERR_INVALID, "'%s': no pulses", path);
     if (k == 0) return sarbp_error(SARBP_ERR_INVALID, "'%s': pulses have no samples", path);
+    SARBP_TRY(phd_check_shape(path, "samples", np, k));
     snprintf(h->dset_name, sizeof h->dset_name, "samples");
     h->dims[0] = dims[0];
     h->dims[1] = dims[1];
@@ -472,7 +495,7 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
     };
     for (size_t j = 0; j < sizeof fields / sizeof fields[0]; j++) {
         if (!fields[j].required && !has_link(file, fields[j].name)) continue;
-        if ((st = read_vector(path, file, fields[j].name, &vec, &n))) goto fail;
+        if ((st = read_vector(path, file, fields[j].name, SARBP_PHD_MAX_PULSES, &vec, &n))) goto fail;
         if ((st = phd_count_mismatch(path, fields[j].name, n, "samples", np))) goto fail;
         free(*fields[j].dst);
         *fields[j].dst = vec;
@@ -517,7 +540,10 @@ static sarbp_status open_gotcha(const char *path, hid_t loc, const char *prefix,
     const char *names[4] = {"x", "y", "z", "freq"};
     sarbp_phd *m = NULL;
     sarbp_status st = SARBP_OK;
-    for (size_t j = 0; j < 4 && st == SARBP_OK; j++) st = read_vector(path, loc, names[j], &v[j], &n[j]);
+    const size_t max[4] = {SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES,
+                           SARBP_PHD_MAX_SAMPLES};
+    for (size_t j = 0; j < 4 && st == SARBP_OK; j++)
+        st = read_vector(path, loc, names[j], max[j], &v[j], &n[j]);
     size_t np = n[0], k = n[3];
     if (st == SARBP_OK) st = phd_count_mismatch(path, "y", n[1], "x", np);
     if (st == SARBP_OK) st = phd_count_mismatch(path, "z", n[2], "x", np);
@@ -550,6 +576,7 @@ static sarbp_status open_gotcha(const char *path, hid_t loc, const char *prefix,
                          path, shape, np, k, np, k);
         goto done;
     }
+    if ((st = phd_check_shape(path, "fp", np, k))) goto done;
     h->dims[0] = dims[0];
     h->dims[1] = dims[1];
     snprintf(h->dset_name, sizeof h->dset_name, "%s%sfp", prefix, *prefix ? "/" : "");

@@ -24,6 +24,13 @@ extern "C" {
 #define SARBP_PHD_FORMAT_NAME "sarbp-phd"
 #define SARBP_PHD_FORMAT_VERSION 1
 
+/* Plausibility limits on what one input file may declare (README.md, "The
+ * sarbp-phd file"). Beyond them a file is refused before anything is
+ * allocated for it; within them every declared size is still checked
+ * against the bytes the file holds. */
+#define SARBP_PHD_MAX_PULSES ((size_t)1 << 24)  /* pulses in one file: 16,777,216 */
+#define SARBP_PHD_MAX_SAMPLES ((size_t)1 << 22) /* samples per pulse: 4,194,304 */
+
 typedef struct sarbp_reader_s sarbp_reader;
 
 /* Expands inputs (a file, a directory: its *.mat / *.h5 / *.hdf5 files
