@@ -241,6 +241,11 @@ static sarbp_status read_str_attr(const char *path, hid_t obj, const char *name,
     if ((st = PHD_H5(path, t = H5Aget_type(a)))) goto done;
     if ((st = PHD_H5(path, var = H5Tis_variable_str(t)))) goto done;
     if ((st = PHD_H5(path, mt = H5Tcopy(H5T_C_S1)))) goto done;
+    /* HDF5 converts no string between character sets: read UTF-8 (h5py's
+     * str) as UTF-8, ASCII as ASCII */
+    H5T_cset_t cset;
+    if ((st = PHD_H5(path, cset = H5Tget_cset(t)))) goto done;
+    if ((st = PHD_H5(path, H5Tset_cset(mt, cset)))) goto done;
     if (var) {
         char *s = NULL;
         if ((st = PHD_H5(path, H5Tset_size(mt, H5T_VARIABLE)))) goto done;

@@ -150,7 +150,7 @@ static void expect_refused(const char *cmd, const char *path)
 {
     const char *dir = fresh_dir("bad_inputs_out");
     char out[1024];
-    const char *args[12];
+    const char *args[12] = {0};
     size_t n = 0;
     args[n++] = cmd;
     if (!strcmp(cmd, "form")) {

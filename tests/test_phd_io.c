@@ -607,6 +607,112 @@ static void test_bad_own_format(void **state)
     sarbp_phd_free(p);
 }
 
+/* ---- variable-length string attributes (h5py's default for str) ---------- */
+
+struct str_attrs {
+    char name[16][64];
+    int n;
+};
+
+static herr_t collect_str_attr(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    struct str_attrs *s = data;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT), t = H5Aget_type(a);
+    if (H5Tget_class(t) == H5T_STRING && s->n < 16) snprintf(s->name[s->n++], 64, "%s", name);
+    H5Tclose(t);
+    H5Aclose(a);
+    return 0;
+}
+
+/* Rewrites every fixed-length string attribute of obj as a scalar UTF-8
+ * variable-length string, as h5py writes a Python str; returns how many. */
+static int attrs_to_vlen(hid_t obj)
+{
+    struct str_attrs s = {.n = 0};
+    assert_true(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_str_attr, &s) >= 0);
+    for (int i = 0; i < s.n; i++) {
+        hid_t a = H5Aopen(obj, s.name[i], H5P_DEFAULT), t = H5Aget_type(a);
+        assert_false(H5Tis_variable_str(t) > 0);
+        size_t size = H5Tget_size(t);
+        char *val = calloc(size + 1, 1);
+        assert_true(H5Aread(a, t, val) >= 0);
+        H5Tclose(t);
+        H5Aclose(a);
+        assert_true(H5Adelete(obj, s.name[i]) >= 0);
+        hid_t vt = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+        assert_true(H5Tset_size(vt, H5T_VARIABLE) >= 0);
+        assert_true(H5Tset_cset(vt, H5T_CSET_UTF8) >= 0);
+        a = H5Acreate2(obj, s.name[i], vt, sp, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(a >= 0);
+        const char *p = val;
+        assert_true(H5Awrite(a, vt, &p) >= 0);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Tclose(vt);
+        free(val);
+    }
+    return s.n;
+}
+
+static herr_t dataset_to_vlen(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)info;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    if (d >= 0) {
+        *(int *)data += attrs_to_vlen(d);
+        H5Dclose(d);
+    }
+    return 0;
+}
+
+/* A sarbp-phd file whose string attributes (sarbp_format, domain, creator,
+ * every units) are variable-length, as h5py writes them, reads exactly as
+ * the fixed-length original and forms the same image. */
+static void test_vlen_string_attributes(void **state)
+{
+    (void)state;
+    for (int dom = 0; dom < 2; dom++) {
+        sarbp_phd *p = make_phd(dom ? SARBP_DOMAIN_CHIRP : SARBP_DOMAIN_FREQ, 40, 64, 1, 1);
+        char fixed[512], vlen[512];
+        snprintf(fixed, sizeof fixed, "%s", tu_tmp(dom ? "fixed_chirp.h5" : "fixed_freq.h5"));
+        snprintf(vlen, sizeof vlen, "%s", tu_tmp(dom ? "vlen_chirp.h5" : "vlen_freq.h5"));
+        tu_ok(sarbp_phd_write_h5(fixed, p));
+        tu_ok(sarbp_phd_write_h5(vlen, p));
+        hid_t f = H5Fopen(vlen, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(f >= 0);
+        int nroot = attrs_to_vlen(f), nunits = 0;
+        assert_true(H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, dataset_to_vlen, &nunits) >= 0);
+        H5Fclose(f);
+        printf("%s: %d root and %d dataset string attributes made variable-length\n",
+               dom ? "chirp" : "freq", nroot, nunits);
+        assert_true(nroot >= 2);
+
+        const char *in_f = fixed, *in_v = vlen;
+        sarbp_phd *a, *b;
+        tu_ok(sarbp_phd_load(&in_f, 1, &a));
+        tu_ok(sarbp_phd_load(&in_v, 1, &b));
+        same_meta(b, a, 0);
+        assert_memory_equal(b->data, a->data, 40 * 64 * sizeof(sarbp_c32));
+        sarbp_phd_free(a);
+        sarbp_phd_free(b);
+
+        char out[64], err[1024];
+        char img_f[512], img_v[512];
+        snprintf(img_f, sizeof img_f, "%s", tu_tmp("vlen_ref.npy"));
+        snprintf(img_v, sizeof img_v, "%s", tu_tmp("vlen_img.npy"));
+        assert_int_equal(tu_run("form --backend cpu --grid 32x32 -i %s -o %s", fixed, img_f), 0);
+        assert_int_equal(tu_run("form --backend cpu --grid 32x32 -i %s -o %s", vlen, img_v), 0);
+        sarbp_image *ia, *ib;
+        tu_ok(sarbp_image_read(img_f, &ia));
+        tu_ok(sarbp_image_read(img_v, &ib));
+        assert_memory_equal(ia->data, ib->data, 32 * 32 * sizeof(sarbp_c32));
+        sarbp_image_free(ia);
+        sarbp_image_free(ib);
+        sarbp_phd_free(p);
+    }
+}
+
 /* ---- several files ---------------------------------------------------------- */
 
 /* Writes pulses [a, b) of p to SARBP_TEST_TMP/<dir>/<name>. */
@@ -1001,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_raw_gotcha_h5_shapes),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_own_format),
+        cmocka_unit_test(test_vlen_string_attributes),
         cmocka_unit_test(test_multi_file),
         cmocka_unit_test(test_mat_written_here),
         cmocka_unit_test(test_gotcha_files),
