@@ -62,6 +62,7 @@ struct report {
     char detail[1024];
 };
 
+#ifndef PROBE_ASAN /* ASan reserves terabytes of shadow: an address-space limit breaks it */
 /* Address space the child already has (bytes), from /proc/self/statm. */
 static unsigned long long vm_size(void)
 {
@@ -73,12 +74,13 @@ static unsigned long long vm_size(void)
     }
     return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
 }
+#endif
 
 static void limit_child(void)
 {
     struct rlimit rl = {0, 0};
     setrlimit(RLIMIT_CORE, &rl);
-#ifndef PROBE_ASAN /* ASan reserves terabytes of shadow: an address-space limit breaks it */
+#ifndef PROBE_ASAN
     unsigned long long vm = vm_size();
     if (vm > 0 && getrlimit(RLIMIT_AS, &rl) == 0) {
         rlim_t want = (rlim_t)(vm + SARBP_PROBE_MEMORY);
@@ -88,8 +90,19 @@ static void limit_child(void)
         }
     }
 #endif
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
+    /* default dispositions: the parent's cleanup handlers must not run here,
+     * and a crash must end the child by its signal even where a sanitizer
+     * installed handlers for SIGSEGV and friends */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGSEGV, SIGBUS,
+                               SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+    /* nothing the libraries might print reaches the user's terminal */
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) {
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+        close(devnull);
+    }
 }
 
 static void write_all(int fd, const void *buf, size_t n)
