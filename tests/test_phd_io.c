@@ -607,6 +607,52 @@ static void test_bad_own_format(void **state)
     sarbp_phd_free(p);
 }
 
+/* ---- declared sizes the file does not back ---------------------------------- */
+
+/* Replaces dataset name of the sarbp-phd file path by a float64 vector of n
+ * values, chunked by chunk, of which only the first chunk is written (the
+ * rest would read as fill values). */
+static void sparse_vector(const char *path, const char *name, hsize_t n, hsize_t chunk)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+    hid_t sp = H5Screate_simple(1, &n, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+    assert_true(H5Pset_chunk(pl, 1, &chunk) >= 0);
+    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    assert_true(d >= 0);
+    double *v = malloc(chunk * sizeof *v);
+    for (hsize_t i = 0; i < chunk; i++) v[i] = 1e4;
+    hsize_t start = 0;
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &chunk, NULL);
+    assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &chunk, NULL) >= 0);
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, v) >= 0);
+    free(v);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Pclose(pl);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
+/* A dataset whose chunks were never written, or that declares more than the
+ * file holds, is refused before it is read: never fill values, never a
+ * gigabyte allocation. */
+static void test_declared_sizes(void **state)
+{
+    (void)state;
+    sarbp_phd *p = make_phd(SARBP_DOMAIN_FREQ, 8, 16, 0, 1);
+    const char *path = tu_tmp("sparse.h5");
+    tu_ok(sarbp_phd_write_h5(path, p));
+    sparse_vector(path, "r0", 8, 4); /* half of r0 missing */
+    expect_open_error(path, SARBP_ERR_FORMAT, "dataset 'r0' declares 8 values (64 bytes) in 2 chunks but the file holds 1 of them");
+    tu_ok(sarbp_phd_write_h5(path, p));
+    sparse_vector(path, "r0", (hsize_t)1 << 40, 1 << 16); /* 8 TB of r0 in a small file */
+    expect_open_error(path, SARBP_ERR_FORMAT, "dataset 'r0' declares 1099511627776 values (8.8 TB)");
+    sarbp_phd_free(p);
+}
+
 /* ---- variable-length string attributes (h5py's default for str) ---------- */
 
 struct str_attrs {
@@ -1108,6 +1154,7 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_own_format),
         cmocka_unit_test(test_vlen_string_attributes),
+        cmocka_unit_test(test_declared_sizes),
         cmocka_unit_test(test_multi_file),
         cmocka_unit_test(test_mat_written_here),
         cmocka_unit_test(test_gotcha_files),
