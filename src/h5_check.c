@@ -127,3 +127,53 @@ done:
     if (sp >= 0) H5Sclose(sp);
     return st;
 }
+
+/* ---- types ---------------------------------------------------------------- */
+
+static sarbp_status bad_type(const char *path, const char *name, const char *what)
+{
+    H5Eclear2(H5E_DEFAULT);
+    return sarbp_error(SARBP_ERR_FORMAT, "'%s': '%s' has a malformed number type (%s)", path,
+                       name, what);
+}
+
+sarbp_status h5_check_number_type(const char *path, const char *name, hid_t t)
+{
+    H5T_class_t cls = H5Tget_class(t);
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT) return bad_type(path, name, "not a number");
+    size_t size = H5Tget_size(t), prec = H5Tget_precision(t);
+    int off = H5Tget_offset(t);
+    if (size == 0 || size > 16) return bad_type(path, name, "size");
+    if (prec == 0 || off < 0 || prec + (size_t)off > 8 * size)
+        return bad_type(path, name, "precision and offset");
+    if (cls == H5T_FLOAT) {
+        size_t spos, epos, esize, mpos, msize;
+        if (H5Tget_fields(t, &spos, &epos, &esize, &mpos, &msize) < 0)
+            return bad_type(path, name, "float fields");
+        if (spos >= prec || esize == 0 || esize > 64 || epos + esize > prec || msize == 0 ||
+            mpos + msize > prec)
+            return bad_type(path, name, "float fields");
+    }
+    return SARBP_OK;
+}
+
+sarbp_status h5_check_complex_type(const char *path, const char *name, hid_t t, unsigned a,
+                                   unsigned b)
+{
+    size_t size = H5Tget_size(t);
+    int n = H5Tget_nmembers(t);
+    if (size == 0 || n < 0) return bad_type(path, name, "compound");
+    for (int i = 0; i < n; i++) {
+        hid_t mt = H5Tget_member_type(t, (unsigned)i);
+        if (mt < 0) return bad_type(path, name, "compound member");
+        size_t off = H5Tget_member_offset(t, (unsigned)i), msize = H5Tget_size(mt);
+        sarbp_status st = SARBP_OK;
+        if (msize == 0 || off > size || msize > size - off)
+            st = bad_type(path, name, "a compound member lies outside the compound");
+        else if ((unsigned)i == a || (unsigned)i == b)
+            st = h5_check_number_type(path, name, mt);
+        H5Tclose(mt);
+        if (st) return st;
+    }
+    return SARBP_OK;
+}

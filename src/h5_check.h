@@ -27,4 +27,17 @@
  * (or SARBP_ERR_HDF5 when HDF5 fails) naming the file otherwise. */
 sarbp_status h5_check_dataset(const char *path, const char *name, hid_t d, size_t *count);
 
+/* Checks that t (the type of dataset or attribute name) is a number HDF5
+ * can convert without reading outside it: an integer or float of 1 to 16
+ * bytes whose precision and offset lie within its size, and for a float
+ * whose sign, exponent and mantissa fields lie within its precision.
+ * SARBP_ERR_FORMAT naming path and name otherwise. */
+sarbp_status h5_check_number_type(const char *path, const char *name, hid_t t);
+
+/* Checks that compound type t (of dataset name) has every member inside
+ * it (offset + size <= the compound's size) and that members a and b
+ * (indices) are numbers as above. */
+sarbp_status h5_check_complex_type(const char *path, const char *name, hid_t t, unsigned a,
+                                   unsigned b);
+
 #endif

@@ -49,7 +49,8 @@ static int h5_attr_double(hid_t file, const char *name, double *v)
     hid_t sp = H5Aget_space(a);
     if (t >= 0 && sp >= 0) {
         H5T_class_t c = H5Tget_class(t);
-        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Sget_simple_extent_npoints(sp) == 1)
+        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Sget_simple_extent_npoints(sp) == 1 &&
+            h5_check_number_type("", name, t) == SARBP_OK)
             ok = H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0;
     }
     if (sp >= 0) H5Sclose(sp);
@@ -69,12 +70,15 @@ static int h5_coords(const char *path, hid_t file, const char *name, size_t n, d
     hid_t sp = H5Dget_space(d);
     hsize_t dim = 0;
     size_t count;
-    if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+    hid_t t = H5Dget_type(d);
+    if (sp >= 0 && t >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
         H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 && dim == n &&
+        h5_check_number_type(path, name, t) == SARBP_OK &&
         h5_check_dataset(path, name, d, &count) == SARBP_OK)
         ok = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
     else
         sarbp_error_clear();
+    if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);
     H5Dclose(d);
     return ok;
@@ -154,6 +158,13 @@ static sarbp_status read_h5(const char *path, sarbp_image **out, int meta_only)
             if (name_in(names[m], re_names, 3)) rname = names[m];
             if (name_in(names[m], im_names, 3)) iname = names[m];
         }
+    }
+    if (rname && iname &&
+        (st = h5_check_complex_type(path, "image", ftype, (unsigned)H5Tget_member_index(ftype, rname),
+                                    (unsigned)H5Tget_member_index(ftype, iname)))) {
+        for (int m = 0; m < 2; m++)
+            if (names[m]) H5free_memory(names[m]);
+        goto done;
     }
     if (rname && iname) {
         mtype = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32));

@@ -157,6 +157,7 @@ static sarbp_status read_vector(const char *path, hid_t loc, const char *name, s
                          path, name);
         goto done;
     }
+    if ((st = h5_check_number_type(path, name, t))) goto done;
     if (!size_mul(count ? count : 1, sizeof(double), &bytes) || !(*out = malloc(bytes))) {
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         goto done;
@@ -292,10 +293,13 @@ static sarbp_status read_num_attr(const char *path, hid_t obj, const char *name,
     H5T_class_t cls;
     SARBP_TRY(open_attr(path, obj, name, &a, &cls));
     sarbp_status st = SARBP_OK;
+    hid_t t = -1;
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
         st = sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute '%s' is not a number", path, name);
-    else
+    else if ((st = PHD_H5(path, t = H5Aget_type(a))) == SARBP_OK &&
+             (st = h5_check_number_type(path, name, t)) == SARBP_OK)
         st = PHD_H5(path, H5Aread(a, H5T_NATIVE_DOUBLE, v));
+    close_id(t, H5Tclose);
     H5Aclose(a);
     return st;
 }
@@ -331,6 +335,9 @@ static sarbp_status complex_members(const char *path, const char *name, hid_t d,
             H5T_class_t cre = H5Tget_member_class(t, (unsigned)ire);
             H5T_class_t cim = H5Tget_member_class(t, (unsigned)iim);
             if ((cre == H5T_FLOAT || cre == H5T_INTEGER) && (cim == H5T_FLOAT || cim == H5T_INTEGER)) {
+                /* HDF5 converts members at their declared offsets: check them first */
+                if ((st = h5_check_complex_type(path, name, t, (unsigned)ire, (unsigned)iim)))
+                    goto done;
                 snprintf(h->re, sizeof h->re, "%s", pairs[p][0]);
                 snprintf(h->im, sizeof h->im, "%s", pairs[p][1]);
                 ok = 1;
@@ -485,7 +492,11 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
         goto fail;
     }
     if ((st = PHD_H5(path, d = H5Dopen2(file, "pos", H5P_DEFAULT)))) goto fail;
-    st = PHD_H5(path, H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->pos));
+    hid_t t = -1;
+    if ((st = PHD_H5(path, t = H5Dget_type(d))) == SARBP_OK &&
+        (st = h5_check_number_type(path, "pos", t)) == SARBP_OK)
+        st = PHD_H5(path, H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->pos));
+    close_id(t, H5Tclose);
     H5Dclose(d);
     if (st) goto fail;
 
