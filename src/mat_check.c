@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -27,7 +28,7 @@ struct walk {
     FILE *fp;
     int swap;                /* the file's byte order is not the host's */
     unsigned long long size; /* file length */
-    char var[64];            /* the top-level variable being checked, for messages */
+    char var[256];           /* the array being checked ("data.af.ph_correct"), for messages */
 };
 
 struct elem {
@@ -135,17 +136,26 @@ static sarbp_status check_numeric(struct walk *w, unsigned long long *off, unsig
     return SARBP_OK;
 }
 
-/* n child matrices, one after another from *off. */
+/* n child matrices, one after another from *off: struct fields (names[i %
+ * nfields], each len bytes) or cells (names NULL). */
 static sarbp_status check_children(struct walk *w, unsigned long long *off,
-                                   unsigned long long end, size_t n, int depth)
+                                   unsigned long long end, size_t n, const char *names,
+                                   size_t nfields, size_t len, int depth)
 {
+    size_t base = strlen(w->var);
     for (size_t i = 0; i < n; i++) {
         struct elem c;
         SARBP_TRY(next_elem(w, *off, end, 1, &c));
-        if (c.type != MI_MATRIX) return bad(w, "holds a field or cell that is not an array");
+        if (names)
+            snprintf(w->var + base, sizeof w->var - base, ".%.*s", (int)len,
+                     names + (i % nfields) * len);
+        else
+            snprintf(w->var + base, sizeof w->var - base, "{%zu}", i + 1);
+        if (c.type != MI_MATRIX) return bad(w, "is not an array");
         SARBP_TRY(check_matrix(w, &c, depth + 1));
         *off = c.end;
     }
+    w->var[base] = '\0';
     return SARBP_OK;
 }
 
@@ -190,7 +200,7 @@ static sarbp_status check_matrix(struct walk *w, const struct elem *m, int depth
         if (complex) SARBP_TRY(check_numeric(w, &off, end, numel, "imaginary"));
         return SARBP_OK;
     }
-    if (cls == MX_CELL) return check_children(w, &off, end, numel, depth);
+    if (cls == MX_CELL) return check_children(w, &off, end, numel, NULL, 0, 0, depth);
     if (cls == MX_STRUCT || cls == MX_OBJECT) {
         if (cls == MX_OBJECT) { /* class name */
             SARBP_TRY(next_elem(w, off, end, 1, &e));
@@ -205,9 +215,15 @@ static sarbp_status check_matrix(struct walk *w, const struct elem *m, int depth
         if (e.type != MI_INT8 || len == 0 || len > 4096 || e.nbytes % len)
             return bad(w, "has a malformed field-name table");
         size_t nfields = (size_t)(e.nbytes / len), nchild;
-        off = e.end;
         if (!size_mul(numel, nfields, &nchild)) return bad(w, "declares too many fields");
-        return check_children(w, &off, end, nchild, depth);
+        /* the names, for messages; inside the parent, so at most the file's length */
+        char *names = malloc((size_t)e.nbytes);
+        if (!names) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        sarbp_status st = read_at(w, e.data, names, (size_t)e.nbytes);
+        off = e.end;
+        if (st == SARBP_OK) st = check_children(w, &off, end, nchild, names, nfields, len, depth);
+        free(names);
+        return st;
     }
     return SARBP_OK; /* char, sparse, ...: inside their parent, which is all sarbp needs */
 }

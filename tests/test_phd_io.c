@@ -994,6 +994,25 @@ static void test_mat_written_here(void **state)
     Mat_VarFree(v);
     Mat_Close(mat);
     expect_open_error(path, SARBP_ERR_FORMAT, "variable 'data' is missing");
+
+    /* af.ph_correct, the last array in the file, declaring one element more
+     * than it stores: matio would read the next bytes (or zeros) as its value */
+    write_mat(path, p, NULL, 0, 0);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    static unsigned char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    static const unsigned char dims_1x21[16] = {5, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 21, 0, 0, 0};
+    long last = -1;
+    for (size_t i = 0; i + 16 <= len; i++)
+        if (!memcmp(buf + i, dims_1x21, 16)) last = (long)i;
+    assert_true(last > 0);
+    assert_int_equal(fseek(f, last + 12, SEEK_SET), 0);
+    assert_int_equal(fputc(22, f), 22);
+    assert_int_equal(fclose(f), 0);
+    expect_open_error(path, SARBP_ERR_FORMAT,
+                      "variable 'data.af.ph_correct' declares 22 elements but its real part "
+                      "holds 168 bytes");
     sarbp_phd_free(p);
 }
 
