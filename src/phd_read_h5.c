@@ -9,9 +9,12 @@
  * h5py order) or, when the shape says so unambiguously, [sample][pulse].
  *
  * Opening loads the metadata and closes the file; read() opens it again and
- * reads a hyperslab of the samples, converted to float by HDF5. Checks that
- * apply to every format (NaN, validation) are phd_io.c's. Also home of the
- * HDF5 error helpers both HDF5 modules use. */
+ * reads a hyperslab of the samples, converted to float by HDF5. Nothing is
+ * allocated for or read from a dataset before h5_check_dataset has held its
+ * declared size against the file and h5_check_number_type its type against
+ * what HDF5 will convert. Checks that apply to every format (NaN,
+ * validation) are phd_io.c's. Also home of the HDF5 error helpers both HDF5
+ * modules use. */
 #include <hdf5.h>
 #include <math.h>
 #include <stddef.h>

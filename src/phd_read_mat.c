@@ -12,7 +12,12 @@
  * compressed v7 file matio inflates the variable from its start for each
  * block: memory stays bounded, time grows with the file, which for Gotcha's
  * one-degree files is small.) MATLAB v7.3 files are HDF5 and are read by
- * phd_read_h5.c. matio's log messages are captured, never printed. */
+ * phd_read_h5.c. matio's log messages are captured, never printed.
+ *
+ * matio believes every size a file declares, so mat_check_layout walks the
+ * file against its length before matio opens it, struct fields are looked
+ * up through a checked field table, and buffers are filled with NaN before
+ * matio reads into them, so that a short read cannot pass as data. */
 #include <limits.h>
 #include <matio.h>
 #include <stdint.h>

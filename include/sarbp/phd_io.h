@@ -11,7 +11,12 @@
  * Several inputs (files, directories, globs) are concatenated in azimuth
  * order. The reader keeps all per-pulse metadata in memory and streams the
  * samples in blocks (HDF5 hyperslabs), so sample memory is bounded by the
- * block the caller asks for. */
+ * block the caller asks for.
+ *
+ * Inputs are distrusted: every declared size is checked against the file
+ * and the limits below before anything is allocated, and each file's
+ * metadata is read first in a forked probe (sarbp/probe.h), so a malformed
+ * file gives SARBP_ERR_FORMAT (or _INVALID) naming it, never a crash. */
 #ifndef SARBP_PHD_IO_H
 #define SARBP_PHD_IO_H
 
