@@ -44,7 +44,9 @@
 enum { MAX_FILES = 256 };
 static const double max_seconds = 5.0;
 static const double max_mb = 500.0;
+#ifndef UNDER_ASAN
 static const rlim_t as_limit = (rlim_t)1 << 30;
+#endif
 
 struct run_result {
     int exited, code, signal;
