@@ -1,5 +1,6 @@
 /* phd.c - the phase-history model: allocation, validation, slicing, summary. */
 #include "sarbp/phd.h"
+#include "sarbp/phd_io.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -114,19 +115,27 @@ sarbp_status sarbp_phd_validate(const sarbp_phd *p)
             if (!(p->f0[i] > 0 && p->f0[i] <= fmax))
                 return sarbp_error(SARBP_ERR_INVALID, "start frequency of pulse %zu (%g Hz) is "
                                    "not in (0, %g] Hz", i, p->f0[i], fmax);
-            if (!(p->df[i] > 0 && p->df[i] <= fmax))
+            if (!(p->df[i] >= SARBP_PHD_MIN_STEP && p->df[i] <= fmax))
                 return sarbp_error(SARBP_ERR_INVALID, "frequency step of pulse %zu (%g Hz) is "
-                                   "not in (0, %g] Hz", i, p->df[i], fmax);
+                                   "not in [%g, %g] Hz", i, p->df[i], SARBP_PHD_MIN_STEP, fmax);
             if (!(p->f0[i] + (double)(p->nsamples - 1) * p->df[i] <= fmax))
                 return sarbp_error(SARBP_ERR_INVALID, "pulse %zu reaches %g Hz, beyond %g Hz", i,
                                    p->f0[i] + (double)(p->nsamples - 1) * p->df[i], fmax);
         }
     } else if (p->domain == SARBP_DOMAIN_CHIRP) {
-        if (!(p->fs > 0 && p->fs <= fmax) || !(fabs(p->chirp_rate) <= 1e6 * fmax) ||
+        if (!(p->fs >= SARBP_PHD_MIN_STEP && p->fs <= fmax) || !(fabs(p->chirp_rate) <= 1e6 * fmax) ||
             p->chirp_rate == 0 || !(p->pulse_len > 0 && p->pulse_len <= 1) ||
             !(p->fc > 0 && p->fc <= fmax) || !(p->t0 >= 0 && p->t0 <= 1))
             return sarbp_error(SARBP_ERR_INVALID, "chirp parameters (fs, chirp rate, pulse "
                                "length, fc, t0) are not valid");
+        /* the band and the replica derived from them (rangecomp.c) */
+        double band = fabs(p->chirp_rate) * p->pulse_len, replica = p->pulse_len * p->fs;
+        if (!(band >= SARBP_PHD_MIN_STEP && band <= fmax))
+            return sarbp_error(SARBP_ERR_INVALID, "chirp bandwidth (chirp rate x pulse length) "
+                               "%g Hz is not in [%g, %g] Hz", band, SARBP_PHD_MIN_STEP, fmax);
+        if (!(replica <= (double)SARBP_PHD_MAX_SAMPLES))
+            return sarbp_error(SARBP_ERR_INVALID, "the chirp lasts %g samples (pulse length x "
+                               "fs); sarbp takes at most %zu", replica, SARBP_PHD_MAX_SAMPLES);
     } else {
         return sarbp_error(SARBP_ERR_INVALID, "unknown phase-history domain %d", (int)p->domain);
     }
