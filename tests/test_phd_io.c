@@ -653,6 +653,45 @@ static void test_declared_sizes(void **state)
     sarbp_phd_free(p);
 }
 
+/* Sets every value of dataset name in path to v. */
+static void fill_dataset(const char *path, const char *name, double v)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    double *x = malloc((size_t)n * sizeof *x);
+    for (hssize_t i = 0; i < n; i++) x[i] = v;
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    free(x);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+/* Finite but absurd metadata is refused before anything is derived from it
+ * (a df of 1e300 once gave an all-NaN image with exit 0; one of 1e-300 a
+ * meaningless one). */
+static void test_absurd_metadata(void **state)
+{
+    (void)state;
+    static const struct { const char *field; double v; const char *text; } cases[] = {
+        {"df", 1e300, "frequency step of pulse 0 (1e+300 Hz) is not in [1, 1e+13] Hz"},
+        {"df", 1e-300, "frequency step of pulse 0 (1e-300 Hz) is not in [1, 1e+13] Hz"},
+        {"f0", 1e14, "start frequency of pulse 0 (1e+14 Hz) is not in (0, 1e+13] Hz"},
+        {"pos", 1e12, "an antenna position lies beyond 1e+09 m"},
+        {"r0", 1e300, "r0 of pulse 0 (1e+300 m) is not in (0, 1e+09] m"},
+    };
+    sarbp_phd *p = make_phd(SARBP_DOMAIN_FREQ, 6, 8, 0, 1);
+    const char *path = tu_tmp("absurd.h5");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_ok(sarbp_phd_write_h5(path, p));
+        fill_dataset(path, cases[i].field, cases[i].v);
+        expect_open_error(path, SARBP_ERR_INVALID, cases[i].text);
+    }
+    sarbp_phd_free(p);
+}
+
 /* ---- variable-length string attributes (h5py's default for str) ---------- */
 
 struct str_attrs {
@@ -1174,6 +1213,7 @@ int main(void)
         cmocka_unit_test(test_bad_own_format),
         cmocka_unit_test(test_vlen_string_attributes),
         cmocka_unit_test(test_declared_sizes),
+        cmocka_unit_test(test_absurd_metadata),
         cmocka_unit_test(test_multi_file),
         cmocka_unit_test(test_mat_written_here),
         cmocka_unit_test(test_gotcha_files),
