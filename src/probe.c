@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,14 +77,22 @@ static unsigned long long vm_size(void)
 }
 #endif
 
-static void limit_child(void)
+/* fsize: the input's length; the child may add SARBP_PROBE_MEMORY plus
+ * eight times that (metadata held as doubles, with copies), so that a
+ * legitimately huge file is not refused for want of memory. */
+static void limit_child(unsigned long long fsize)
 {
     struct rlimit rl = {0, 0};
     setrlimit(RLIMIT_CORE, &rl);
-#ifndef PROBE_ASAN
+#ifdef PROBE_ASAN
+    (void)fsize;
+#else
     unsigned long long vm = vm_size();
     if (vm > 0 && getrlimit(RLIMIT_AS, &rl) == 0) {
-        rlim_t want = (rlim_t)(vm + SARBP_PROBE_MEMORY);
+        unsigned long long add = SARBP_PROBE_MEMORY, extra;
+        if (__builtin_mul_overflow(fsize, 8ULL, &extra) || __builtin_add_overflow(add, extra, &add))
+            add = RLIM_INFINITY;
+        rlim_t want = add == RLIM_INFINITY || vm + add < vm ? RLIM_INFINITY : (rlim_t)(vm + add);
         if (rl.rlim_cur == RLIM_INFINITY || want < rl.rlim_cur) {
             rl.rlim_cur = want;
             setrlimit(RLIMIT_AS, &rl);
@@ -169,7 +178,8 @@ sarbp_status probe_run(const char *path, const char *lib,
     }
     if (pid == 0) {
         close(fd[0]);
-        limit_child();
+        struct stat sb;
+        limit_child(stat(path, &sb) == 0 ? (unsigned long long)sb.st_size : 0);
         sarbp_error_clear();
         struct report r = {0};
         r.status = (int32_t)walk(path, arg);

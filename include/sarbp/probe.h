@@ -4,7 +4,7 @@
  * matio themselves, where no check of sarbp's can reach (README.md lists the
  * known ones). So before a reader touches an HDF5 or MATLAB input's
  * metadata, it repeats the same metadata reads in a forked child (no exec)
- * under a memory limit and a time limit. A child that dies on a signal, runs
+ * under a memory limit and a time limit (and with core dumps off). A child that dies on a signal, runs
  * out of time or address space stands for a malformed file: the reader
  * returns SARBP_ERR_FORMAT naming the file, and the caller never crashes. A
  * child that finds an ordinary error hands its message back, and the reader
@@ -24,7 +24,9 @@ extern "C" {
 #endif
 
 #define SARBP_PROBE_TIMEOUT_S 10                      /* default time limit */
-#define SARBP_PROBE_MEMORY ((unsigned long long)2 << 30) /* address space the child may add */
+/* Address space the child may add to the parent's: this plus eight times
+ * the input's length. */
+#define SARBP_PROBE_MEMORY ((unsigned long long)2 << 30)
 
 /* Turns the probe on (the default) or off for the whole process. Not
  * thread-safe: call before reading inputs. */
