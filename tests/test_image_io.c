@@ -637,6 +637,58 @@ static void test_bad_reads(void **state)
     sarbp_image_free(good);
 }
 
+/* A 3 KB file declaring a 65536 x 65536 image (32 GB) is refused before
+ * anything is allocated; an h5py-style variable-length UTF-8 attribute is
+ * read like a fixed-length one. */
+static void test_declared_image(void **state)
+{
+    (void)state;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    for (int written = 0; written < 2; written++) {
+        const char *path = tu_tmp(written ? "io_vlen_attr.h5" : "io_huge_declared.h5");
+        hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t ct = H5Tcreate(H5T_COMPOUND, 8);
+        H5Tinsert(ct, "r", 0, H5T_IEEE_F32LE);
+        H5Tinsert(ct, "i", 4, H5T_IEEE_F32LE);
+        hsize_t dims[2] = {written ? 2 : 65536, written ? 2 : 65536}, chunk[2] = {1, 64};
+        hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+        if (!written) H5Pset_chunk(pl, 2, chunk);
+        hid_t d = H5Dcreate2(f, "image", ct, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+        assert_true(d >= 0);
+        const float v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        if (written) assert_true(H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+        H5Dclose(d);
+        H5Pclose(pl);
+        H5Sclose(sp);
+        H5Tclose(ct);
+        hid_t vt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(vt, H5T_VARIABLE);
+        H5Tset_cset(vt, H5T_CSET_UTF8);
+        sp = H5Screate(H5S_SCALAR);
+        hid_t a = H5Acreate2(f, "origin", vt, sp, H5P_DEFAULT, H5P_DEFAULT);
+        const char *origin = "h5py";
+        H5Awrite(a, vt, &origin);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Tclose(vt);
+        H5Fclose(f);
+
+        sarbp_image *img = NULL;
+        if (!written) {
+            assert_int_equal(sarbp_image_read(path, &img), SARBP_ERR_FORMAT);
+            assert_null(img);
+            printf("%s\n", sarbp_error_detail());
+            assert_non_null(strstr(sarbp_error_detail(), "declares 65536 x 65536 values"));
+            assert_non_null(strstr(sarbp_error_detail(), path));
+        } else {
+            tu_ok(sarbp_image_read(path, &img));
+            assert_true(img->data[3].re == 7 && img->data[3].im == 8);
+            assert_string_equal(sarbp_image_get_attr(img, "origin"), "h5py");
+            sarbp_image_free(img);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -646,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_png),           cmocka_unit_test(test_failed_writes),
         cmocka_unit_test(test_bad_reads),     cmocka_unit_test(test_nonfinite_refused),
         cmocka_unit_test(test_write_all),     cmocka_unit_test(test_planted_links),
+        cmocka_unit_test(test_declared_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
