@@ -247,12 +247,12 @@ int cmd_form(int argc, char **argv)
 
     /* back end */
     const sarbp_backend *be;
+    int fell_back = 0; /* said once the inputs are read: a bad input gets one line */
     if (!strcmp(backend, "auto")) {
         be = &sarbp_backend_cuda;
         const int cpu_only = bo.precision == SARBP_FP64 || bo.precision == SARBP_EXACT;
         if (cpu_only || !be->available(&bo)) {
-            if (!cpu_only)
-                cli_info(1, "sarbp: form: no usable CUDA device; using the cpu back end");
+            fell_back = !cpu_only;
             be = &sarbp_backend_cpu;
         }
     } else {
@@ -270,6 +270,7 @@ int cmd_form(int argc, char **argv)
     sarbp_reader *rd = NULL;
     sarbp_status st = sarbp_reader_open(inputs, nin, &rd);
     if (st) return cli_fail_status(cmd, st);
+    if (fell_back) cli_info(1, "sarbp: form: no usable CUDA device; using the cpu back end");
     sarbp_reader_set_autofocus(rd, autofocus);
     const sarbp_phd *meta = sarbp_reader_meta(rd);
     if (have_pulses) {
