@@ -36,6 +36,9 @@
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #define BP_VEC 16
+#ifndef BP_GATHER64
+#define BP_GATHER64 1
+#endif
 #else
 #define BP_VEC 1
 #endif
@@ -141,6 +144,12 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
     const __m512 kcyc = _mm512_set1_ps(tp->kcyc), one = _mm512_set1_ps(1.0f);
     const __m512i wlast = _mm512_set1_epi32(tp->wlast), zero = _mm512_setzero_si512();
     const float *sa = tp->stage, *sb = sa + tp->ps, *sc = sb + tp->ps, *sd = sc + tp->ps;
+#if BP_GATHER64
+    const __m512i dup_lo = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512i dup_hi = _mm512_add_epi32(dup_lo, _mm512_set1_epi32(8));
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+#endif
     for (int j = 0; j < n; j += 16) {
         const __m512 dx = _mm512_load_ps(dxs + j), dy = _mm512_load_ps(dys + j);
         const __m512 dd = _mm512_load_ps(dds + j);
@@ -161,6 +170,29 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
         const __m512 t = _mm512_sub_ps(fb, fl);
         __m512i idx = _mm512_cvttps_epi32(fl);
         idx = _mm512_min_epi32(_mm512_max_epi32(idx, zero), wlast);
+#if BP_GATHER64
+        /* each staged complex value is one 64-bit element: 8-lane gathers of
+         * (re, im) pairs, the Horner steps on interleaved pairs with t
+         * duplicated, then one split into re and im */
+        const __m256i ilo = _mm512_castsi512_si256(idx), ihi = _mm512_extracti64x4_epi64(idx, 1);
+        const __m512 tlo = _mm512_permutexvar_ps(dup_lo, t), thi = _mm512_permutexvar_ps(dup_hi, t);
+#define G64(plane, half) _mm512_castpd_ps(_mm512_i32gather_pd(half, (const double *)(plane), 8))
+        __m512 vlo, vhi;
+        if (ncoef == 4) {
+            vlo = _mm512_fmadd_ps(G64(sd, ilo), tlo, G64(sc, ilo));
+            vhi = _mm512_fmadd_ps(G64(sd, ihi), thi, G64(sc, ihi));
+            vlo = _mm512_fmadd_ps(vlo, tlo, G64(sb, ilo));
+            vhi = _mm512_fmadd_ps(vhi, thi, G64(sb, ihi));
+        } else {
+            vlo = G64(sb, ilo);
+            vhi = G64(sb, ihi);
+        }
+        vlo = _mm512_fmadd_ps(vlo, tlo, G64(sa, ilo));
+        vhi = _mm512_fmadd_ps(vhi, thi, G64(sa, ihi));
+#undef G64
+        const __m512 vr = _mm512_permutex2var_ps(vlo, even, vhi);
+        const __m512 vi = _mm512_permutex2var_ps(vlo, odd, vhi);
+#else
         idx = _mm512_add_epi32(idx, idx);
         __m512 vr, vi;
         if (ncoef == 4) {
@@ -176,6 +208,7 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
         }
         vr = _mm512_fmadd_ps(vr, t, _mm512_i32gather_ps(idx, sa, 4));
         vi = _mm512_fmadd_ps(vi, t, _mm512_i32gather_ps(idx, sa + 1, 4));
+#endif
         __m512 cyc = _mm512_mul_ps(ddR, kcyc);
         cyc = _mm512_sub_ps(cyc, _mm512_roundscale_ps(cyc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         const __m512 y = _mm512_mul_ps(cyc, cyc);
