@@ -333,7 +333,8 @@ struct fp32_ctx {
     const sarbp_profiles *pr;
     const sarbp_grid *g;
     sarbp_c32 *img;
-    size_t ntx, nty, ngx;
+    size_t ntx, nty;
+    size_t gw, gh, ngx;           /* tiles per group (at most GROUP_X x GROUP_Y); groups across */
     int wmax;                     /* staged window entries at most */
     struct tile_scratch *scratch; /* GROUP_N per worker */
     float *stage;                 /* stage_floats(wmax) per worker */
@@ -392,8 +393,8 @@ static void run_group(void *vctx, size_t task, int worker)
     const size_t gx = task % c->ngx, gy = task / c->ngx;
     struct tile_info ti[GROUP_N];
     int nt = 0;
-    for (size_t ty = gy * GROUP_Y; ty < (gy + 1) * GROUP_Y && ty < c->nty; ty++)
-        for (size_t tx = gx * GROUP_X; tx < (gx + 1) * GROUP_X && tx < c->ntx; tx++) {
+    for (size_t ty = gy * c->gh; ty < (gy + 1) * c->gh && ty < c->nty; ty++)
+        for (size_t tx = gx * c->gw; tx < (gx + 1) * c->gw && tx < c->ntx; tx++) {
             struct tile_info *t = &ti[nt];
             struct tile_scratch *s = &scr[nt++];
             t->x0 = tx * TILE_X;
@@ -453,8 +454,15 @@ sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, in
     c.img = img;
     c.ntx = (g->nx + TILE_X - 1) / TILE_X;
     c.nty = (g->ny + TILE_Y - 1) / TILE_Y;
-    c.ngx = (c.ntx + GROUP_X - 1) / GROUP_X;
-    const size_t ngy = (c.nty + GROUP_Y - 1) / GROUP_Y;
+    /* smaller groups where there would be too few to share among the threads */
+    c.gw = GROUP_X;
+    c.gh = GROUP_Y;
+    while (c.gw * c.gh > 1 && ((c.ntx + c.gw - 1) / c.gw) * ((c.nty + c.gh - 1) / c.gh) < 4 * (size_t)threads) {
+        if (c.gw >= c.gh) c.gw /= 2;
+        else c.gh /= 2;
+    }
+    c.ngx = (c.ntx + c.gw - 1) / c.gw;
+    const size_t ngy = (c.nty + c.gh - 1) / c.gh;
     /* the staged window: at most 2 span + 6 entries (span = the tile's half
      * diagonal in bins of the finest pulse), and never more than the profile */
     double drmin = INFINITY;
