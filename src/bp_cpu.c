@@ -99,7 +99,8 @@ static inline float tile_ddr(const struct tile_pulse *tp, int series, float dx, 
 {
     const float x = tp->ux * dx + tp->uy * dy + tp->q * dd;
     const float e = tp->q * x;
-    if (series) return x * (1.0f - e * (1.0f - e * (2.0f - 5.0f * e)));
+    if (series == 1) return x - x * e;
+    if (series == 3) return x * (1.0f - e * (1.0f - e * (2.0f - 5.0f * e)));
     return 2.0f * x / (1.0f + sqrtf(1.0f + 4.0f * e));
 }
 
@@ -156,7 +157,9 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
         const __m512 x = _mm512_fmadd_ps(ux, dx, _mm512_fmadd_ps(uy, dy, _mm512_mul_ps(q, dd)));
         const __m512 e = _mm512_mul_ps(q, x);
         __m512 ddR;
-        if (series) {
+        if (series == 1) {
+            ddR = _mm512_fnmadd_ps(x, e, x);
+        } else if (series == 3) {
             __m512 s = _mm512_fnmadd_ps(_mm512_set1_ps(5.0f), e, _mm512_set1_ps(2.0f));
             s = _mm512_fnmadd_ps(e, s, one);
             s = _mm512_fnmadd_ps(e, s, one);
@@ -232,23 +235,25 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
 }
 #endif
 
-/* One pulse over one tile: n pixels, the scratch padded to a multiple of 16. */
+/* One pulse over one tile: n pixels, the scratch padded to a multiple of 16;
+ * series 1 or 3 (the order of tile_ddr's series) or 0 (its exact form). */
 static void tile_pixels(const struct tile_pulse *tp, int cubic, int series, int n,
                         const float *dxs, const float *dys, const float *dds, float *are,
                         float *aim)
 {
 #if BP_VEC == 16
-    const int n16 = (n + 15) & ~15;
-    if (cubic && series) tile_pixels_avx512(tp, 4, 1, n16, dxs, dys, dds, are, aim);
-    else if (cubic) tile_pixels_avx512(tp, 4, 0, n16, dxs, dys, dds, are, aim);
-    else if (series) tile_pixels_avx512(tp, 2, 1, n16, dxs, dys, dds, are, aim);
-    else tile_pixels_avx512(tp, 2, 0, n16, dxs, dys, dds, are, aim);
+#define TILE_PIXELS(nc, sr) tile_pixels_avx512(tp, nc, sr, (n + 15) & ~15, dxs, dys, dds, are, aim)
 #else
-    if (cubic && series) tile_pixels_c(tp, 4, 1, n, dxs, dys, dds, are, aim);
-    else if (cubic) tile_pixels_c(tp, 4, 0, n, dxs, dys, dds, are, aim);
-    else if (series) tile_pixels_c(tp, 2, 1, n, dxs, dys, dds, are, aim);
-    else tile_pixels_c(tp, 2, 0, n, dxs, dys, dds, are, aim);
+#define TILE_PIXELS(nc, sr) tile_pixels_c(tp, nc, sr, n, dxs, dys, dds, are, aim)
 #endif
+    const int nc = cubic ? 4 : 2;
+    if (nc == 4 && series == 1) TILE_PIXELS(4, 1);
+    else if (nc == 4 && series == 3) TILE_PIXELS(4, 3);
+    else if (nc == 4) TILE_PIXELS(4, 0);
+    else if (series == 1) TILE_PIXELS(2, 1);
+    else if (series == 3) TILE_PIXELS(2, 3);
+    else TILE_PIXELS(2, 0);
+#undef TILE_PIXELS
 }
 
 /* Stages the w - 2 intervals n = n0 + 1 .. n0 + w - 2 (between bins n and
@@ -340,45 +345,64 @@ struct fp32_ctx {
     float *stage;                 /* stage_floats(wmax) per worker */
 };
 
-/* Pulses [i0, i1) over one tile. */
+/* Pulses [i0, i1) over one tile. First the per-(tile, pulse) terms for the
+ * whole block, in FP64, in a loop the compiler vectorises (no library
+ * calls: the centre's phasor, whose error is common to the tile, by the
+ * FP32 polynomial); then per pulse the staging and the pixel loop. */
 static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
                         struct tile_scratch *s, size_t i0, size_t i1, float *stage, float *raw)
 {
     const sarbp_profiles *pr = c->pr;
-    const double pcz = c->g->zc, hd = ti->hd;
+    const double pcx = ti->pcx, pcy = ti->pcy, pcz = c->g->zc, hd = ti->hd;
     const int n = (int)(ti->nx * ti->ny);
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
     const long nbins = (long)pr->nbins;
-    const long vlo = cubic ? 1 : 0, vhi = nbins - (cubic ? 3 : 2); /* valid intervals [vlo, vhi] */
-    for (size_t i = i0; i < i1; i++) {
-        const double *a = pr->pos + 3 * i;
-        const double ux = ti->pcx - a[0], uy = ti->pcy - a[1], uz = pcz - a[2];
-        const double Rc = sqrt(ux * ux + uy * uy + uz * uz);
-        const double dRc = Rc - pr->r0[i];
-        const double bc = (dRc - pr->rstart[i]) / pr->dr[i];
-        /* intervals the tile can reach, one more each side for FP32 rounding */
-        const double span = hd / pr->dr[i];
-        double wlo = floor(bc - span) - 1, whi = floor(bc + span) + 1;
-        if (wlo < (double)vlo) wlo = (double)vlo;
-        if (whi > (double)vhi) whi = (double)vhi;
-        if (!(wlo <= whi)) continue; /* the tile sees no valid interval of this pulse */
-        const long n0 = (long)wlo - 1; /* entry 0: the guard below the window */
-        const int w = (int)((long)whi - (long)wlo) + 3;
+    const double vlo = cubic ? 1 : 0, vhi = (double)nbins - (cubic ? 3 : 2); /* valid intervals */
+    const int np = (int)(i1 - i0);
+    double bc[PULSE_BLOCK], wlo[PULSE_BLOCK], whi[PULSE_BLOCK], e[PULSE_BLOCK];
+    float cr[PULSE_BLOCK], ci[PULSE_BLOCK], ux[PULSE_BLOCK], uy[PULSE_BLOCK], q[PULSE_BLOCK];
+    float idr[PULSE_BLOCK], kc[PULSE_BLOCK];
+    const double *restrict pos = pr->pos + 3 * i0, *restrict r0 = pr->r0 + i0;
+    const double *restrict rs = pr->rstart + i0, *restrict dr = pr->dr + i0, *restrict fr = pr->fref + i0;
+    for (int k = 0; k < np; k++) {
+        const double vx = pcx - pos[3 * k], vy = pcy - pos[3 * k + 1], vz = pcz - pos[3 * k + 2];
+        const double Rc = sqrt(vx * vx + vy * vy + vz * vz), iRc = 1.0 / Rc;
+        const double dRc = Rc - r0[k], idr_ = 1.0 / dr[k];
+        bc[k] = (dRc - rs[k]) * idr_;
+        /* intervals the tile can reach (|ddR| <= hd), one more each side for
+         * FP32 rounding, within the valid ones */
+        const double span = hd * idr_;
+        const double lo = floor(bc[k] - span) - 1.0, hi = floor(bc[k] + span) + 1.0;
+        wlo[k] = lo > vlo ? lo : vlo;
+        whi[k] = hi < vhi ? hi : vhi;
+        const double kcyc = 2.0 * fr[k] / SARBP_C, cyc = kcyc * dRc;
+        float sn, cs;
+        sincos_2pi((float)(cyc - floor(cyc + 0.5)), &sn, &cs);
+        cr[k] = cs;
+        ci[k] = sn;
+        ux[k] = (float)(vx * iRc);
+        uy[k] = (float)(vy * iRc);
+        q[k] = (float)(0.5 * iRc);
+        idr[k] = (float)idr_;
+        kc[k] = (float)kcyc;
+        e[k] = hd * 0.5 * iRc * 1.01; /* e = x / (2 Rc) at most, x <= hd (1 + e) */
+    }
+    for (int k = 0; k < np; k++) {
+        if (!(wlo[k] <= whi[k])) continue; /* the tile sees no valid interval of this pulse */
+        const long n0 = (long)wlo[k] - 1;  /* entry 0: the guard below the window */
+        const int w = (int)((long)whi[k] - (long)wlo[k]) + 3;
         if (w > c->wmax) continue; /* cannot happen: wmax bounds 2 span + 6 */
-        const double cyc_c = 2.0 * pr->fref[i] * dRc / SARBP_C;
-        const double phc = 2.0 * M_PI * (cyc_c - floor(cyc_c));
         const int ps = plane_floats(w);
-        stage_window(pr->data32 + i * pr->nbins, n0, w, cubic, (float)cos(phc), (float)sin(phc),
-                     ps, raw, stage);
-        const double iRc = 1.0 / Rc;
-        struct tile_pulse tp = {
-            stage, w - 1, ps, (float)(bc - (double)n0), (float)(ux * iRc), (float)(uy * iRc),
-            (float)(0.5 * iRc), (float)(1.0 / pr->dr[i]), (float)(2.0 * pr->fref[i] / SARBP_C),
-        };
-        /* series truncation 14 e^4 x (e = x / (2 Rc), x <= hd (1 + e)) below
-         * 1e-7 cycles at the reference frequency */
-        const double e = hd / (2.0 * Rc) * 1.01, trunc = 14.0 * e * e * e * e * hd * 1.01;
-        const int series = trunc * 2.0 * pr->fref[i] / SARBP_C < 1e-7 && e < 0.05;
+        stage_window(pr->data32 + (i0 + (size_t)k) * pr->nbins, n0, w, cubic, cr[k], ci[k], ps, raw,
+                     stage);
+        const struct tile_pulse tp = {stage, w - 1, ps, (float)(bc[k] - (double)n0), ux[k], uy[k],
+                                      q[k], idr[k], kc[k]};
+        /* the series to e (truncation 2 e^2 x) where that is below 1e-6
+         * cycles, else to e^3 (14 e^4 x) where that is below 1e-7 cycles,
+         * else the square root */
+        const double x = hd * 1.01, ek = e[k], ek2 = ek * ek, kcyc = kc[k];
+        const int series = ek >= 0.05 ? 0 : 2.0 * ek2 * x * kcyc < 1e-6 ? 1
+                           : 14.0 * ek2 * ek2 * x * kcyc < 1e-7 ? 3 : 0;
         tile_pixels(&tp, cubic, series, n, s->dx, s->dy, s->dd, s->are, s->aim);
     }
 }
