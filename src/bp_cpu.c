@@ -388,6 +388,12 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         e[k] = hd * 0.5 * iRc * 1.01; /* e = x / (2 Rc) at most, x <= hd (1 + e) */
     }
     for (int k = 0; k < np; k++) {
+        /* the window two pulses on, from L2 or beyond into L1 while this one runs */
+        if (k + 2 < np && wlo[k + 2] <= whi[k + 2]) {
+            const char *p0 = (const char *)(pr->data32 + (i0 + (size_t)k + 2) * pr->nbins + (long)wlo[k + 2] - 1);
+            const char *p1 = (const char *)(pr->data32 + (i0 + (size_t)k + 2) * pr->nbins + (long)whi[k + 2] + 3);
+            for (const char *a = p0; a < p1; a += 64) __builtin_prefetch(a);
+        }
         if (!(wlo[k] <= whi[k])) continue; /* the tile sees no valid interval of this pulse */
         const long n0 = (long)wlo[k] - 1;  /* entry 0: the guard below the window */
         const int w = (int)((long)whi[k] - (long)wlo[k]) + 3;
