@@ -32,6 +32,7 @@
  * written with intrinsics (gcc 12 does not vectorise the indexed loads of
  * the profile: the loop ran scalar); elsewhere (SARBP_NATIVE=OFF) the same
  * arithmetic runs as plain C. */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -402,7 +403,7 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         if (!(wlo[k] <= whi[k])) continue; /* the tile sees no valid interval of this pulse */
         const long n0 = (long)wlo[k] - 1;  /* entry 0: the guard below the window */
         const int w = (int)((long)whi[k] - (long)wlo[k]) + 3;
-        if (w > c->wmax) continue; /* cannot happen: wmax bounds 2 span + 6 */
+        assert(w <= c->wmax); /* wmax bounds 2 span + 6 */
         const int ps = plane_floats(w);
         stage_window(pr->data32 + (i0 + (size_t)k) * pr->nbins, n0, w, cubic, cr[k], ci[k], ps, raw,
                      stage);
