@@ -1,7 +1,7 @@
 /* bp_cpu.c - the production CPU backprojector: FP32, cache-tiled, pthreads.
  *
  * Work split (seed 003, sections 1.3.1-1.3.2): the image is cut into tiles of
- * TILE_X x TILE_Y pixels; a task is a group of tiles, which runs the pulses
+ * at most TILE_X x TILE_Y pixels; a task is a group of tiles, which runs the pulses
  * in blocks, each block over every tile of the group, so the profile bins
  * the group needs from a block stay in L2 and a tile's accumulators in L1.
  * Each pixel sums the pulses in order whatever the thread count and group
@@ -15,9 +15,11 @@
  * as a short series (no square root or divide: the GPU's v3 does the same)
  * wherever the tile is small against the range, and the phase of that small
  * range is reduced to cycles in [-1/2, 1/2] before a polynomial sin/cos.
- * The FP32 phase of a pixel far from its tile centre limits the accuracy:
- * with 16 x 16 tiles, 97-100 dB against FP64 at 0.1 m pixels, 86 dB at
- * 0.4 m (X band).
+ * The FP32 phase of a pixel far from its tile centre limits the accuracy, so
+ * tiles shrink from 16 x 16 (to 8 x 8 at least) where their half diagonal
+ * spans more than TILE_MAX_CYCLES cycles; bench scene, X band, against
+ * FP64: 98.8 dB at 0.1 m pixels (16 x 16), 99.0 at 0.2 m (16 x 8), 94.3 at
+ * 0.4 m (8 x 8; 86.4 with 16 x 16).
  *
  * Speed: per (tile, pulse) the bins the tile can reach (|ddR| <= |d|, so a
  * window of 2 |d|max / dr intervals about the centre's) are staged into a
@@ -56,6 +58,9 @@
 #endif
 #ifndef TILE_Y
 #define TILE_Y 16
+#endif
+#ifndef TILE_MAX_CYCLES
+#define TILE_MAX_CYCLES 130.0
 #endif
 #define TILE_N (TILE_X * TILE_Y)
 #define TILE_NPAD ((TILE_N + 15) / 16 * 16)
@@ -344,6 +349,7 @@ struct fp32_ctx {
     const sarbp_profiles *pr;
     const sarbp_grid *g;
     sarbp_c32 *img;
+    size_t tw, th;                /* tile shape, at most TILE_X x TILE_Y */
     size_t ntx, nty;
     size_t gw, gh, ngx;           /* tiles per group (at most GROUP_X x GROUP_Y); groups across */
     int wmax;                     /* staged window entries at most */
@@ -433,10 +439,10 @@ static void run_group(void *vctx, size_t task, int worker)
         for (size_t tx = gx * c->gw; tx < (gx + 1) * c->gw && tx < c->ntx; tx++) {
             struct tile_info *t = &ti[nt];
             struct tile_scratch *s = &scr[nt++];
-            t->x0 = tx * TILE_X;
-            t->y0 = ty * TILE_Y;
-            t->nx = (t->x0 + TILE_X <= g->nx) ? TILE_X : g->nx - t->x0;
-            t->ny = (t->y0 + TILE_Y <= g->ny) ? TILE_Y : g->ny - t->y0;
+            t->x0 = tx * c->tw;
+            t->y0 = ty * c->th;
+            t->nx = (t->x0 + c->tw <= g->nx) ? c->tw : g->nx - t->x0;
+            t->ny = (t->y0 + c->th <= g->ny) ? c->th : g->ny - t->y0;
             const size_t n = t->nx * t->ny;
             /* tile centre (FP64) and pixel offsets from it (FP32, small); the
              * padding lanes sit at the centre and are never written back */
@@ -488,8 +494,24 @@ sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, in
     c.pr = pr;
     c.g = g;
     c.img = img;
-    c.ntx = (g->nx + TILE_X - 1) / TILE_X;
-    c.nty = (g->ny + TILE_Y - 1) / TILE_Y;
+    /* The FP32 phase of a pixel at d from its tile centre carries about
+     * 2^-24 of the ddR kcyc cycles it spans: smaller tiles (down to 8 x 8)
+     * where the tile's half diagonal spans more than TILE_MAX_CYCLES (coarse
+     * pixels; 16 x 16 at 0.1 m and X band span 68). Per (tile, pulse) costs
+     * then weigh more: bench scene at 0.2 m, 424 Mbp/s per core at 99.0 dB
+     * against FP64 (16 x 8) instead of 449 at 93.2 (16 x 16). */
+    double kmax = 0;
+    for (size_t i = 0; i < pr->npulses; i++)
+        if (2.0 * pr->fref[i] / SARBP_C > kmax) kmax = 2.0 * pr->fref[i] / SARBP_C;
+    c.tw = TILE_X;
+    c.th = TILE_Y;
+    while (c.tw * c.th > 64 &&
+           0.5 * hypot((double)(c.tw - 1) * g->dx, (double)(c.th - 1) * g->dy) * kmax > TILE_MAX_CYCLES) {
+        if ((double)c.tw * g->dx >= (double)c.th * g->dy) c.tw /= 2;
+        else c.th /= 2;
+    }
+    c.ntx = (g->nx + c.tw - 1) / c.tw;
+    c.nty = (g->ny + c.th - 1) / c.th;
     /* smaller groups where there would be too few to share among the threads */
     c.gw = GROUP_X;
     c.gh = GROUP_Y;
@@ -504,7 +526,7 @@ sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, in
     double drmin = INFINITY;
     for (size_t i = 0; i < pr->npulses; i++)
         if (pr->dr[i] < drmin) drmin = pr->dr[i];
-    const double hd = 0.5 * hypot((double)(TILE_X - 1) * g->dx, (double)(TILE_Y - 1) * g->dy);
+    const double hd = 0.5 * hypot((double)(c.tw - 1) * g->dx, (double)(c.th - 1) * g->dy);
     double wm = pr->npulses ? 2.0 * ceil(hd / drmin) + 8.0 : 8.0;
     if (!(wm <= (double)pr->nbins + 8.0)) wm = (double)pr->nbins + 8.0;
     c.wmax = (int)wm;
