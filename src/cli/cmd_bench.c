@@ -1,10 +1,12 @@
 /* cmd_bench.c - sarbp bench: throughput (pixel-pulse pairs per second) and
- * accuracy (SER against FP64) of the backprojectors on a Gotcha-like
- * simulated scene. Benchmarks are measurements, not tests. */
+ * accuracy (SER against FP64; on the CPU also against the exact image on a
+ * window) of the backprojectors on a Gotcha-like simulated scene.
+ * Benchmarks are measurements, not tests. */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -49,8 +51,13 @@ static void help(void)
 "  -q, --quiet      no notes on stderr (errors still)\n"
 "  -v, --verbose    also say how the scene was made and how long it took\n"
 "\n"
-"cpu: FP32 Mbp/s per thread count (FP64, the reference loop, always uses every\n"
-"core, on a quarter of the pulses); FP32 SER against FP64 on the same grid.\n"
+"cpu: per interpolation kernel (cubic 4x, the default, then linear 8x) and thread\n"
+"count, the FP32 tiled path's Mbp/s (wall clock, median), per core, and per\n"
+"core-second of process CPU time (steadier on a shared machine); its SER against\n"
+"the FP64 image with the same kernel over the full image and against the exact\n"
+"image (direct summation, precision exact) on the 64x64 window at the centre;\n"
+"then the FP64 reference's Mbp/s (all cores, one run) and its own SER against\n"
+"the exact image.\n"
 "cuda: per interpolation configuration, kernel-only time (CUDA events, median),\n"
 "Gbp/s (GFLOP/s = 43 flops per pair, seed 003's count, in --json), SER against\n"
 "the exact image on the central window and against the FP64 GPU kernel v1 over\n"
@@ -111,75 +118,182 @@ static sarbp_status make_scene(size_t npulses, size_t nsamples, sarbp_phd **out)
     return st;
 }
 
-static sarbp_status compress(const sarbp_phd *p, sarbp_precision prec, sarbp_profiles **out)
+static sarbp_status compress_with(const sarbp_phd *p, const sarbp_rc_params *rc,
+                                  sarbp_precision prec, sarbp_profiles **out)
 {
-    sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
     sarbp_rc_plan *plan;
-    SARBP_TRY(sarbp_rc_plan_create(p, &rc, prec, p->npulses, &plan));
+    SARBP_TRY(sarbp_rc_plan_create(p, rc, prec, p->npulses, &plan));
     sarbp_status st = sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), prec, out);
     if (!st) st = sarbp_rc_execute(plan, 0, p->npulses, p->data, *out);
     sarbp_rc_plan_free(plan);
     return st;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* CPU time of the whole process (every thread), for rates per core-second
+ * that a busy shared machine disturbs less than wall-clock rates. */
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) ? NAN : (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The side x side window at the centre of g, on g's own pixels: its grid
+ * and its first pixel (x0, y0) in g. */
+static sarbp_grid centre_window(const sarbp_grid *g, size_t side, size_t *x0, size_t *y0)
+{
+    sarbp_grid w = *g;
+    w.nx = g->nx < side ? g->nx : side;
+    w.ny = g->ny < side ? g->ny : side;
+    *x0 = (g->nx - w.nx) / 2;
+    *y0 = (g->ny - w.ny) / 2;
+    w.xc = sarbp_grid_x(g, *x0) + 0.5 * (double)(w.nx - 1) * g->dx;
+    w.yc = sarbp_grid_y(g, *y0) + 0.5 * (double)(w.ny - 1) * g->dy;
+    return w;
+}
+
+/* SER of the window (x0, y0, w) of a full image t[g->ny][g->nx] against r[w.ny][w.nx]. */
+static double window_ser_db(const sarbp_c32 *t, const sarbp_grid *g, const sarbp_grid *w, size_t x0,
+                            size_t y0, const sarbp_c32 *r)
+{
+    double s = 0, e = 0;
+    for (size_t iy = 0; iy < w->ny; iy++)
+        for (size_t ix = 0; ix < w->nx; ix++) {
+            const sarbp_c32 a = t[(y0 + iy) * g->nx + x0 + ix], b = r[iy * w->nx + ix];
+            const double dr = (double)b.re - a.re, di = (double)b.im - a.im;
+            s += (double)b.re * b.re + (double)b.im * b.im;
+            e += dr * dr + di * di;
+        }
+    return e == 0 ? INFINITY : 10 * log10(s / e);
+}
+
+/* The exact image (FP64 direct summation, cpu back end, all cores) of window w */
+static sarbp_status exact_window(const sarbp_phd *p, const sarbp_grid *w, sarbp_c32 **out)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.precision = SARBP_EXACT;
+    sarbp_image *im = NULL;
+    SARBP_TRY(sarbp_form_phd(p, w, &sarbp_backend_cpu, &rc, &o, NULL, &im, NULL));
+    *out = im->data;
+    im->data = NULL;
+    sarbp_image_free(im);
+    return SARBP_OK;
+}
+
+#define EXACT_WINDOW 64
+
+/* Per interpolation kernel (cubic, the default, then linear): the FP32
+ * tiled path's rate per thread count (median of reps runs, wall clock, and
+ * per core-second of process CPU time), its SER against the FP64 image with
+ * the same kernel (full image) and against the exact image (direct
+ * summation, through the cpu back end at precision "exact") on the
+ * EXACT_WINDOW^2 window at the centre; the FP64 reference's rate (all cores,
+ * one run) and its own SER against the exact image. */
 static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads, int nthreads,
-                     int json)
+                     int reps, int json)
 {
     const char *cmd = "bench";
-    sarbp_profiles *p32 = NULL, *p64 = NULL;
-    sarbp_status st = compress(p, SARBP_FP32, &p32);
-    if (!st) st = compress(p, SARBP_FP64, &p64);
-    size_t npix = g->nx * g->ny;
-    sarbp_c32 *img32 = calloc(npix, sizeof *img32);
+    static const sarbp_interp kernels[] = {SARBP_INTERP_CUBIC, SARBP_INTERP_LINEAR};
+    const size_t npix = g->nx * g->ny;
+    const double pairs = (double)npix * (double)p->npulses;
+    size_t x0, y0;
+    const sarbp_grid w = centre_window(g, EXACT_WINDOW, &x0, &y0);
+    sarbp_c32 *img32 = calloc(npix, sizeof *img32), *ref32 = calloc(npix, sizeof *ref32);
     sarbp_c64 *img64 = calloc(npix, sizeof *img64);
-    sarbp_c32 *ref32 = calloc(npix, sizeof *ref32);
-    if (!st && (!img32 || !img64 || !ref32)) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    /* FP64 on a quarter of the pulses per thread count keeps the run short;
-     * rates are per pair, so comparable */
-    if (!json) {
-        printf("cpu back end: %zu x %zu pixels, %zu pulses, %zu bins (%d cores)\n", g->nx, g->ny,
-               p->npulses, p32 ? p32->nbins : 0, sarbp_cpu_count());
-        printf("%8s %14s %14s %18s %10s\n", "threads", "fp32 Mbp/s", "fp32 /core",
-               "fp64 Mbp/s (all)", "SER dB");
+    sarbp_status st = (!img32 || !ref32 || !img64) ? sarbp_error(SARBP_ERR_NOMEM, "out of memory") : SARBP_OK;
+
+    /* the exact image on the window: all pulses, the same windows as compress() */
+    sarbp_c32 *exact = NULL;
+    double t_exact = sarbp_now_s();
+    if (!st) st = exact_window(p, &w, &exact);
+    t_exact = sarbp_now_s() - t_exact;
+    if (!st && !json) {
+        printf("cpu back end: %zu x %zu pixels (%.4f m), %zu pulses, %zu samples (%d cores), "
+               "median of %d runs; cubic at %dx, linear at %dx upsampling\n", g->nx, g->ny, g->dx,
+               p->npulses, p->nsamples, sarbp_cpu_count(), reps,
+               sarbp_interp_default_upsample(SARBP_INTERP_CUBIC),
+               sarbp_interp_default_upsample(SARBP_INTERP_LINEAR));
+        printf("SER against FP64 (same kernel, full image) and against the exact image (direct "
+               "summation, %zu x %zu window at the centre, %.1f s)\n", w.nx, w.ny, t_exact);
+        printf("%-7s %8s %12s %12s %15s %10s %10s\n", "interp", "threads", "fp32 Mbp/s",
+               "fp32 /core", "/core-second", "SER fp64", "SER exact");
     }
-    for (int k = 0; !st && k < nthreads; k++) {
-        memset(img32, 0, npix * sizeof *img32);
-        double t0 = sarbp_now_s();
-        st = sarbp_bp_cpu_fp32(p32, g, threads[k], img32);
-        double t32 = sarbp_now_s() - t0;
-        size_t np_full = p64->npulses;
-        p64->npulses = np_full / 4 ? np_full / 4 : 1;
-        memset(img64, 0, npix * sizeof *img64);
-        t0 = sarbp_now_s();
-        if (!st) st = sarbp_bp_cpu_fp64(p64, g, img64);
-        double t64 = sarbp_now_s() - t0;
-        double r64 = (double)npix * p64->npulses / t64 / 1e6;
-        p64->npulses = np_full;
-        double ser = NAN;
-        if (!st && k == 0) { /* accuracy once, on all pulses */
+    for (size_t kk = 0; !st && kk < sizeof kernels / sizeof *kernels; kk++) {
+        const char *kname = sarbp_interp_name(kernels[kk]);
+        sarbp_rc_params rcp;
+        sarbp_rc_params_default(&rcp);
+        rcp.interp = kernels[kk];
+        rcp.upsample = sarbp_interp_default_upsample(kernels[kk]);
+        sarbp_profiles *p32 = NULL, *p64 = NULL;
+        st = compress_with(p, &rcp, SARBP_FP32, &p32);
+        if (!st) st = compress_with(p, &rcp, SARBP_FP64, &p64);
+        /* the FP64 reference, once per kernel, on all cores */
+        double t64 = 0;
+        if (!st) {
             memset(img64, 0, npix * sizeof *img64);
+            const double t0 = sarbp_now_s();
             st = sarbp_bp_cpu_fp64(p64, g, img64);
+            t64 = sarbp_now_s() - t0;
             for (size_t i = 0; i < npix; i++)
                 ref32[i] = (sarbp_c32){(float)img64[i].re, (float)img64[i].im};
-            ser = ser_db(img32, ref32, npix);
         }
-        double r32 = (double)npix * p->npulses / t32 / 1e6;
-        if (st) break;
-        if (json) {
-            jstr("backend", "cpu", 1);
-            printf(",\"threads\":%d", threads[k]);
-            jnum("fp32_mbps", r32);
-            jnum("fp32_mbps_per_core", r32 / threads[k]);
-            jnum("fp64_mbps", r64);
-            jnum("ser_db", ser);
-            printf("}\n");
-        } else
-            printf("%8d %14.1f %14.1f %18.1f %10.1f\n", threads[k], r32, r32 / threads[k], r64, ser);
-        cli_flush_stdout();
+        const double ser64_exact = st ? NAN : window_ser_db(ref32, g, &w, x0, y0, exact);
+        for (int k = 0; !st && k < nthreads; k++) {
+            double tw[1000], tc[1000];
+            for (int r = 0; !st && r < reps; r++) {
+                memset(img32, 0, npix * sizeof *img32);
+                const double w0 = sarbp_now_s(), c0 = process_cpu_s();
+                st = sarbp_bp_cpu_fp32(p32, g, threads[k], img32);
+                tc[r] = process_cpu_s() - c0;
+                tw[r] = sarbp_now_s() - w0;
+            }
+            if (st) break;
+            qsort(tw, (size_t)reps, sizeof *tw, cmp_double);
+            qsort(tc, (size_t)reps, sizeof *tc, cmp_double);
+            const double r32 = pairs / tw[reps / 2] / 1e6, rcpu = pairs / tc[reps / 2] / 1e6;
+            const double ser = ser_db(img32, ref32, npix);
+            const double serx = window_ser_db(img32, g, &w, x0, y0, exact);
+            if (json) {
+                jstr("backend", "cpu", 1);
+                jstr("interp", kname, 0);
+                printf(",\"upsample\":%d,\"threads\":%d,\"exact_window\":%zu", rcp.upsample,
+                       threads[k], w.nx);
+                jnum("fp32_mbps", r32);
+                jnum("fp32_mbps_per_core", r32 / threads[k]);
+                jnum("fp32_mbps_per_cpu_second", rcpu);
+                jnum("ser_db", ser);
+                jnum("ser_exact_db", serx);
+                printf("}\n");
+            } else
+                printf("%-7s %8d %12.1f %12.1f %15.1f %10.1f %10.1f\n", kname, threads[k], r32,
+                       r32 / threads[k], rcpu, ser, serx);
+            cli_flush_stdout();
+        }
+        if (!st) {
+            if (json) {
+                jstr("backend", "cpu", 1);
+                jstr("interp", kname, 0);
+                printf(",\"upsample\":%d,\"fp64_threads\":%d", rcp.upsample, sarbp_cpu_count());
+                jnum("fp64_mbps", pairs / t64 / 1e6);
+                jnum("fp64_ser_exact_db", ser64_exact);
+                printf("}\n");
+            } else
+                printf("%-7s %8s %12.1f %12s %15s %10s %10.1f   (fp64 reference, all cores)\n", kname,
+                       "fp64", pairs / t64 / 1e6, "", "", "", ser64_exact);
+            cli_flush_stdout();
+        }
+        sarbp_profiles_free(p32);
+        sarbp_profiles_free(p64);
     }
-    sarbp_profiles_free(p32);
-    sarbp_profiles_free(p64);
+    free(exact);
     free(img32);
     free(img64);
     free(ref32);
@@ -220,45 +334,6 @@ static int parse_variant(char *tok, char name[16], sarbp_cuda_kernel_cfg *kc)
     return 0;
 }
 
-/* A window of the grid around pixel (x0, y0) (its lower-left corner), of
- * at most n x n pixels, where the exact image is affordable. */
-static sarbp_grid window_of(const sarbp_grid *g, size_t n, size_t *x0, size_t *y0)
-{
-    sarbp_grid w = *g;
-    w.nx = g->nx < n ? g->nx : n;
-    w.ny = g->ny < n ? g->ny : n;
-    *x0 = (g->nx - w.nx) / 2;
-    *y0 = (g->ny - w.ny) / 2;
-    w.xc = sarbp_grid_x(g, *x0) + 0.5 * (double)(w.nx - 1) * g->dx;
-    w.yc = sarbp_grid_y(g, *y0) + 0.5 * (double)(w.ny - 1) * g->dy;
-    return w;
-}
-
-/* SER of the window (x0, y0, w) of the full image img against ref[w.ny][w.nx] */
-static double window_ser(const sarbp_c32 *img, const sarbp_grid *g, size_t x0, size_t y0,
-                         const sarbp_grid *w, const sarbp_c32 *ref, sarbp_c32 *scratch)
-{
-    for (size_t iy = 0; iy < w->ny; iy++)
-        memcpy(scratch + iy * w->nx, img + (y0 + iy) * g->nx + x0, w->nx * sizeof *scratch);
-    return ser_db(scratch, ref, w->nx * w->ny);
-}
-
-/* The exact image (FP64 direct summation, cpu back end, all cores) of window w */
-static sarbp_status exact_window(const sarbp_phd *p, const sarbp_grid *w, sarbp_c32 **out)
-{
-    sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
-    sarbp_bp_options o;
-    sarbp_bp_options_default(&o);
-    o.precision = SARBP_EXACT;
-    sarbp_image *im = NULL;
-    SARBP_TRY(sarbp_form_phd(p, w, &sarbp_backend_cpu, &rc, &o, NULL, &im, NULL));
-    *out = im->data;
-    im->data = NULL;
-    sarbp_image_free(im);
-    return SARBP_OK;
-}
-
 struct interp_cfg {
     sarbp_interp interp;
     int upsample;
@@ -286,20 +361,6 @@ static int parse_interps(const char *text, struct interp_cfg *c, int max)
     return n;
 }
 
-static sarbp_status compress_with(const sarbp_phd *p, const struct interp_cfg *ic, sarbp_profiles **out)
-{
-    sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
-    rc.interp = ic->interp;
-    rc.upsample = ic->upsample;
-    sarbp_rc_plan *plan;
-    SARBP_TRY(sarbp_rc_plan_create(p, &rc, SARBP_FP32, p->npulses, &plan));
-    sarbp_status st = sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), SARBP_FP32, out);
-    if (!st) st = sarbp_rc_execute(plan, 0, p->npulses, p->data, *out);
-    sarbp_rc_plan_free(plan);
-    return st;
-}
-
 static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
                       const struct interp_cfg *ics, int nic, size_t exact_n, size_t pulse_block,
                       int reps, int device, int json)
@@ -312,13 +373,12 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     size_t npix = g->nx * g->ny;
     double pairs = (double)npix * p->npulses;
     size_t wx0, wy0;
-    const sarbp_grid w = window_of(g, exact_n, &wx0, &wy0);
+    const sarbp_grid w = centre_window(g, exact_n, &wx0, &wy0);
     sarbp_c32 *ref = malloc(npix * sizeof *ref), *img = malloc(npix * sizeof *img);
-    sarbp_c32 *wscratch = malloc(w.nx * w.ny * sizeof *wscratch), *exact = NULL;
-    if (!ref || !img || !wscratch) {
+    sarbp_c32 *exact = NULL;
+    if (!ref || !img) {
         free(ref);
         free(img);
-        free(wscratch);
         return cli_fail(cmd, "out of memory for %zu x %zu images", g->nx, g->ny);
     }
     double t0 = sarbp_now_s();
@@ -327,7 +387,6 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     if (st) {
         free(ref);
         free(img);
-        free(wscratch);
         return cli_fail_status(cmd, st);
     }
     if (!json) {
@@ -348,7 +407,11 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     int rc_out = CLI_OK;
     for (int c = 0; c < nic && !st; c++) {
         sarbp_profiles *p32 = NULL;
-        st = compress_with(p, &ics[c], &p32);
+        sarbp_rc_params rcp;
+        sarbp_rc_params_default(&rcp);
+        rcp.interp = ics[c].interp;
+        rcp.upsample = ics[c].upsample;
+        st = compress_with(p, &rcp, SARBP_FP32, &p32);
         if (st) break;
         const char *iname = sarbp_interp_name(ics[c].interp);
         const int cubic = ics[c].interp == SARBP_INTERP_CUBIC;
@@ -360,7 +423,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             sarbp_profiles_free(p32);
             break;
         }
-        const double v1_exact = window_ser(ref, g, wx0, wy0, &w, exact, wscratch);
+        const double v1_exact = window_ser_db(ref, g, &w, wx0, wy0, exact);
         if (!json) {
             printf("\n%s interpolation, %dx upsampling: %zu bins; profiles fp32 %.1f MiB, fp16 %.1f MiB;"
                    " FP64 kernel v1 %.1f Gbp/s, %.1f dB against exact\n",
@@ -402,7 +465,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                 }
                 gbps[h] = pairs / ms / 1e6;
                 const double ser = ser_db(img, ref, npix);
-                const double ser_x = window_ser(img, g, wx0, wy0, &w, exact, wscratch);
+                const double ser_x = window_ser_db(img, g, &w, wx0, wy0, exact);
                 if (json) {
                     jstr("interp", iname, 1);
                     printf(",\"upsample\":%d", ics[c].upsample);
@@ -430,7 +493,6 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     if (st) {
         free(ref);
         free(img);
-        free(wscratch);
         free(exact);
         return cli_fail_status(cmd, st);
     }
@@ -474,7 +536,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
          * and is not a stage the total could be bounded by */
         if (t->transfer_s > big) big = t->transfer_s, bigname = "transfer";
         if (t->bp_s > big) big = t->bp_s, bigname = "backprojection";
-        const double ser_x = window_ser(im->data, g, wx0, wy0, &w, exact, wscratch);
+        const double ser_x = window_ser_db(im->data, g, &w, wx0, wy0, exact);
         if (json) {
             jstr("end_to_end", label, 1);
             jstr("interp", sarbp_interp_name(rcp.interp), 0);
@@ -509,7 +571,6 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     }
     free(ref);
     free(img);
-    free(wscratch);
     free(exact);
     return rc_out;
 }
@@ -641,7 +702,7 @@ int cmd_bench(int argc, char **argv)
     cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
              "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
     int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, device, json)
-                  : bench_cpu(p, &g, threads, nthreads, json);
+                  : bench_cpu(p, &g, threads, nthreads, reps, json);
     sarbp_phd_free(p);
     return rc;
 }
