@@ -452,21 +452,23 @@ static void test_quiet_verbose(void **state)
     remove(o);
 }
 
-/* bench --json: every line one valid JSON object; undefined figures null
- * (the SER is measured at the first thread count only). */
+/* bench --json: every line one valid JSON object, no bare nan or inf
+ * (cli_json_num writes NaN as null): per kernel (cubic, linear) one row per
+ * thread count with both SERs, then the FP64 row. */
 static void test_bench_json(void **state)
 {
     (void)state;
     int rc = run("bench --backend cpu --grid 16x12 --pulses 8 --samples 16 --threads 1,2 --json");
     if (rc != 0) fail_msg("bench exits %d: %s", rc, err);
     assert_non_null(strstr(out, "\"threads\":2"));
-    assert_non_null(strstr(out, "\"ser_db\":null"));
+    assert_non_null(strstr(out, "\"ser_exact_db\":"));
+    assert_non_null(strstr(out, "\"fp64_ser_exact_db\":"));
     assert_null(strstr(out, "nan"));
     assert_null(strstr(out, ":inf"));
     int lines = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), lines++)
         if (!is_json_object(line)) fail_msg("not a JSON object: %s", line);
-    assert_int_equal(lines, 2);
+    assert_int_equal(lines, 6);
 }
 
 /* Numbers out of range are usage errors naming the option, with no
