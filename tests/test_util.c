@@ -136,7 +136,7 @@ static void bar_check(int higher_is_better, double value, double measured, doubl
     const double used = higher_is_better ? measured - value : value - measured;
     char pct[64];
     if (isnan(value)) snprintf(pct, sizeof pct, "n/a");
-    else if (isinf(used)) snprintf(pct, sizeof pct, "%s", used < 0 ? "-inf%" : "inf%");
+    else if (isinf(used)) snprintf(pct, sizeof pct, "%s", used < 0 ? "none (identical)" : "all");
     else if (headroom > 0) snprintf(pct, sizeof pct, "%.0f%%", round(100 * used / headroom) + 0.0);
     else snprintf(pct, sizeof pct, "%s", used > 0 ? "inf%" : "0%");
     const char *sp = *unit ? " " : "";
