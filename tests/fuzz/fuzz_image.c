@@ -35,5 +35,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     sarbp_image_free(img);
     sarbp_error_clear();
+    fuzz_check_closed();
     return 0;
 }

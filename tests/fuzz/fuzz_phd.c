@@ -71,5 +71,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     sarbp_reader_free(rd);
     sarbp_error_clear();
+    fuzz_check_closed();
     return 0;
 }
