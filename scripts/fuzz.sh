@@ -260,6 +260,10 @@ for h in "${names[@]}"; do
             fi
         else
             nsarbp=$((nsarbp + 1)); verdict="sarbp $kind"
+            if [[ $h != cli_numbers ]]; then
+                read -r st_r mb_r < <(cli_status "$cli" "$h" "$f")
+                verdict+=" (release CLI exits $st_r, $mb_r MB)"
+            fi
         fi
         echo "fuzz.sh: $h: $verdict: $f" >>"$logdir/findings.txt"
         where+=("$verdict at ${who#* }")
