@@ -96,7 +96,7 @@ done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bdir=$root/build-fuzz
 artifacts=${artifacts:-$bdir/artifacts}
-mkdir -p "$artifacts"
+mkdir -p "$bdir" "$artifacts"
 artifacts=$(cd "$artifacts" && pwd)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:symbolize=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -108,10 +108,10 @@ if [[ $build -eq 1 ]]; then
     command -v clang >/dev/null || { echo "fuzz.sh: clang not found (scripts/install-deps.sh)" >&2; exit 1; }
     jobs=$(nproc 2>/dev/null || echo 2)
     CC=clang cmake -S "$root" -B "$bdir" -DSARBP_FUZZ=ON -DSARBP_TESTS=OFF -DSARBP_CUDA=OFF \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$bdir.configure.log" 2>&1 ||
-        { cat "$bdir.configure.log" >&2; echo "fuzz.sh: configure failed" >&2; exit 1; }
-    cmake --build "$bdir" --parallel "$jobs" >"$bdir.build.log" 2>&1 ||
-        { tail -n 40 "$bdir.build.log" >&2; echo "fuzz.sh: build failed" >&2; exit 1; }
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$bdir/configure.log" 2>&1 ||
+        { cat "$bdir/configure.log" >&2; echo "fuzz.sh: configure failed" >&2; exit 1; }
+    cmake --build "$bdir" --parallel "$jobs" >"$bdir/build.log" 2>&1 ||
+        { tail -n 40 "$bdir/build.log" >&2; echo "fuzz.sh: build failed" >&2; exit 1; }
 fi
 acli=$bdir/sarbp
 if [[ -z $cli ]]; then
