@@ -1,13 +1,36 @@
 /* test_backproject.c - the CPU backprojectors against theory and each other:
- * a unit target at the origin peaks at exactly P; targets off the origin
- * peak within a quarter pixel of their true position; FP32 against FP64 on a
- * Gotcha-like scene keeps at least 70 dB SER at awkward sizes; linearity;
- * bit-identical FP32 images for any thread count. */
+ * a unit target at the origin peaks at P; targets off the origin peak at
+ * their true position; FP32 against FP64 on a Gotcha-like scene at awkward
+ * sizes; linearity; bit-identical FP32 images for any thread count.
+ *
+ * Bars: the figures measured on the CI machine class (2-core AMD EPYC,
+ * AVX-512; Release build with GCC, and the clang ASan/UBSan build) minus or
+ * plus a stated headroom, each checked and printed by tu_bar_* ('BAR'
+ * lines). The issue's floor for FP32 against FP64 (70 dB) lies below every
+ * SER bar here. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
+
+/* FP32 against FP64, dB: the FP32 path's rounding depends on the compiler
+ * and the vector width (-march=native, FMA contraction), by about a dB
+ * between the builds measured; 6 dB of headroom. */
+#define FP32_HEADROOM_DB 6.0
+/* |peak / P - 1| of a unit target: FP64 0 (exact to the last bit
+ * measured), FP32 1e-7. */
+#define FP64_PEAK_REL 0.0
+#define FP64_PEAK_HEADROOM 1e-12
+#define FP32_PEAK_REL 6.0e-8
+#define FP32_PEAK_HEADROOM 1e-5
+/* Off-origin targets: worst sub-pixel position error 0.01 px (a
+ * parabola through three samples of a sinc is biased by about that). */
+#define OFF_ORIGIN_PX 0.01
+#define OFF_ORIGIN_HEADROOM_PX 0.05
+/* Linearity: relative error 2.6e-16 (FP64 rounding). */
+#define LINEARITY_REL 2.6e-16
+#define LINEARITY_HEADROOM 5e-15
 
 static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, sarbp_precision prec,
                          int threads)
@@ -52,15 +75,16 @@ static void test_unit_target_peak(void **state)
     assert_int_equal(best % 65, 32);
     assert_int_equal(best / 65, 32);
     double peak = hypot(img->data[best].re, img->data[best].im);
-    print_message("FP64 peak %.9f, P = %zu, rel err %.2e\n", peak, P, fabs(peak / P - 1));
-    assert_true(fabs(peak / P - 1) < 1e-6);
+    tu_bar_max(fabs(peak / P - 1), FP64_PEAK_REL, FP64_PEAK_HEADROOM, "",
+               "cpu fp64 unit target |peak/P - 1| (P = %zu)", P);
     sarbp_image_free(img);
     /* FP32 gives the same to 1e-4 */
     img = form(p, &g, SARBP_FP32, 0);
     best = argmax(img);
     peak = hypot(img->data[best].re, img->data[best].im);
     assert_int_equal(best, 32 * 65 + 32);
-    assert_true(fabs(peak / P - 1) < 1e-4);
+    tu_bar_max(fabs(peak / P - 1), FP32_PEAK_REL, FP32_PEAK_HEADROOM, "",
+               "cpu fp32 unit target |peak/P - 1| (P = %zu)", P);
     sarbp_image_free(img);
     sarbp_phd_free(p);
 }
@@ -120,9 +144,10 @@ static void test_targets_off_origin(void **state)
         double fy = parabola(mag(img, ix, iy - 1), mag(img, ix, iy), mag(img, ix, iy + 1));
         double x = sarbp_grid_x(&g, ix) + fx * g.dx, y = sarbp_grid_y(&g, iy) + fy * g.dy;
         double ex = (x - ts[k].x) / g.dx, ey = (y - ts[k].y) / g.dy;
-        print_message("target (%.2f, %.2f): peak (%.3f, %.3f), error (%.2f, %.2f) px\n", ts[k].x,
+        print_message("target (%.2f, %.2f): peak (%.4f, %.4f), error (%.4f, %.4f) px\n", ts[k].x,
                       ts[k].y, x, y, ex, ey);
-        assert_true(fabs(ex) < 0.25 && fabs(ey) < 0.25);
+        tu_bar_max(fmax(fabs(ex), fabs(ey)), OFF_ORIGIN_PX, OFF_ORIGIN_HEADROOM_PX, "px",
+                   "cpu fp64 target (%.2f, %.2f) position error", ts[k].x, ts[k].y);
         sarbp_image_free(img);
         sarbp_phd_free(p);
     }
@@ -145,30 +170,31 @@ static sarbp_phd *scene(size_t npulses)
     return p;
 }
 
-static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spacing, double min_db)
+/* measured_db: this case's FP32-vs-FP64 SER on the CI machine class. */
+static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spacing,
+                               double measured_db)
 {
     sarbp_phd *p = scene(npulses);
     sarbp_grid g = {nx, ny, spacing, spacing, 1.3, -0.7, 0};
     sarbp_image *ref = form(p, &g, SARBP_FP64, 0);
     sarbp_image *img = form(p, &g, SARBP_FP32, 0);
     double ser = tu_ser_c32(img->data, ref->data, nx * ny);
-    print_message("FP32 vs FP64, %zu x %zu, %zu pulses: SER %.1f dB (bar %.0f dB)\n", nx, ny,
-                  npulses, ser, min_db);
-    assert_true(ser >= min_db);
+    tu_bar_min(ser, measured_db, FP32_HEADROOM_DB, "dB", "cpu fp32 vs fp64 %zux%zux%zu SER", nx, ny,
+               npulses);
     sarbp_image_free(ref);
     sarbp_image_free(img);
     sarbp_phd_free(p);
 }
 
-static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 70); }
+static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 90.1); }
 static void test_fp32_awkward(void **state)
 {
     (void)state;
-    check_fp32_vs_fp64(17, 33, 257, 0.2, 70);
-    check_fp32_vs_fp64(1, 1, 1, 0.2, 70);
-    check_fp32_vs_fp64(1, 1, 257, 0.2, 70);
-    check_fp32_vs_fp64(100, 1, 255, 0.15, 70);
-    check_fp32_vs_fp64(33, 17, 1, 0.3, 70);
+    check_fp32_vs_fp64(17, 33, 257, 0.2, 99.3);
+    check_fp32_vs_fp64(1, 1, 1, 0.2, 132.9);
+    check_fp32_vs_fp64(1, 1, 257, 0.2, 129.3);
+    check_fp32_vs_fp64(100, 1, 255, 0.15, 100.8);
+    check_fp32_vs_fp64(33, 17, 1, 0.3, 90.5);
 }
 
 static void test_threads_bit_identical(void **state)
@@ -232,8 +258,8 @@ static void test_linearity(void **state)
         err += re * re + im * im;
         sig += ic[i].re * ic[i].re + ic[i].im * ic[i].im;
     }
-    print_message("linearity: relative error %.2e\n", sqrt(err / sig));
-    assert_true(sqrt(err / sig) < 1e-13);
+    tu_bar_max(sqrt(err / sig), LINEARITY_REL, LINEARITY_HEADROOM, "",
+               "cpu fp64 linearity relative error");
     free(ia);
     free(ib);
     free(ic);
@@ -281,5 +307,5 @@ int main(void)
         cmocka_unit_test(test_fp32_scene_512),
         cmocka_unit_test(test_bad_grid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

@@ -1,15 +1,18 @@
 /* test_regression.c - image regression on the sample data sets in data/.
  *
  * Every data set listed in data/datasets.txt is formed by every row of the
- * table below and compared with its FP64 CPU reference image
- * (data/NAME_ref.h5, made by scripts/update-references.sh) through
- * 'sarbp compare --min-ser'. Adding a back end, a precision or a stricter
- * threshold is one line in ROWS; adding a data set is one line in
- * data/datasets.txt plus running scripts/update-references.sh --yes.
+ * table below for the program's back end ('test_regression cpu' and
+ * 'test_regression cuda', two CTest tests, the second labelled gpu) and
+ * compared with its FP64 CPU reference image (data/NAME_ref.h5, made by
+ * scripts/update-references.sh) through 'sarbp compare --min-ser'. Each
+ * row's bar is its measured SER minus a stated headroom. Adding a data set
+ * is one line in data/datasets.txt, running scripts/update-references.sh
+ * --yes, and one measured row per back end and precision here: a data set
+ * without its rows fails.
  *
- * The last test shows the check can fail: a copy of a reference with a small
- * random phase error (uniform in +-0.05 rad, about 31 dB SER) must make
- * 'sarbp compare --min-ser 70' exit 1. */
+ * The last test (cpu) shows the check can fail: a copy of a reference with
+ * a small random phase error (uniform in +-0.05 rad, about 31 dB SER) must
+ * make 'sarbp compare --min-ser 70' exit 1. */
 #include "regression.h"
 
 #include <math.h>
@@ -18,12 +21,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Measured SER against the stored FP64 references, dB. cpu: this machine
+ * class (2-core AMD EPYC, AVX-512), Release build with GCC; the clang
+ * ASan/UBSan build reads the FP32 rows 0.3-0.8 dB lower. cuda: NVIDIA H200,
+ * final code of issues 4/5 (kernels/BENCHMARKS.md), default variant v3.
+ * Headroom: 6 dB for the CPU FP32 path (compiler and vector-width
+ * rounding), 5 dB for CUDA FP32, 4 dB for CUDA FP16 (the bars then sit at
+ * 69-77 dB, above the issue's 50 dB floor). The FP64 rows reproduce the
+ * reference: identical (inf) in the Release build that made it; the clang
+ * build contracts a*b+c into FMAs where GCC's ISO mode does not, and reads
+ * the figures below, the ones the bars follow. */
 static const reg_row ROWS[] = {
-    /* data set  back end  precision  min SER (dB) */
-    {"*", "cpu", "fp64", 100}, /* self-check: reproduces the reference */
-    {"*", "cpu", "fp32", 70},
-    {"*", "cuda", "fp32", 70},
-    {"*", "cuda", "fp16", 50},
+    /* data set        back end precision measured headroom */
+    {"point_targets",  "cpu",  "fp64", 175.8, 20},
+    {"clutter",        "cpu",  "fp64", 175.0, 20},
+    {"stripmap_chirp", "cpu",  "fp64", 204.6, 20},
+    {"point_targets",  "cpu",  "fp32", 97.03, 6},
+    {"clutter",        "cpu",  "fp32", 90.97, 6},
+    {"stripmap_chirp", "cpu",  "fp32", 109.74, 6},
+    {"point_targets",  "cuda", "fp32", 98.3, 5},
+    {"clutter",        "cuda", "fp32", 89.1, 5},
+    {"stripmap_chirp", "cuda", "fp32", 92.6, 5},
+    {"point_targets",  "cuda", "fp16", 77.2, 4},
+    {"clutter",        "cuda", "fp16", 73.2, 4},
+    {"stripmap_chirp", "cuda", "fp16", 81.2, 4},
 };
 
 #define MAX_SETS 32
@@ -92,9 +113,6 @@ static void test_row(void **state)
     data_path(ref, sizeof ref, c->set->name, "_ref.h5");
     if (!tu_exists(input) || !tu_exists(ref))
         fail_msg("'%s' or '%s' is missing: run scripts/update-references.sh --yes", input, ref);
-    char probe[1024];
-    data_path(probe, sizeof probe, sets[0].name, ".h5");
-    if (!reg_usable(c->row, probe)) skip();
     reg_check(c->row, c->set->name, input, c->set->form_args, ref);
 }
 
@@ -142,8 +160,11 @@ static void test_perturbed_reference_fails(void **state)
     remove(bad);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int early;
+    const char *backend = reg_backend_arg(argc, argv, "test_regression", &early);
+    if (early) return early;
     load_datasets();
     const size_t nrows = sizeof ROWS / sizeof ROWS[0];
     reg_case *cases = calloc(nrows * nsets, sizeof *cases);
@@ -151,23 +172,33 @@ int main(void)
     char(*names)[160] = calloc(nrows * nsets, sizeof *names);
     if (!cases || !tests || !names) return 1;
     size_t n = 0;
-    for (size_t r = 0; r < nrows; r++) {
-        for (size_t d = 0; d < nsets; d++) {
-            if (strcmp(ROWS[r].dataset, "*") && strcmp(ROWS[r].dataset, sets[d].name)) continue;
+    for (size_t d = 0; d < nsets; d++) {
+        size_t rows_for_set = 0;
+        for (size_t r = 0; r < nrows; r++) {
+            if (strcmp(ROWS[r].dataset, sets[d].name)) continue;
+            rows_for_set++;
+            if (strcmp(ROWS[r].backend, backend)) continue;
             cases[n].row = &ROWS[r];
             cases[n].set = &sets[d];
-            snprintf(names[n], sizeof names[n], "%.60s %s %s >= %g dB", sets[d].name, ROWS[r].backend,
-                     ROWS[r].precision, ROWS[r].min_ser_db);
+            snprintf(names[n], sizeof names[n], "%.60s %s %s >= %.2f dB", sets[d].name,
+                     ROWS[r].backend, ROWS[r].precision, ROWS[r].measured_db - ROWS[r].headroom_db);
             tests[n].name = names[n];
             tests[n].test_func = test_row;
             tests[n].initial_state = &cases[n];
             n++;
         }
+        if (rows_for_set == 0) {
+            fprintf(stderr, "test_regression: data set '%s' has no measured rows in ROWS\n",
+                    sets[d].name);
+            return 1;
+        }
     }
-    tests[n].name = "perturbed reference fails";
-    tests[n].test_func = test_perturbed_reference_fails;
-    n++;
-    int rc = _cmocka_run_group_tests("regression", tests, n, NULL, NULL);
+    if (!strcmp(backend, "cpu")) {
+        tests[n].name = "perturbed reference fails";
+        tests[n].test_func = test_perturbed_reference_fails;
+        n++;
+    }
+    int rc = tu_run_group(backend, tests, n, NULL, NULL);
     free(names);
     free(tests);
     free(cases);
