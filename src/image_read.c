@@ -7,7 +7,10 @@
  * attributes on the root become image attributes. .npy: versions 1-3,
  * '<c8' or '<c16' (converted to complex64), 2-D, C or Fortran order.
  * PNG files hold magnitude only and are refused. Errors: a file that cannot
- * be opened or read is SARBP_ERR_IO, one that is not an image SARBP_ERR_FORMAT. */
+ * be opened or read is SARBP_ERR_IO, one that is not an image SARBP_ERR_FORMAT.
+ * Every declared size is checked against the file before anything is
+ * allocated (h5_check.h; the .npy length against the file's), and an HDF5
+ * image's metadata is read first in a probe child (probe.h). */
 #include "sarbp/image.h"
 
 #include <ctype.h>
@@ -19,7 +22,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "h5_check.h"
 #include "image_internal.h"
+#include "probe.h"
 
 /* ---- HDF5 ----------------------------------------------------------------- */
 
@@ -44,7 +49,8 @@ static int h5_attr_double(hid_t file, const char *name, double *v)
     hid_t sp = H5Aget_space(a);
     if (t >= 0 && sp >= 0) {
         H5T_class_t c = H5Tget_class(t);
-        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Sget_simple_extent_npoints(sp) == 1)
+        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Sget_simple_extent_npoints(sp) == 1 &&
+            h5_check_number_type("", name, t) == SARBP_OK)
             ok = H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0;
     }
     if (sp >= 0) H5Sclose(sp);
@@ -53,8 +59,9 @@ static int h5_attr_double(hid_t file, const char *name, double *v)
     return ok;
 }
 
-/* Reads a 1-D float dataset of exactly n values; 1 on success. */
-static int h5_coords(hid_t file, const char *name, size_t n, double *v)
+/* Reads a 1-D float dataset of exactly n values, stored in full in path
+ * (h5_check_dataset); 1 on success. */
+static int h5_coords(const char *path, hid_t file, const char *name, size_t n, double *v)
 {
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return 0;
     hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
@@ -62,9 +69,16 @@ static int h5_coords(hid_t file, const char *name, size_t n, double *v)
     int ok = 0;
     hid_t sp = H5Dget_space(d);
     hsize_t dim = 0;
-    if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
-        H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 && dim == n)
+    size_t count;
+    hid_t t = H5Dget_type(d);
+    if (sp >= 0 && t >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+        H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 && dim == n &&
+        h5_check_number_type(path, name, t) == SARBP_OK &&
+        h5_check_dataset(path, name, d, &count) == SARBP_OK)
         ok = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
+    else
+        sarbp_error_clear();
+    if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);
     H5Dclose(d);
     return ok;
@@ -99,8 +113,8 @@ static herr_t h5_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, vo
             }
             if (mt >= 0) H5Tclose(mt);
         } else {
-            size_t size = H5Tget_size(t);
-            char *buf = size ? calloc(size + 1, 1) : NULL;
+            size_t size = H5Tget_size(t); /* an attribute lives in a header of <= 64 KiB */
+            char *buf = size && size <= 65536 ? calloc(size + 1, 1) : NULL;
             if (buf && H5Aread(a, t, buf) >= 0) sarbp_image_set_attr(img, name, buf);
             free(buf);
         }
@@ -111,7 +125,10 @@ static herr_t h5_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, vo
     return 0; /* a full table or an odd attribute does not stop the read */
 }
 
-static sarbp_status read_h5(const char *path, sarbp_image **out)
+/* Reads the HDF5 image path into *out; with meta_only (the probe's walk)
+ * makes every metadata call and check of a full read but allocates and
+ * reads no pixels, and out is unused. */
+static sarbp_status read_h5(const char *path, sarbp_image **out, int meta_only)
 {
     sarbp_status st = SARBP_OK;
     sarbp_image *img = NULL;
@@ -142,6 +159,13 @@ static sarbp_status read_h5(const char *path, sarbp_image **out)
             if (name_in(names[m], im_names, 3)) iname = names[m];
         }
     }
+    if (rname && iname &&
+        (st = h5_check_complex_type(path, "image", ftype, (unsigned)H5Tget_member_index(ftype, rname),
+                                    (unsigned)H5Tget_member_index(ftype, iname)))) {
+        for (int m = 0; m < 2; m++)
+            if (names[m]) H5free_memory(names[m]);
+        goto done;
+    }
     if (rname && iname) {
         mtype = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32));
         if (mtype >= 0 && (H5Tinsert(mtype, rname, offsetof(sarbp_c32, re), H5T_NATIVE_FLOAT) < 0 ||
@@ -169,6 +193,8 @@ static sarbp_status read_h5(const char *path, sarbp_image **out)
                          (unsigned long long)dims[1], (unsigned long long)dims[0]);
         goto done;
     }
+    size_t npix;
+    if ((st = h5_check_dataset(path, "image", dset, &npix))) goto done;
 
     sarbp_grid g = {.nx = (size_t)dims[1], .ny = (size_t)dims[0], .dx = 1, .dy = 1};
     double anx, any;
@@ -190,7 +216,7 @@ static sarbp_status read_h5(const char *path, sarbp_image **out)
             st = sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
             goto done;
         }
-        if (h5_coords(file, "x", g.nx, cx) && h5_coords(file, "y", g.ny, cy)) {
+        if (h5_coords(path, file, "x", g.nx, cx) && h5_coords(path, file, "y", g.ny, cy)) {
             grid_from_coords(cx, g.nx, &g.dx, &g.xc);
             grid_from_coords(cy, g.ny, &g.dy, &g.yc);
         } else {
@@ -201,6 +227,11 @@ static sarbp_status read_h5(const char *path, sarbp_image **out)
     }
     if (sarbp_grid_validate(&g) != SARBP_OK) {
         st = sarbp_error(SARBP_ERR_FORMAT, "'%s': invalid grid: %s", path, sarbp_error_detail());
+        goto done;
+    }
+    if (meta_only) {
+        sarbp_image attrs = {.grid = g}; /* the attribute walk, without pixels */
+        H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_attr_cb, &attrs);
         goto done;
     }
     st = sarbp_image_alloc(&g, &img);
@@ -220,12 +251,19 @@ done:
     if (ftype >= 0) H5Tclose(ftype);
     if (dset >= 0) H5Dclose(dset);
     if (file >= 0) H5Fclose(file);
-    if (st != SARBP_OK) {
+    if (st != SARBP_OK || meta_only) {
         sarbp_image_free(img);
         return st;
     }
     *out = img;
     return SARBP_OK;
+}
+
+/* The probe's walk (probe.h): read_h5's metadata calls, in the child. */
+static sarbp_status probe_walk(const char *path, void *arg)
+{
+    (void)arg;
+    return read_h5(path, NULL, 1);
 }
 
 /* ---- .npy ----------------------------------------------------------------- */
@@ -457,6 +495,9 @@ sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
                            "'%s' is a PNG, which holds magnitude only: read the .h5 or .npy image",
                            path);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (H5Fis_hdf5(path) > 0) return read_h5(path, out);
+    if (H5Fis_hdf5(path) > 0) {
+        SARBP_TRY(probe_run(path, "HDF5", probe_walk, NULL));
+        return read_h5(path, out, 0);
+    }
     return sarbp_error(SARBP_ERR_FORMAT, "'%s' is not a sarbp image (neither HDF5 nor .npy)", path);
 }

@@ -1,14 +1,16 @@
 /* image_write.c - writes complex images as HDF5, .npy and PNG.
  *
- * Every writer goes through "<path>.tmp.<pid>" renamed over path when the
- * file is complete; on any failure the temporary file is removed, so either
- * the whole image is at path or nothing new is. The layouts are described in
- * sarbp/image.h. HDF5's automatic error printing is turned off: failures are
- * reported through sarbp_error() only. */
+ * Every writer writes a temporary file beside its output (tempfile.h:
+ * exclusive creation, fsync, rename), and several outputs of one image are
+ * all or nothing: renamed only when every one is complete. On any failure
+ * every temporary is removed, so either the whole image is at each path or
+ * nothing new is. An image with a non-finite pixel is refused before any
+ * file is created. The layouts are described in sarbp/image.h. HDF5's
+ * automatic error printing is turned off: failures are reported through
+ * sarbp_error() only. Reading is image_read.c's. */
 #include "sarbp/image.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <png.h>
@@ -16,34 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "image_internal.h"
+#include "tempfile.h"
 
-/* ---- temporary files ------------------------------------------------------ */
+/* ---- checks and streams --------------------------------------------------- */
 
-sarbp_status sarbp_tmp_name(char *buf, size_t n, const char *path)
-{
-    int len = snprintf(buf, n, "%s.tmp.%ld", path, (long)getpid());
-    if (len < 0 || (size_t)len >= n)
-        return sarbp_error(SARBP_ERR_INVALID, "output path '%s' is too long", path);
-    return SARBP_OK;
-}
-
-sarbp_status sarbp_tmp_commit(const char *tmp, const char *path)
-{
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return sarbp_error(SARBP_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
-    }
-    return SARBP_OK;
-}
-
-/* Flushes and closes f, the temporary tmp written so far with success ok
- * (errno then says why not), and renames it to path; on any failure tmp is
- * removed and the first error reported. */
-static sarbp_status close_and_commit(FILE *f, int ok, const char *tmp, const char *path)
+/* Flushes and closes the stream f written with success ok (errno then says
+ * why not); SARBP_ERR_IO naming path on any failure. */
+static sarbp_status close_stream(FILE *f, int ok, const char *path)
 {
     int e = errno;
     if (fflush(f) != 0 && ok) {
@@ -54,18 +37,29 @@ static sarbp_status close_and_commit(FILE *f, int ok, const char *tmp, const cha
         ok = 0;
         e = errno;
     }
-    if (!ok) {
-        remove(tmp);
-        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    return sarbp_tmp_commit(tmp, path);
+    return ok ? SARBP_OK : sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
 }
 
+/* An image can be written when it has a valid grid and every pixel is
+ * finite: a NaN or Inf pixel means the computation went wrong, and a file
+ * of them (a PNG of it is black) would pass for a result. */
 static sarbp_status check_image(const sarbp_image *img, const char *path)
 {
-    if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
-    if (!img || !img->data) return sarbp_error(SARBP_ERR_INVALID, "no image to write to '%s'", path);
-    return sarbp_grid_validate(&img->grid);
+    if (!img || !img->data)
+        return sarbp_error(SARBP_ERR_INVALID, "no image to write to '%s'", path ? path : "(null)");
+    SARBP_TRY(sarbp_grid_validate(&img->grid));
+    const size_t n = img->grid.nx * img->grid.ny;
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(img->data[i].re) || !isfinite(img->data[i].im)) {
+            if (!bad) first = i;
+            bad++;
+        }
+    if (bad)
+        return sarbp_error(SARBP_ERR_INVALID, "image has %zu non-finite pixel%s (NaN or Inf; the "
+                           "first at ix %zu, iy %zu): no output written", bad, bad == 1 ? "" : "s",
+                           first % img->grid.nx, first / img->grid.nx);
+    return SARBP_OK;
 }
 
 /* ---- HDF5 ----------------------------------------------------------------- */
@@ -135,22 +129,15 @@ static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int i
     return r;
 }
 
-sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img)
+/* HDF5 wants a name: it reopens the temporary (ours, created exclusively)
+ * through sarbp_tempfile_open_name and truncates it. */
+static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image *img)
 {
-    SARBP_TRY(check_image(img, path));
-    char tmp[4096];
-    SARBP_TRY(sarbp_tmp_name(tmp, sizeof tmp, path));
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-
-    /* Create the file ourselves first so that a bad directory reports errno. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-    close(fd);
-
     sarbp_status st = SARBP_OK;
     const sarbp_grid *g = &img->grid;
     hid_t file = -1, mtype = -1, ftype = -1, space = -1, dset = -1, stype = -1;
-    H5CHK(file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    H5CHK(file = H5Fcreate(sarbp_tempfile_open_name(t), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
 
     H5CHK(mtype = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32)));
     H5CHK(H5Tinsert(mtype, "r", offsetof(sarbp_c32, re), H5T_NATIVE_FLOAT));
@@ -194,11 +181,8 @@ done:
     if (mtype >= 0) H5Tclose(mtype);
     if (file >= 0 && H5Fclose(file) < 0 && st == SARBP_OK)
         st = h5_fail("write", path, "H5Fclose", __LINE__);
-    if (st != SARBP_OK) {
-        remove(tmp);
-        return st;
-    }
-    return sarbp_tmp_commit(tmp, path);
+    if (st != SARBP_OK) H5Eclear2(H5E_DEFAULT);
+    return st;
 }
 
 /* ---- .npy ----------------------------------------------------------------- */
@@ -221,12 +205,8 @@ static void swap4(unsigned char *p, size_t nbytes)
     }
 }
 
-sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
+static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_image *img)
 {
-    SARBP_TRY(check_image(img, path));
-    char tmp[4096];
-    SARBP_TRY(sarbp_tmp_name(tmp, sizeof tmp, path));
-
     /* Version 1.0 header: magic, 2-byte length, a Python dict padded with
      * spaces and ended by '\n' so that the data start at a multiple of 64. */
     char dict[256];
@@ -245,8 +225,8 @@ sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
     memset(head + 10 + dl, ' ', padded - 10 - (size_t)dl - 1);
     head[padded - 1] = '\n';
 
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    FILE *f = sarbp_tempfile_fdopen(t);
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     int ok = fwrite(head, 1, padded, f) == padded;
     const size_t n = img->grid.nx * img->grid.ny;
     if (ok && host_is_little_endian()) {
@@ -261,7 +241,7 @@ sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
             ok = fwrite(buf, sizeof *buf, m, f) == m;
         }
     }
-    return close_and_commit(f, ok, tmp, path);
+    return close_stream(f, ok, path);
 }
 
 /* ---- PNG ------------------------------------------------------------------ */
@@ -283,16 +263,19 @@ static void png_warn_fn(png_structp png, png_const_charp msg)
     (void)msg; /* the library never prints */
 }
 
-sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t w, size_t h,
-                              int channels)
+static sarbp_status png_check_size(const char *path, size_t w, size_t h, int channels)
 {
     if (w < 1 || h < 1 || w > 0x7fffffff / 4 || h > 0x7fffffff || (channels != 1 && channels != 3))
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': %zu x %zu is not a valid PNG size",
                            path, w, h);
-    char tmp[4096];
-    SARBP_TRY(sarbp_tmp_name(tmp, sizeof tmp, path));
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    return SARBP_OK;
+}
+
+static sarbp_status png8_to(sarbp_tempfile *t, const char *path, const unsigned char *pix,
+                            size_t w, size_t h, int channels)
+{
+    FILE *f = sarbp_tempfile_fdopen(t);
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 
     struct png_err err = {""};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_err_fn, png_warn_fn);
@@ -300,13 +283,11 @@ sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
         fclose(f);
-        remove(tmp);
         return sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory in libpng", path);
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         fclose(f);
-        remove(tmp);
         return sarbp_error(SARBP_ERR_PNG, "cannot write '%s': %s", path, err.msg);
     }
     png_init_io(png, f);
@@ -318,15 +299,12 @@ sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
 
-    return close_and_commit(f, 1, tmp, path);
+    return close_stream(f, 1, path);
 }
 
-sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range)
+static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range)
 {
-    SARBP_TRY(check_image(img, path));
-    if (!(db_range > 0) || !isfinite(db_range))
-        return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
-                           path, db_range);
     const size_t nx = img->grid.nx, ny = img->grid.ny, n = nx * ny;
     double peak2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -352,20 +330,108 @@ sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, dou
             dst[ix] = (unsigned char)lround(v);
         }
     }
-    sarbp_status st = sarbp_png_write8(path, pix, nx, ny, 1);
+    sarbp_status st = png_check_size(path, nx, ny, 1);
+    if (st == SARBP_OK) st = png8_to(t, path, pix, nx, ny, 1);
     free(pix);
+    return st;
+}
+
+/* ---- all formats, all or nothing ----------------------------------------- */
+
+static sarbp_status write_one(sarbp_tempfile *t, const char *path, sarbp_image_format fmt,
+                              const sarbp_image *img, double db_range)
+{
+    switch (fmt) {
+    case SARBP_IMG_H5: return h5_to(t, path, img);
+    case SARBP_IMG_NPY: return npy_to(t, path, img);
+    case SARBP_IMG_PNG: return png_to(t, path, img, db_range);
+    case SARBP_IMG_UNKNOWN: break;
+    }
+    return sarbp_error(SARBP_ERR_INTERNAL, "no writer for '%s'", path);
+}
+
+/* Checks everything that can be checked before a file exists (the image,
+ * each path's format, the PNG dB range), writes every output to its own
+ * temporary and renames them all only when all are complete. */
+static sarbp_status write_files(const char *const *paths, const sarbp_image_format *fmt, size_t n,
+                                const sarbp_image *img, double db_range)
+{
+    if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    for (size_t i = 0; i < n; i++) {
+        if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+        if (fmt[i] == SARBP_IMG_UNKNOWN)
+            return sarbp_error(SARBP_ERR_INVALID, "cannot tell the image format of '%s' from its "
+                               "name (use .h5, .npy or .png)", paths[i]);
+        if (fmt[i] == SARBP_IMG_PNG && (!(db_range > 0) || !isfinite(db_range)))
+            return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
+                               paths[i], db_range);
+    }
+    SARBP_TRY(check_image(img, paths[0]));
+    if (img->grid.nx > 0x7fffffff / 4 || img->grid.ny > 0x7fffffff)
+        for (size_t i = 0; i < n; i++)
+            if (fmt[i] == SARBP_IMG_PNG) SARBP_TRY(png_check_size(paths[i], img->grid.nx, img->grid.ny, 1));
+    sarbp_tempfile **t = calloc(n, sizeof *t);
+    if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    sarbp_status st = SARBP_OK;
+    for (size_t i = 0; i < n && st == SARBP_OK; i++) {
+        st = sarbp_tempfile_create(paths[i], &t[i]);
+        if (st == SARBP_OK) st = write_one(t[i], paths[i], fmt[i], img, db_range);
+    }
+    if (st == SARBP_OK) {
+        st = sarbp_tempfile_commit_all(t, n);
+    } else {
+        for (size_t i = 0; i < n; i++) sarbp_tempfile_delete(t[i]);
+    }
+    free(t);
+    return st;
+}
+
+sarbp_status sarbp_image_write_all(const char *const *paths, size_t n, const sarbp_image *img,
+                                   double db_range)
+{
+    if (!paths) n = 0;
+    sarbp_image_format *fmt = malloc((n ? n : 1) * sizeof *fmt);
+    if (!fmt) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) fmt[i] = sarbp_image_format_from_name(paths[i]);
+    sarbp_status st = write_files(paths, fmt, n, img, db_range);
+    free(fmt);
     return st;
 }
 
 sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double db_range)
 {
-    switch (sarbp_image_format_from_name(path)) {
-    case SARBP_IMG_H5: return sarbp_image_write_h5(path, img);
-    case SARBP_IMG_NPY: return sarbp_image_write_npy(path, img);
-    case SARBP_IMG_PNG: return sarbp_image_write_png(path, img, db_range);
-    case SARBP_IMG_UNKNOWN: break;
+    return sarbp_image_write_all(&path, 1, img, db_range);
+}
+
+sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img)
+{
+    const sarbp_image_format f = SARBP_IMG_H5;
+    return write_files(&path, &f, 1, img, 0);
+}
+
+sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
+{
+    const sarbp_image_format f = SARBP_IMG_NPY;
+    return write_files(&path, &f, 1, img, 0);
+}
+
+sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range)
+{
+    const sarbp_image_format f = SARBP_IMG_PNG;
+    return write_files(&path, &f, 1, img, db_range);
+}
+
+sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t w, size_t h,
+                              int channels)
+{
+    if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    SARBP_TRY(png_check_size(path, w, h, channels));
+    sarbp_tempfile *t;
+    SARBP_TRY(sarbp_tempfile_create(path, &t));
+    sarbp_status st = png8_to(t, path, pix, w, h, channels);
+    if (st != SARBP_OK) {
+        sarbp_tempfile_delete(t);
+        return st;
     }
-    return sarbp_error(SARBP_ERR_INVALID,
-                       "cannot tell the image format of '%s' from its name (use .h5, .npy or .png)",
-                       path ? path : "(null)");
+    return sarbp_tempfile_commit(t);
 }

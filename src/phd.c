@@ -1,5 +1,6 @@
 /* phd.c - the phase-history model: allocation, validation, slicing, summary. */
 #include "sarbp/phd.h"
+#include "sarbp/phd_io.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,33 +78,64 @@ static int all_finite(const double *v, size_t n)
     return 1;
 }
 
+/* 1 when every v[i] (when v is set) lies in [-lim, lim]: finite and sane. */
+static int all_within(const double *v, size_t n, double lim)
+{
+    if (!v) return 1;
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(v[i]) <= lim)) return 0;
+    return 1;
+}
+
 sarbp_status sarbp_phd_validate(const sarbp_phd *p)
 {
     if (!p) return sarbp_error(SARBP_ERR_INVALID, "no phase history");
     if (p->npulses == 0) return sarbp_error(SARBP_ERR_INVALID, "phase history has no pulses");
     if (p->nsamples == 0) return sarbp_error(SARBP_ERR_INVALID, "phase history has no samples");
     size_t n = p->npulses;
+    const double dmax = SARBP_PHD_MAX_DISTANCE, fmax = SARBP_PHD_MAX_FREQ;
     if (!all_finite(p->pos, 3 * n))
         return sarbp_error(SARBP_ERR_INVALID, "antenna positions contain NaN or Inf");
+    if (!all_within(p->pos, 3 * n, dmax))
+        return sarbp_error(SARBP_ERR_INVALID, "an antenna position lies beyond %g m", dmax);
     if (!all_finite(p->r0, n)) return sarbp_error(SARBP_ERR_INVALID, "r0 contains NaN or Inf");
     for (size_t i = 0; i < n; i++)
-        if (!(p->r0[i] > 0)) return sarbp_error(SARBP_ERR_INVALID, "r0 of pulse %zu is not positive", i);
+        if (!(p->r0[i] > 0 && p->r0[i] <= dmax))
+            return sarbp_error(SARBP_ERR_INVALID, "r0 of pulse %zu (%g m) is not in (0, %g] m", i,
+                               p->r0[i], dmax);
     if (!all_finite(p->th, n) || !all_finite(p->phi, n) || !all_finite(p->r_correct, n) ||
         !all_finite(p->ph_correct, n))
         return sarbp_error(SARBP_ERR_INVALID, "angles or autofocus fields contain NaN or Inf");
+    if (!all_within(p->th, n, dmax) || !all_within(p->phi, n, dmax) ||
+        !all_within(p->r_correct, n, dmax) || !all_within(p->ph_correct, n, dmax))
+        return sarbp_error(SARBP_ERR_INVALID, "angles or autofocus fields exceed %g", dmax);
     if (p->domain == SARBP_DOMAIN_FREQ) {
         if (!p->f0 || !p->df) return sarbp_error(SARBP_ERR_INVALID, "frequencies missing");
         for (size_t i = 0; i < n; i++) {
-            if (!isfinite(p->f0[i]) || !(p->f0[i] > 0))
-                return sarbp_error(SARBP_ERR_INVALID, "start frequency of pulse %zu is not a positive number", i);
-            if (!isfinite(p->df[i]) || !(p->df[i] > 0))
-                return sarbp_error(SARBP_ERR_INVALID, "frequency step of pulse %zu is not a positive number", i);
+            if (!(p->f0[i] > 0 && p->f0[i] <= fmax))
+                return sarbp_error(SARBP_ERR_INVALID, "start frequency of pulse %zu (%g Hz) is "
+                                   "not in (0, %g] Hz", i, p->f0[i], fmax);
+            if (!(p->df[i] >= SARBP_PHD_MIN_STEP && p->df[i] <= fmax))
+                return sarbp_error(SARBP_ERR_INVALID, "frequency step of pulse %zu (%g Hz) is "
+                                   "not in [%g, %g] Hz", i, p->df[i], SARBP_PHD_MIN_STEP, fmax);
+            if (!(p->f0[i] + (double)(p->nsamples - 1) * p->df[i] <= fmax))
+                return sarbp_error(SARBP_ERR_INVALID, "pulse %zu reaches %g Hz, beyond %g Hz", i,
+                                   p->f0[i] + (double)(p->nsamples - 1) * p->df[i], fmax);
         }
     } else if (p->domain == SARBP_DOMAIN_CHIRP) {
-        if (!(p->fs > 0) || !isfinite(p->fs) || !isfinite(p->chirp_rate) || p->chirp_rate == 0 ||
-            !(p->pulse_len > 0) || !isfinite(p->pulse_len) || !(p->fc > 0) || !isfinite(p->fc) ||
-            !isfinite(p->t0) || p->t0 < 0)
-            return sarbp_error(SARBP_ERR_INVALID, "chirp parameters (fs, chirp rate, pulse length, fc, t0) are not valid");
+        if (!(p->fs >= SARBP_PHD_MIN_STEP && p->fs <= fmax) || !(fabs(p->chirp_rate) <= 1e6 * fmax) ||
+            p->chirp_rate == 0 || !(p->pulse_len > 0 && p->pulse_len <= 1) ||
+            !(p->fc > 0 && p->fc <= fmax) || !(p->t0 >= 0 && p->t0 <= 1))
+            return sarbp_error(SARBP_ERR_INVALID, "chirp parameters (fs, chirp rate, pulse "
+                               "length, fc, t0) are not valid");
+        /* the band and the replica derived from them (rangecomp.c) */
+        double band = fabs(p->chirp_rate) * p->pulse_len, replica = p->pulse_len * p->fs;
+        if (!(band >= SARBP_PHD_MIN_STEP && band <= fmax))
+            return sarbp_error(SARBP_ERR_INVALID, "chirp bandwidth (chirp rate x pulse length) "
+                               "%g Hz is not in [%g, %g] Hz", band, SARBP_PHD_MIN_STEP, fmax);
+        if (!(replica <= (double)SARBP_PHD_MAX_SAMPLES))
+            return sarbp_error(SARBP_ERR_INVALID, "the chirp lasts %g samples (pulse length x "
+                               "fs); sarbp takes at most %zu", replica, SARBP_PHD_MAX_SAMPLES);
     } else {
         return sarbp_error(SARBP_ERR_INVALID, "unknown phase-history domain %d", (int)p->domain);
     }

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "phd_io_internal.h"
+#include "probe.h"
 
 struct sarbp_reader_s {
     struct phd_file *files; /* nfiles, in azimuth order */
@@ -65,6 +66,19 @@ sarbp_status phd_freq_step(const char *path, const double *freq, size_t k, doubl
     }
     *f0 = freq[0];
     *df = step;
+    return SARBP_OK;
+}
+
+sarbp_status phd_check_shape(const char *path, const char *field, size_t npulses,
+                             size_t nsamples)
+{
+    if (npulses > SARBP_PHD_MAX_PULSES)
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' declares %zu pulses; sarbp reads "
+                           "at most %zu a file", path, field, npulses, SARBP_PHD_MAX_PULSES);
+    if (nsamples > SARBP_PHD_MAX_SAMPLES)
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' declares %zu samples a pulse; "
+                           "sarbp reads at most %zu", path, field, nsamples,
+                           SARBP_PHD_MAX_SAMPLES);
     return SARBP_OK;
 }
 
@@ -286,17 +300,35 @@ static sarbp_status check_meta(const char *path, const sarbp_phd *m)
     return st == SARBP_OK ? SARBP_OK : prefixed(st, path);
 }
 
-static sarbp_status file_open(const char *path, struct phd_file *f)
+/* Loads path's metadata into f (path known to be of kind) and checks it. */
+static sarbp_status load(const char *path, enum file_kind kind, struct phd_file *f)
 {
-    memset(f, 0, sizeof *f);
-    enum file_kind kind = KIND_HDF5;
-    SARBP_TRY(detect(path, &kind));
     f->path = strdup(path);
     if (!f->path) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = kind == KIND_HDF5 ? phd_open_h5(path, f) : phd_open_mat(path, f);
     if (st == SARBP_OK) st = check_meta(path, f->meta);
     if (st != SARBP_OK) file_clear(f);
     return st;
+}
+
+/* The probe's walk (probe.h): exactly the metadata reads and checks of
+ * load(), in the child. */
+static sarbp_status probe_walk(const char *path, void *arg)
+{
+    struct phd_file f;
+    memset(&f, 0, sizeof f);
+    sarbp_status st = load(path, *(const enum file_kind *)arg, &f);
+    if (st == SARBP_OK) file_clear(&f);
+    return st;
+}
+
+static sarbp_status file_open(const char *path, struct phd_file *f)
+{
+    memset(f, 0, sizeof *f);
+    enum file_kind kind = KIND_HDF5;
+    SARBP_TRY(detect(path, &kind));
+    SARBP_TRY(probe_run(path, kind == KIND_HDF5 ? "HDF5" : "matio", probe_walk, &kind));
+    return load(path, kind, f);
 }
 
 /* ---- the reader ----------------------------------------------------------- */

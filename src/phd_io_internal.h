@@ -48,6 +48,12 @@ sarbp_status phd_open_mat(const char *path, struct phd_file *f);
 sarbp_status phd_freq_step(const char *path, const double *freq, size_t k, double *f0,
                            double *df);
 
+/* Checks a file's declared npulses x nsamples against the documented limits
+ * SARBP_PHD_MAX_PULSES and SARBP_PHD_MAX_SAMPLES (SARBP_ERR_INVALID naming
+ * path and the field otherwise). */
+sarbp_status phd_check_shape(const char *path, const char *field, size_t npulses,
+                             size_t nsamples);
+
 /* Checks that npulses fields agree: "'path': field 'name' has n pulses,
  * 'x' has m" (SARBP_ERR_INVALID) otherwise. */
 sarbp_status phd_count_mismatch(const char *path, const char *name, size_t n,

@@ -9,16 +9,22 @@
  * h5py order) or, when the shape says so unambiguously, [sample][pulse].
  *
  * Opening loads the metadata and closes the file; read() opens it again and
- * reads a hyperslab of the samples, converted to float by HDF5. Checks that
- * apply to every format (NaN, validation) are phd_io.c's. Also home of the
- * HDF5 error helpers both HDF5 modules use. */
+ * reads a hyperslab of the samples, converted to float by HDF5. Nothing is
+ * allocated for or read from a dataset before h5_check_dataset has held its
+ * declared size against the file and h5_check_number_type its type against
+ * what HDF5 will convert. Checks that apply to every format (NaN,
+ * validation) are phd_io.c's. Also home of the HDF5 error helpers both HDF5
+ * modules use. */
 #include <hdf5.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5_check.h"
 #include "phd_io_internal.h"
+#include "safe_size.h"
 #include "sarbp/phd_io.h"
 
 /* ---- HDF5 errors ---------------------------------------------------------- */
@@ -85,10 +91,12 @@ static void shape_str(const hsize_t *dims, int rank, char *buf, size_t n)
                                  (unsigned long long)dims[r]);
 }
 
-/* Opens dataset name at loc and reports its shape; FORMAT when missing. */
+/* Opens dataset name at loc and reports its shape; FORMAT when missing or
+ * when the file cannot hold what it declares (h5_check_dataset). */
 static sarbp_status open_dataset(const char *path, hid_t loc, const char *name, hid_t *d,
                                  int *rank, hsize_t dims[H5S_MAX_RANK])
 {
+    size_t count;
     *d = -1;
     if (!has_link(loc, name))
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': field '%s' is missing", path, name);
@@ -103,6 +111,7 @@ static sarbp_status open_dataset(const char *path, hid_t loc, const char *name, 
     if ((st = PHD_H5(path, sp = H5Dget_space(*d)))) goto fail;
     if ((st = PHD_H5(path, *rank = H5Sget_simple_extent_ndims(sp)))) goto fail;
     if ((st = PHD_H5(path, H5Sget_simple_extent_dims(sp, dims, NULL)))) goto fail;
+    if ((st = h5_check_dataset(path, name, *d, &count))) goto fail;
     H5Sclose(sp);
     return SARBP_OK;
 fail:
@@ -112,10 +121,11 @@ fail:
     return st;
 }
 
-/* A real-valued vector: shape (n), (1, n), (n, 1) or a scalar; any float or
- * integer type, converted to double. *out is malloc'd (caller frees). */
-static sarbp_status read_vector(const char *path, hid_t loc, const char *name, double **out,
-                                size_t *n)
+/* A real-valued vector of at most max values: shape (n), (1, n), (n, 1) or
+ * a scalar; any float or integer type, converted to double. *out is
+ * malloc'd (caller frees). */
+static sarbp_status read_vector(const char *path, hid_t loc, const char *name, size_t max,
+                                double **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -124,13 +134,18 @@ static sarbp_status read_vector(const char *path, hid_t loc, const char *name, d
     hsize_t dims[H5S_MAX_RANK];
     sarbp_status st = open_dataset(path, loc, name, &d, &rank, dims);
     if (st) return st;
-    size_t count = 1;
+    size_t count = 1, bytes; /* h5_check_dataset (open_dataset) ruled out overflow */
     int long_dims = 0;
     for (int r = 0; r < rank; r++) {
         count *= (size_t)dims[r];
         if (dims[r] != 1) long_dims++;
     }
     H5T_class_t cls;
+    if (count > max) {
+        st = sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' holds %zu values; sarbp reads at "
+                         "most %zu", path, name, count, max);
+        goto done;
+    }
     if (rank > 2 || long_dims > 1) {
         char shape[96];
         shape_str(dims, rank, shape, sizeof shape);
@@ -145,8 +160,8 @@ static sarbp_status read_vector(const char *path, hid_t loc, const char *name, d
                          path, name);
         goto done;
     }
-    *out = malloc((count ? count : 1) * sizeof(double));
-    if (!*out) {
+    if ((st = h5_check_number_type(path, name, t))) goto done;
+    if (!size_mul(count ? count : 1, sizeof(double), &bytes) || !(*out = malloc(bytes))) {
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -170,7 +185,7 @@ static sarbp_status read_optional(const char *path, hid_t loc, const char *name,
     *out = NULL;
     if (!has_link(loc, name)) return SARBP_OK;
     size_t n;
-    SARBP_TRY(read_vector(path, loc, name, out, &n));
+    SARBP_TRY(read_vector(path, loc, name, SARBP_PHD_MAX_PULSES, out, &n));
     sarbp_status st = phd_count_mismatch(path, name, n, ref, npulses);
     if (st) {
         free(*out);
@@ -210,6 +225,10 @@ fail:
     return st;
 }
 
+/* Longest fixed-length string attribute sarbp reads (an attribute lives in
+ * an object header of at most 64 KiB). */
+#define PHD_MAX_STR_ATTR 65536
+
 /* A string attribute (fixed or variable length) into buf[n], truncated. */
 static sarbp_status read_str_attr(const char *path, hid_t obj, const char *name, char *buf,
                                   size_t n)
@@ -226,6 +245,11 @@ static sarbp_status read_str_attr(const char *path, hid_t obj, const char *name,
     if ((st = PHD_H5(path, t = H5Aget_type(a)))) goto done;
     if ((st = PHD_H5(path, var = H5Tis_variable_str(t)))) goto done;
     if ((st = PHD_H5(path, mt = H5Tcopy(H5T_C_S1)))) goto done;
+    /* HDF5 converts no string between character sets: read UTF-8 (h5py's
+     * str) as UTF-8, ASCII as ASCII */
+    H5T_cset_t cset;
+    if ((st = PHD_H5(path, cset = H5Tget_cset(t)))) goto done;
+    if ((st = PHD_H5(path, H5Tset_cset(mt, cset)))) goto done;
     if (var) {
         char *s = NULL;
         if ((st = PHD_H5(path, H5Tset_size(mt, H5T_VARIABLE)))) goto done;
@@ -236,6 +260,11 @@ static sarbp_status read_str_attr(const char *path, hid_t obj, const char *name,
         size_t size = H5Tget_size(t);
         if (size == 0) {
             st = phd_h5_error(path, "H5Tget_size", __FILE__, __LINE__);
+            goto done;
+        }
+        if (size > PHD_MAX_STR_ATTR) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute '%s' declares a string of %zu "
+                             "bytes; sarbp reads at most %d", path, name, size, PHD_MAX_STR_ATTR);
             goto done;
         }
         char *tmp = malloc(size + 1);
@@ -267,10 +296,13 @@ static sarbp_status read_num_attr(const char *path, hid_t obj, const char *name,
     H5T_class_t cls;
     SARBP_TRY(open_attr(path, obj, name, &a, &cls));
     sarbp_status st = SARBP_OK;
+    hid_t t = -1;
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
         st = sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute '%s' is not a number", path, name);
-    else
+    else if ((st = PHD_H5(path, t = H5Aget_type(a))) == SARBP_OK &&
+             (st = h5_check_number_type(path, name, t)) == SARBP_OK)
         st = PHD_H5(path, H5Aread(a, H5T_NATIVE_DOUBLE, v));
+    close_id(t, H5Tclose);
     H5Aclose(a);
     return st;
 }
@@ -306,6 +338,9 @@ static sarbp_status complex_members(const char *path, const char *name, hid_t d,
             H5T_class_t cre = H5Tget_member_class(t, (unsigned)ire);
             H5T_class_t cim = H5Tget_member_class(t, (unsigned)iim);
             if ((cre == H5T_FLOAT || cre == H5T_INTEGER) && (cim == H5T_FLOAT || cim == H5T_INTEGER)) {
+                /* HDF5 converts members at their declared offsets: check them first */
+                if ((st = h5_check_complex_type(path, name, t, (unsigned)ire, (unsigned)iim)))
+                    goto done;
                 snprintf(h->re, sizeof h->re, "%s", pairs[p][0]);
                 snprintf(h->im, sizeof h->im, "%s", pairs[p][1]);
                 ok = 1;
@@ -375,9 +410,10 @@ static sarbp_status h5_read(struct phd_file *f, size_t p0, size_t np, sarbp_c32 
         start[0] = p0, start[1] = 0, count[0] = np, count[1] = k;
     }
     sarbp_c32 *buf = dst;
+    size_t bytes;
     if (h->transposed) {
-        buf = malloc(np * k * sizeof *buf);
-        if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        if (!size_mul3(np, k, sizeof *buf, &bytes) || !(buf = malloc(bytes)))
+            return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     hid_t fs = -1, ms = -1;
     sarbp_status st;
@@ -411,7 +447,8 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute 'sarbp_format' is '%s', not '%s'",
                            path, s, SARBP_PHD_FORMAT_NAME);
     SARBP_TRY(read_num_attr(path, file, "sarbp_format_version", &v));
-    if (v != (double)(int)v || v < 1)
+    /* range first: converting 1e300 or NaN to int is undefined */
+    if (!(v >= 1 && v <= 1e6) || v != floor(v))
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': sarbp-phd format version %g is not valid",
                            path, v);
     if (v > SARBP_PHD_FORMAT_VERSION)
@@ -437,6 +474,7 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
     size_t np = (size_t)dims[0], k = (size_t)dims[1];
     if (np == 0) return sarbp_error(SARBP_ERR_INVALID, "'%s': no pulses", path);
     if (k == 0) return sarbp_error(SARBP_ERR_INVALID, "'%s': pulses have no samples", path);
+    SARBP_TRY(phd_check_shape(path, "samples", np, k));
     snprintf(h->dset_name, sizeof h->dset_name, "samples");
     h->dims[0] = dims[0];
     h->dims[1] = dims[1];
@@ -457,7 +495,11 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
         goto fail;
     }
     if ((st = PHD_H5(path, d = H5Dopen2(file, "pos", H5P_DEFAULT)))) goto fail;
-    st = PHD_H5(path, H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->pos));
+    hid_t t = -1;
+    if ((st = PHD_H5(path, t = H5Dget_type(d))) == SARBP_OK &&
+        (st = h5_check_number_type(path, "pos", t)) == SARBP_OK)
+        st = PHD_H5(path, H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->pos));
+    close_id(t, H5Tclose);
     H5Dclose(d);
     if (st) goto fail;
 
@@ -472,7 +514,7 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
     };
     for (size_t j = 0; j < sizeof fields / sizeof fields[0]; j++) {
         if (!fields[j].required && !has_link(file, fields[j].name)) continue;
-        if ((st = read_vector(path, file, fields[j].name, &vec, &n))) goto fail;
+        if ((st = read_vector(path, file, fields[j].name, SARBP_PHD_MAX_PULSES, &vec, &n))) goto fail;
         if ((st = phd_count_mismatch(path, fields[j].name, n, "samples", np))) goto fail;
         free(*fields[j].dst);
         *fields[j].dst = vec;
@@ -517,7 +559,10 @@ static sarbp_status open_gotcha(const char *path, hid_t loc, const char *prefix,
     const char *names[4] = {"x", "y", "z", "freq"};
     sarbp_phd *m = NULL;
     sarbp_status st = SARBP_OK;
-    for (size_t j = 0; j < 4 && st == SARBP_OK; j++) st = read_vector(path, loc, names[j], &v[j], &n[j]);
+    const size_t max[4] = {SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES,
+                           SARBP_PHD_MAX_SAMPLES};
+    for (size_t j = 0; j < 4 && st == SARBP_OK; j++)
+        st = read_vector(path, loc, names[j], max[j], &v[j], &n[j]);
     size_t np = n[0], k = n[3];
     if (st == SARBP_OK) st = phd_count_mismatch(path, "y", n[1], "x", np);
     if (st == SARBP_OK) st = phd_count_mismatch(path, "z", n[2], "x", np);
@@ -550,6 +595,7 @@ static sarbp_status open_gotcha(const char *path, hid_t loc, const char *prefix,
                          path, shape, np, k, np, k);
         goto done;
     }
+    if ((st = phd_check_shape(path, "fp", np, k))) goto done;
     h->dims[0] = dims[0];
     h->dims[1] = dims[1];
     snprintf(h->dset_name, sizeof h->dset_name, "%s%sfp", prefix, *prefix ? "/" : "");

@@ -12,7 +12,12 @@
  * compressed v7 file matio inflates the variable from its start for each
  * block: memory stays bounded, time grows with the file, which for Gotcha's
  * one-degree files is small.) MATLAB v7.3 files are HDF5 and are read by
- * phd_read_h5.c. matio's log messages are captured, never printed. */
+ * phd_read_h5.c. matio's log messages are captured, never printed.
+ *
+ * matio believes every size a file declares, so mat_check_layout walks the
+ * file against its length before matio opens it, struct fields are looked
+ * up through a checked field table, and buffers are filled with NaN before
+ * matio reads into them, so that a short read cannot pass as data. */
 #include <limits.h>
 #include <matio.h>
 #include <stdint.h>
@@ -20,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mat_check.h"
 #include "phd_io_internal.h"
+#include "safe_size.h"
+#include "sarbp/phd_io.h"
 
 struct mat_impl {
     int transposed;   /* fp stored Np x K */
@@ -74,10 +82,13 @@ static double elem(const void *buf, enum matio_classes c, size_t i)
     }
 }
 
+/* Elements of v; SIZE_MAX when the product overflows (mat_check_layout has
+ * ruled that out for uncompressed files, not for compressed ones). */
 static size_t numel(const matvar_t *v)
 {
     size_t n = 1;
-    for (int r = 0; r < v->rank; r++) n *= v->dims[r];
+    for (int r = 0; r < v->rank; r++)
+        if (!v->dims || !size_mul(n, v->dims[r], &n)) return (size_t)-1;
     return n;
 }
 
@@ -89,15 +100,46 @@ static void shape_str(const matvar_t *v, char *buf, size_t n)
         used += (size_t)snprintf(buf + used, n - used, "%s%zu", r ? " x " : "", v->dims[r]);
 }
 
+/* Field name of the one-element struct s, or NULL when absent. Walks the
+ * field-name table itself: matio's Mat_VarGetStructFieldByName dereferences
+ * a missing table (a truncated file gives one). struct_ok() has checked s. */
 static matvar_t *field(matvar_t *s, const char *name)
 {
-    return s ? Mat_VarGetStructFieldByName(s, name, 0) : NULL;
+    if (!s || s->class_type != MAT_C_STRUCT || !s->data) return NULL;
+    unsigned nf = Mat_VarGetNumberOfFields(s);
+    char *const *names = Mat_VarGetStructFieldnames(s);
+    for (unsigned i = 0; names && i < nf; i++)
+        if (names[i] && !strcmp(names[i], name)) return Mat_VarGetStructFieldByIndex(s, i, 0);
+    return NULL;
+}
+
+/* A struct matio can be asked about: one element, a field-name table for
+ * every field and a field pointer for each. */
+static sarbp_status struct_ok(const char *path, const char *name, matvar_t *s)
+{
+    if (s->class_type != MAT_C_STRUCT)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': variable '%s' is not a struct", path, name);
+    size_t n = numel(s);
+    if (n != 1)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': variable '%s' is an array of %zu structs; "
+                           "expected one", path, name, n);
+    unsigned nf = Mat_VarGetNumberOfFields(s);
+    char *const *names = Mat_VarGetStructFieldnames(s);
+    int ok = nf > 0 && names && s->data && s->nbytes / sizeof(matvar_t *) >= nf;
+    for (unsigned i = 0; ok && i < nf; i++)
+        ok = names[i] != NULL && ((matvar_t **)s->data)[i] != NULL;
+    if (!ok)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': struct '%s' has %u fields but its field "
+                           "table is missing or incomplete", path, name, nf);
+    return SARBP_OK;
 }
 
 static sarbp_status open_data(const char *path, mat_t **mat, matvar_t **data)
 {
     char why[600];
     *data = NULL;
+    *mat = NULL;
+    SARBP_TRY(mat_check_layout(path));
     mat_quiet();
     *mat = Mat_Open(path, MAT_ACC_RDONLY);
     if (!*mat)
@@ -108,11 +150,8 @@ static sarbp_status open_data(const char *path, mat_t **mat, matvar_t **data)
     if (!*data)
         st = sarbp_error(SARBP_ERR_FORMAT, "'%s': variable 'data' is missing (expected the "
                          "Gotcha struct 'data')", path);
-    else if ((*data)->class_type != MAT_C_STRUCT)
-        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': variable 'data' is not a struct", path);
-    else if (numel(*data) != 1)
-        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': variable 'data' is an array of %zu structs; "
-                         "expected one", path, numel(*data));
+    else
+        st = struct_ok(path, "data", *data);
     if (st != SARBP_OK) {
         Mat_VarFree(*data);
         Mat_Close(*mat);
@@ -122,9 +161,10 @@ static sarbp_status open_data(const char *path, mat_t **mat, matvar_t **data)
     return st;
 }
 
-/* A real numeric vector field, any class, as doubles (malloc'd, caller frees). */
+/* A real numeric vector field of at most max values, any class, as doubles
+ * (malloc'd, caller frees). */
 static sarbp_status read_vector(const char *path, mat_t *mat, matvar_t *v, const char *name,
-                                double **out, size_t *n)
+                                size_t max, double **out, size_t *n)
 {
     char why[600], shape[96];
     *out = NULL;
@@ -141,15 +181,24 @@ static sarbp_status read_vector(const char *path, mat_t *mat, matvar_t *v, const
         return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' has shape %s; expected a vector",
                            path, name, shape);
     }
-    if (count > INT_MAX)
-        return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' is too long", path, name);
-    double *d = malloc((count ? count : 1) * sizeof *d);
-    void *raw = malloc((count ? count : 1) * Mat_SizeOfClass(v->class_type));
+    if (count > max || count > INT_MAX)
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': field '%s' holds %zu values; sarbp reads "
+                           "at most %zu", path, name, count, max);
+    size_t esz = Mat_SizeOfClass(v->class_type), dbytes, rbytes;
+    double *d = NULL;
+    void *raw = NULL;
+    if (size_mul(count ? count : 1, sizeof *d, &dbytes) &&
+        size_mul(count ? count : 1, esz, &rbytes)) {
+        d = malloc(dbytes);
+        raw = malloc(rbytes);
+    }
     if (!d || !raw) {
         free(d);
         free(raw);
         return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
+    /* all ones: NaN for floats, so a read that stops short cannot pass as data */
+    memset(raw, 0xff, rbytes);
     mat_log_msg[0] = '\0';
     if (count > 0 && Mat_VarReadDataLinear(mat, v, raw, 0, 1, (int)count) != 0) {
         free(d);
@@ -171,7 +220,7 @@ static sarbp_status read_optional(const char *path, mat_t *mat, matvar_t *v, con
     *out = NULL;
     if (!v) return SARBP_OK;
     size_t n;
-    SARBP_TRY(read_vector(path, mat, v, name, out, &n));
+    SARBP_TRY(read_vector(path, mat, v, name, SARBP_PHD_MAX_PULSES, out, &n));
     sarbp_status st = phd_count_mismatch(path, name, n, "x", np);
     if (st) {
         free(*out);
@@ -219,7 +268,12 @@ static sarbp_status mat_read(struct phd_file *f, size_t p0, size_t np, sarbp_c32
     enum matio_classes c = m->fp->class_type;
     size_t esz = Mat_SizeOfClass(c);
     size_t count = m->transposed ? k : np * k; /* elements per matio call */
-    void *re = malloc(count * esz), *im = malloc(count * esz);
+    size_t bytes;
+    void *re = NULL, *im = NULL;
+    if (size_mul(count, esz, &bytes)) {
+        re = malloc(bytes);
+        im = malloc(bytes);
+    }
     sarbp_status st = SARBP_OK;
     if (!re || !im) {
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
@@ -232,6 +286,8 @@ static sarbp_status mat_read(struct phd_file *f, size_t p0, size_t np, sarbp_c32
         /* column-major K x Np: pulses are contiguous; Np x K: pulse p is every Np-th element */
         size_t start = m->transposed ? p0 + j : p0 * k;
         int stride = m->transposed ? (int)npf : 1;
+        memset(re, 0xff, bytes); /* NaN where a short read leaves the buffer alone */
+        memset(im, 0xff, bytes);
         if (Mat_VarReadDataLinear(m->mat, m->fp, &split, (int)start, stride, (int)count) != 0) {
             char why[600];
             st = sarbp_error(SARBP_ERR_IO, "'%s': cannot read field 'fp'%s", f->path,
@@ -267,8 +323,10 @@ static sarbp_status load_meta(const char *path, mat_t *mat, matvar_t *data, stru
     size_t n[4];
     sarbp_phd *m = NULL;
     sarbp_status st = SARBP_OK;
+    const size_t max[4] = {SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES,
+                           SARBP_PHD_MAX_SAMPLES};
     for (size_t j = 0; j < 4 && st == SARBP_OK; j++)
-        st = read_vector(path, mat, field(data, names[j]), names[j], &v[j], &n[j]);
+        st = read_vector(path, mat, field(data, names[j]), names[j], max[j], &v[j], &n[j]);
     size_t np = n[0], k = n[3];
     if (st == SARBP_OK) st = phd_count_mismatch(path, "y", n[1], "x", np);
     if (st == SARBP_OK) st = phd_count_mismatch(path, "z", n[2], "x", np);
@@ -301,6 +359,7 @@ static sarbp_status load_meta(const char *path, mat_t *mat, matvar_t *data, stru
                          "reader; convert the file to HDF5", path);
         goto done;
     }
+    if ((st = phd_check_shape(path, "fp", np, k))) goto done;
     mi->dims[0] = fp->dims[0];
     mi->dims[1] = fp->dims[1];
 
@@ -317,7 +376,8 @@ static sarbp_status load_meta(const char *path, mat_t *mat, matvar_t *data, stru
     if ((st = read_optional(path, mat, field(data, "th"), "th", np, &m->th))) goto done;
     if ((st = read_optional(path, mat, field(data, "phi"), "phi", np, &m->phi))) goto done;
     matvar_t *af = field(data, "af");
-    if (af && af->class_type == MAT_C_STRUCT && numel(af) == 1) {
+    if (af && (st = struct_ok(path, "af", af))) goto done;
+    if (af) {
         if ((st = read_optional(path, mat, field(af, "r_correct"), "af.r_correct", np,
                                 &m->r_correct)))
             goto done;

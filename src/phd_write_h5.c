@@ -1,8 +1,9 @@
 /* phd_write_h5.c - writing phase histories as HDF5: sarbp's own layout
  * (streaming, for convert) and Gotcha field names (for tests and interchange).
  *
- * Every file is written under a temporary name beside the target and renamed
- * when complete, so a failure leaves no partial output. Reading is
+ * Every file is written to a temporary beside the target (tempfile.h:
+ * exclusive creation, fsync, rename) and renamed when complete, so a failure
+ * or an interrupted run leaves no partial output. Reading is
  * phd_read_h5.c's. The layout, for the README:
  *
  * ## The sarbp-phd file (version 1)
@@ -34,18 +35,16 @@
  * Readers ignore attributes and datasets they do not know: a later version
  * may add optional ones without a new version number; the number changes
  * only when a version-1 reader would misread the file. */
-#include <errno.h>
-#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "phd_io_internal.h"
 #include "sarbp/phd_io.h"
+#include "tempfile.h"
 
 #ifndef SARBP_VERSION_STRING
 #define SARBP_VERSION_STRING "unknown"
@@ -53,54 +52,39 @@
 
 /* ---- temporary file, commit ----------------------------------------------- */
 
-/* An HDF5 file created under a fresh name beside path ("<path>.tmp.<pid>.<n>");
- * *tmp is malloc'd. The name is made with O_EXCL so two writers never share
- * it, and errors name path the way the user gave it. */
-static sarbp_status create_temp(const char *path, char **tmp, hid_t *file)
+/* An HDF5 file created in a fresh temporary beside path (HDF5 reopens the
+ * temporary we created exclusively, through its descriptor's name). Errors
+ * name path the way the user gave it. */
+static sarbp_status create_temp(const char *path, sarbp_tempfile **tmp, hid_t *file)
 {
-    static unsigned counter;
     *file = -1;
-    size_t len = strlen(path) + 64;
-    *tmp = malloc(len);
-    if (!*tmp) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        snprintf(*tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-        fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        sarbp_status st = sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-        free(*tmp);
-        *tmp = NULL;
-        return st;
-    }
-    close(fd);
+    SARBP_TRY(sarbp_tempfile_create(path, tmp));
     phd_h5_quiet();
     sarbp_status st;
     hid_t fapl = -1;
     if ((st = PHD_H5(path, fapl = H5Pcreate(H5P_FILE_ACCESS))) == SARBP_OK &&
         (st = PHD_H5(path, H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG))) == SARBP_OK)
-        st = PHD_H5(path, *file = H5Fcreate(*tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+        st = PHD_H5(path, *file = H5Fcreate(sarbp_tempfile_open_name(*tmp), H5F_ACC_TRUNC,
+                                             H5P_DEFAULT, fapl));
     if (fapl >= 0) H5Pclose(fapl);
     if (st != SARBP_OK) {
-        remove(*tmp);
-        free(*tmp);
+        sarbp_tempfile_delete(*tmp);
         *tmp = NULL;
         *file = -1;
     }
     return st;
 }
 
-/* Closes file and renames tmp to path; on any failure removes tmp. */
-static sarbp_status commit_temp(const char *path, const char *tmp, hid_t file)
+/* Closes file and renames the temporary to its path; on any failure the
+ * temporary is removed. tmp is freed either way. */
+static sarbp_status commit_temp(const char *path, sarbp_tempfile *tmp, hid_t file)
 {
     sarbp_status st = PHD_H5(path, H5Fclose(file));
-    if (st == SARBP_OK && rename(tmp, path) != 0)
-        st = sarbp_error(SARBP_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
-                         strerror(errno));
-    if (st != SARBP_OK) remove(tmp);
-    return st;
+    if (st != SARBP_OK) {
+        sarbp_tempfile_delete(tmp);
+        return st;
+    }
+    return sarbp_tempfile_commit(tmp);
 }
 
 /* ---- small writers -------------------------------------------------------- */
@@ -188,7 +172,8 @@ static sarbp_status check_finite(const char *path, size_t p0, size_t np, size_t 
 /* ---- sarbp's own layout, streamed ----------------------------------------- */
 
 struct sarbp_phd_writer_s {
-    char *path, *tmp;
+    char *path;
+    sarbp_tempfile *tmp;
     hid_t file, samples, memtype;
     size_t npulses, nsamples, next;
 };
@@ -330,10 +315,9 @@ sarbp_status sarbp_phd_writer_commit(sarbp_phd_writer *w)
         st = commit_temp(w->path, w->tmp, file);
     } else {
         H5Fclose(file);
-        remove(w->tmp);
+        sarbp_tempfile_delete(w->tmp);
     }
-    free(w->tmp); /* renamed, or removed by commit_temp */
-    w->tmp = NULL;
+    w->tmp = NULL; /* renamed, or removed */
     return st;
 }
 
@@ -342,9 +326,8 @@ void sarbp_phd_writer_free(sarbp_phd_writer *w)
     if (!w) return;
     close_handles(w);
     if (w->file >= 0) H5Fclose(w->file);
-    if (w->tmp) remove(w->tmp);
+    sarbp_tempfile_delete(w->tmp);
     H5Eclear2(H5E_DEFAULT);
-    free(w->tmp);
     free(w->path);
     free(w);
 }
@@ -430,7 +413,7 @@ sarbp_status sarbp_phd_write_gotcha_h5(const char *path, const sarbp_phd *phd)
             return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': start frequency or step "
                                "varies between pulses (pulse %zu); the Gotcha layout holds one "
                                "frequency vector", path, i);
-    char *tmp;
+    sarbp_tempfile *tmp;
     hid_t file;
     SARBP_TRY(create_temp(path, &tmp, &file));
     st = write_gotcha(path, file, phd);
@@ -439,8 +422,7 @@ sarbp_status sarbp_phd_write_gotcha_h5(const char *path, const sarbp_phd *phd)
     } else {
         H5Fclose(file);
         H5Eclear2(H5E_DEFAULT);
-        remove(tmp);
+        sarbp_tempfile_delete(tmp);
     }
-    free(tmp);
     return st;
 }

@@ -1,7 +1,9 @@
 /* pointtarget.c - impulse-response metrics of one point target.
  *
- * Finds the peak pixel, interpolates a patch around it by FFT zero padding
- * (FFTW, double), refines the peak to a fraction of an upsampled sample,
+ * Finds the peak pixel, brings a patch around it to baseband (its spectral
+ * centre estimated from the data), interpolates it by FFT zero padding
+ * (FFTW, double) with each spectral bin placed where the band lies,
+ * refines the peak to a fraction of an upsampled sample,
  * samples two perpendicular cuts through it and measures IRW, PSLR and ISLR
  * on each (definitions in sarbp/quality.h). Whole-image figures come from
  * quality.c. This file does not plot: see plot.c. */
@@ -78,40 +80,30 @@ static sarbp_status find_peak(const sarbp_image *img, const sarbp_pt_options *o,
     return SARBP_OK;
 }
 
-/* Where spectrum bin k of an m-point FFT goes in the um-point padded one:
- * one or two destinations (the Nyquist bin of an even m is split evenly). */
-static int spread(size_t k, size_t m, size_t um, size_t dst[2], double w[2])
-{
-    if (m % 2 == 0 && m >= 2 && k == m / 2) {
-        dst[0] = m / 2;
-        dst[1] = um - m / 2;
-        w[0] = w[1] = 0.5;
-        return 2;
-    }
-    dst[0] = k <= (m - 1) / 2 ? k : um - (m - k);
-    w[0] = 1;
-    return 1;
-}
-
-/* The patch's trigonometric interpolant, from its spectrum X[my][mx]: what
- * the zero-padded FFT computes on its grid, evaluated anywhere (positions in
- * patch pixels), so cuts carry no interpolation error of their own. */
+/* The patch's trigonometric interpolant: a sum of terms c exp(j 2 pi
+ * (fx px / mx + fy py / my)) over the patch's spectrum, one term per bin at
+ * the integer frequency (fx, fy) chosen for it (two for a Nyquist bin of an
+ * even size, split evenly). What the zero-padded FFT computes on its grid,
+ * evaluated anywhere (positions in patch pixels), so cuts carry no
+ * interpolation error of their own. */
 typedef struct {
-    const fftw_complex *X;
+    double re, im; /* coefficient, 1 / (mx my) included */
+    int fx, fy;    /* frequency, cycles per patch */
+} term;
+
+typedef struct {
+    const term *t;
+    size_t n;
     size_t mx, my;
-    double *ex, *ey; /* [2 m] workspace: basis values (re, im) */
+    int fx0, fy0;    /* lowest frequency along x, y */
+    size_t nfx, nfy; /* frequencies from fx0, fy0 */
+    double *ex, *ey; /* [2 nfx], [2 nfy] workspace: basis values (re, im) */
 } interp;
 
-static void basis(size_t m, double p, double *e)
+static void basis(size_t m, int f0, size_t nf, double p, double *e)
 {
-    for (size_t k = 0; k < m; k++) {
-        if (m % 2 == 0 && k == m / 2) { /* Nyquist split evenly: cos */
-            e[2 * k] = cos(M_PI * p);
-            e[2 * k + 1] = 0;
-            continue;
-        }
-        const double f = k <= (m - 1) / 2 ? (double)k : (double)k - (double)m;
-        const double a = 2 * M_PI * f * p / (double)m;
+    for (size_t k = 0; k < nf; k++) {
+        const double a = 2 * M_PI * (double)(f0 + (int)k) * p / (double)m;
         e[2 * k] = cos(a);
         e[2 * k + 1] = sin(a);
     }
@@ -119,20 +111,134 @@ static void basis(size_t m, double p, double *e)
 
 static double interp_mag(const interp *t, double px, double py)
 {
-    basis(t->mx, px, t->ex);
-    basis(t->my, py, t->ey);
+    basis(t->mx, t->fx0, t->nfx, px, t->ex);
+    basis(t->my, t->fy0, t->nfy, py, t->ey);
     double re = 0, im = 0;
-    for (size_t ky = 0; ky < t->my; ky++) {
-        const fftw_complex *row = t->X + ky * t->mx;
-        double rr = 0, ri = 0;
-        for (size_t kx = 0; kx < t->mx; kx++) {
-            rr += row[kx][0] * t->ex[2 * kx] - row[kx][1] * t->ex[2 * kx + 1];
-            ri += row[kx][0] * t->ex[2 * kx + 1] + row[kx][1] * t->ex[2 * kx];
-        }
-        re += rr * t->ey[2 * ky] - ri * t->ey[2 * ky + 1];
-        im += rr * t->ey[2 * ky + 1] + ri * t->ey[2 * ky];
+    for (size_t i = 0; i < t->n; i++) {
+        const term *c = &t->t[i];
+        const double *ex = t->ex + 2 * (size_t)(c->fx - t->fx0);
+        const double *ey = t->ey + 2 * (size_t)(c->fy - t->fy0);
+        const double br = ex[0] * ey[0] - ex[1] * ey[1], bi = ex[0] * ey[1] + ex[1] * ey[0];
+        re += c->re * br - c->im * bi;
+        im += c->re * bi + c->im * br;
     }
-    return hypot(re, im) / ((double)t->mx * (double)t->my);
+    return hypot(re, im);
+}
+
+/* Where the band lies, for choosing each bin's frequency: the centroid,
+ * principal axes (angle phi) and standard deviations (s1, s2, cycles/m) of
+ * the patch's power spectrum, taken over the square band centred on zero
+ * (Nyquist bins left out). */
+typedef struct {
+    int use;       /* 0: the square band, every bin at its own frequency */
+    double c, s;   /* cos phi, sin phi */
+    double s1, s2; /* cycles/m */
+    double cu, cv; /* power centroid (cycles/m), near zero after demodulation */
+    double gx, gy; /* cycles/m per frequency step: 1 / (mx dx), 1 / (my dy) */
+} band;
+
+/* Frequency of bin k of an m-point FFT in the square band: k or k - m; the
+ * Nyquist bin of an even m gives +m/2 (its other half is -m/2). */
+static int freq(size_t k, size_t m) { return k <= m / 2 ? (int)k : (int)k - (int)m; }
+
+static double band_norm(const band *b, int fx, int fy)
+{
+    const double u = fx * b->gx - b->cu, v = fy * b->gy - b->cv;
+    return fmax(fabs(b->c * u + b->s * v) / b->s1, fabs(-b->s * u + b->c * v) / b->s2);
+}
+
+static void band_estimate(const fftw_complex *X, size_t mx, size_t my, const sarbp_grid *g,
+                          band *b)
+{
+    memset(b, 0, sizeof *b);
+    if (mx < 8 || my < 8) return;
+    b->gx = 1.0 / ((double)mx * g->dx);
+    b->gy = 1.0 / ((double)my * g->dy);
+    double sw = 0, su = 0, sv = 0, suu = 0, svv = 0, suv = 0;
+    for (size_t ky = 0; ky < my; ky++) {
+        if (my % 2 == 0 && ky == my / 2) continue;
+        for (size_t kx = 0; kx < mx; kx++) {
+            if (mx % 2 == 0 && kx == mx / 2) continue;
+            const double w = X[ky * mx + kx][0] * X[ky * mx + kx][0] +
+                             X[ky * mx + kx][1] * X[ky * mx + kx][1];
+            const double u = freq(kx, mx) * b->gx, v = freq(ky, my) * b->gy;
+            sw += w;
+            su += w * u;
+            sv += w * v;
+            suu += w * u * u;
+            svv += w * v * v;
+            suv += w * u * v;
+        }
+    }
+    if (!(sw > 0)) return;
+    su /= sw;
+    sv /= sw;
+    const double cuu = suu / sw - su * su, cvv = svv / sw - sv * sv, cuv = suv / sw - su * sv;
+    const double phi = 0.5 * atan2(2 * cuv, cuu - cvv);
+    b->c = cos(phi);
+    b->s = sin(phi);
+    const double l1 = b->c * b->c * cuu + 2 * b->s * b->c * cuv + b->s * b->s * cvv;
+    const double l2 = b->s * b->s * cuu - 2 * b->s * b->c * cuv + b->c * b->c * cvv;
+    b->cu = su;
+    b->cv = sv;
+    if (!(l1 > 0) || !(l2 > 0) || !isfinite(l1) || !isfinite(l2)) return;
+    b->s1 = sqrt(l1);
+    b->s2 = sqrt(l2);
+    b->use = 1;
+}
+
+/* The terms of the interpolant, from the patch's spectrum X[my][mx]. Each bin
+ * is one sample of the band at frequency f + (a mx, b my) for some integers
+ * a, b: the square band takes a = b = 0 (frequencies in [-m/2, m/2]). A band
+ * whose principal axes are oblique to the grid can overhang that square
+ * while still fitting between its own replicas; then a bin goes to the alias
+ * (a, b in -1..1) nearest the band's centre in the band's own shape
+ * (max(|u|/s1, |v|/s2) in its principal axes), when that is strictly nearer
+ * than its square-band frequency. For a band along the axes the choice is
+ * the square band. *n terms, at most mx my + mx + my + 1. */
+static size_t make_terms(const fftw_complex *X, size_t mx, size_t my, const band *b, term *t)
+{
+    const double scale = 1.0 / ((double)mx * (double)my);
+    size_t n = 0;
+    for (size_t ky = 0; ky < my; ky++) {
+        const int nyq_y = my % 2 == 0 && my >= 2 && ky == my / 2;
+        const int fy = freq(ky, my);
+        for (size_t kx = 0; kx < mx; kx++) {
+            const int nyq_x = mx % 2 == 0 && mx >= 2 && kx == mx / 2;
+            const int fx = freq(kx, mx);
+            const double re = X[ky * mx + kx][0] * scale, im = X[ky * mx + kx][1] * scale;
+            int ax = 0, ay = 0;
+            if (b->use) {
+                /* the square band's own representatives: (fx, fy), and for a
+                 * Nyquist bin its other half at -m/2 */
+                double base = band_norm(b, fx, fy);
+                if (nyq_x) base = fmin(base, band_norm(b, fx - (int)mx, fy));
+                if (nyq_y) base = fmin(base, band_norm(b, fx, fy - (int)my));
+                if (nyq_x && nyq_y) base = fmin(base, band_norm(b, fx - (int)mx, fy - (int)my));
+                double best = base * (1 - 1e-9);
+                for (int j = -1; j <= 1; j++)
+                    for (int i = -1; i <= 1; i++) {
+                        if ((i == 0 || (nyq_x && i == -1)) && (j == 0 || (nyq_y && j == -1)))
+                            continue;
+                        const double d = band_norm(b, fx + i * (int)mx, fy + j * (int)my);
+                        if (d < best) {
+                            best = d;
+                            ax = i;
+                            ay = j;
+                        }
+                    }
+            }
+            if (ax || ay) {
+                t[n++] = (term){re, im, fx + ax * (int)mx, fy + ay * (int)my};
+                continue;
+            }
+            const double w = (nyq_x ? 0.5 : 1.0) * (nyq_y ? 0.5 : 1.0);
+            for (int j = 0; j <= nyq_y; j++)
+                for (int i = 0; i <= nyq_x; i++)
+                    t[n++] = (term){w * re, w * im, fx - i * (int)mx, fy - j * (int)my};
+        }
+    }
+    return n;
 }
 
 /* Vertex offset of a parabola through (-1, a), (0, b), (1, c), in [-0.5, 0.5]. */
@@ -235,6 +341,54 @@ static sarbp_status sample_cut(const interp *t, const sarbp_grid *g, size_t up, 
     return SARBP_OK;
 }
 
+/* The patch's spectral centre in cycles a pixel along x and y, in
+ * (-0.5, 0.5]: the argument of the lag-1 autocorrelation along each axis,
+ * sum I(i + 1) conj(I(i)) over the patch (not wrapping round its edges).
+ * That is the power-weighted circular mean of the spectrum, so it is exact
+ * for a band symmetric about its centre wherever the sampling has folded the
+ * band, and it assumes no carrier: the data say where the band is. */
+static void spectral_centre(const fftw_complex *p, size_t mx, size_t my, double cyc[2])
+{
+    double xr = 0, xi = 0, yr = 0, yi = 0;
+    for (size_t j = 0; j < my; j++)
+        for (size_t i = 0; i < mx; i++) {
+            const double *a = p[j * mx + i];
+            if (i + 1 < mx) {
+                const double *b = p[j * mx + i + 1];
+                xr += b[0] * a[0] + b[1] * a[1];
+                xi += b[1] * a[0] - b[0] * a[1];
+            }
+            if (j + 1 < my) {
+                const double *b = p[(j + 1) * mx + i];
+                yr += b[0] * a[0] + b[1] * a[1];
+                yi += b[1] * a[0] - b[0] * a[1];
+            }
+        }
+    cyc[0] = atan2(xi, xr) / (2 * M_PI);
+    cyc[1] = atan2(yi, yr) / (2 * M_PI);
+}
+
+/* Brings the patch to baseband: multiplies it by the conjugate of the ramp
+ * at its spectral centre (cyc, cycles a pixel), phase zero at the peak pixel
+ * (ci, cj). The magnitudes on the pixels do not change; the band no longer
+ * straddles the Nyquist frequency, so the FFT interpolation between pixels
+ * is that of a baseband, band-limited signal. */
+static void demodulate(fftw_complex *p, size_t mx, size_t my, size_t ci, size_t cj,
+                       double cyc[2])
+{
+    spectral_centre(p, mx, my, cyc);
+    for (size_t j = 0; j < my; j++)
+        for (size_t i = 0; i < mx; i++) {
+            const double a = -2 * M_PI *
+                             (cyc[0] * ((double)i - (double)ci) + cyc[1] * ((double)j - (double)cj));
+            const double c = cos(a), s = sin(a);
+            double *v = p[j * mx + i];
+            const double re = v[0] * c - v[1] * s, im = v[0] * s + v[1] * c;
+            v[0] = re;
+            v[1] = im;
+        }
+}
+
 void sarbp_pointtarget_free(sarbp_pt_result *r)
 {
     if (!r) return;
@@ -262,6 +416,7 @@ sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_op
     fftw_complex *pin = NULL, *big = NULL;
     fftw_plan fwd = NULL, bwd = NULL;
     double *ex = NULL, *ey = NULL;
+    term *terms = NULL;
     sarbp_status st = sarbp_quality_image_stats(img, &res->stats);
     if (st != SARBP_OK) goto fail;
     if (!(res->stats.max_mag > 0)) {
@@ -303,31 +458,42 @@ sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_op
             pin[j * mx + i][0] = v.re;
             pin[j * mx + i][1] = v.im;
         }
+    double cyc[2];
+    demodulate(pin, mx, my, ix - x0, iy - y0, cyc);
+    res->carrier_x = cyc[0] / g->dx;
+    res->carrier_y = cyc[1] / g->dy;
     fftw_execute(fwd);
+    band bd;
+    band_estimate((const fftw_complex *)pin, mx, my, g, &bd);
+    terms = malloc((mx * my + mx + my + 1) * sizeof *terms);
+    if (!terms) {
+        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for the patch interpolant");
+        goto fail;
+    }
+    const size_t nterms = make_terms((const fftw_complex *)pin, mx, my, &bd, terms);
+    int fx0 = 0, fx1 = 0, fy0 = 0, fy1 = 0;
     memset(big, 0, ux * uy * sizeof *big);
-    const double scale = 1.0 / ((double)mx * (double)my);
-    for (size_t ky = 0; ky < my; ky++) {
-        size_t dy[2], dxs[2];
-        double wy[2], wx[2];
-        const int ny_ = spread(ky, my, uy, dy, wy);
-        for (size_t kx = 0; kx < mx; kx++) {
-            const int nx_ = spread(kx, mx, ux, dxs, wx);
-            for (int a = 0; a < ny_; a++)
-                for (int b = 0; b < nx_; b++) {
-                    const double w = wy[a] * wx[b] * scale;
-                    big[dy[a] * ux + dxs[b]][0] += w * pin[ky * mx + kx][0];
-                    big[dy[a] * ux + dxs[b]][1] += w * pin[ky * mx + kx][1];
-                }
-        }
+    for (size_t k = 0; k < nterms; k++) {
+        const term *c = &terms[k];
+        fx0 = c->fx < fx0 ? c->fx : fx0;
+        fx1 = c->fx > fx1 ? c->fx : fx1;
+        fy0 = c->fy < fy0 ? c->fy : fy0;
+        fy1 = c->fy > fy1 ? c->fy : fy1;
+        /* |f| <= 1.5 m + 1 < U m / 2: every frequency has its own padded bin */
+        const size_t dx = c->fx >= 0 ? (size_t)c->fx : ux - (size_t)(-c->fx);
+        const size_t dy = c->fy >= 0 ? (size_t)c->fy : uy - (size_t)(-c->fy);
+        big[dy * ux + dx][0] += c->re;
+        big[dy * ux + dx][1] += c->im;
     }
     fftw_execute(bwd);
-    ex = malloc(2 * mx * sizeof *ex);
-    ey = malloc(2 * my * sizeof *ey);
+    const size_t nfx = (size_t)(fx1 - fx0 + 1), nfy = (size_t)(fy1 - fy0 + 1);
+    ex = malloc(2 * nfx * sizeof *ex);
+    ey = malloc(2 * nfy * sizeof *ey);
     if (!ex || !ey) {
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for the patch interpolant");
         goto fail;
     }
-    const interp t = {(const fftw_complex *)pin, mx, my, ex, ey};
+    const interp t = {terms, nterms, mx, my, fx0, fy0, nfx, nfy, ex, ey};
 
     /* Upsampled maximum within one pixel of the peak pixel, outside the
      * wrap-around region, then a parabola along each axis through the
@@ -367,6 +533,7 @@ sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_op
         if (st != SARBP_OK) goto fail;
     }
     res->peak = interp_mag(&t, fx, fy);
+    free(terms);
     free(ex);
     free(ey);
     fftw_destroy_plan(fwd);
@@ -377,6 +544,7 @@ sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_op
     return SARBP_OK;
 
 fail:
+    free(terms);
     free(ex);
     free(ey);
     if (fwd) fftw_destroy_plan(fwd);

@@ -2,12 +2,15 @@
  * documented exit code (1 failure, 2 usage), a message "sarbp: form: ..."
  * naming the problem, and no output file; a good run writes .png, .npy and
  * .h5 at once, which agree with each other and put north up. */
+#include <dirent.h>
 #include <math.h>
 #include <png.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -232,6 +235,232 @@ static void test_three_outputs(void **state)
     remove(h5);
 }
 
+/* ---- outputs: atomic, all or nothing, finite ------------------------------ */
+
+/* An empty directory SARBP_TEST_TMP/<name> (emptied if it exists). */
+static const char *fresh_dir(const char *name)
+{
+    static char d[512];
+    snprintf(d, sizeof d, "%s/%s", SARBP_TEST_TMP, name);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
+    assert_int_equal(system(cmd), 0);
+    return d;
+}
+
+/* Entries of dir other than . and .. (temporaries included). */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void assert_text(const char *path, const char *text)
+{
+    char buf[64] = "";
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot open '%s'", path);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    if (strcmp(buf, text)) fail_msg("'%s' holds '%s', want '%s'", path, buf, text);
+}
+
+/* `-o ok.png -o /nonexistent-dir/x.h5`: exit 1 naming the bad output, and
+ * no ok.png (nor a temporary) in either order; an earlier ok.png is kept. */
+static void test_outputs_all_or_nothing(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("cli_form_all");
+    char ok[600], ok2[600];
+    snprintf(ok, sizeof ok, "%s/ok.png", dir);
+    snprintf(ok2, sizeof ok2, "%s/ok.npy", dir);
+    int rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o /nonexistent-dir/x.h5 "
+                 "-o '%s'", sim, ok, ok2);
+    if (rc != 1) fail_msg("exit %d, want 1; stderr: %s", rc, err);
+    if (!strstr(err, "sarbp: form: cannot create '/nonexistent-dir/x.h5': No such file or directory"))
+        fail_msg("stderr: %s", err);
+    assert_int_equal(count_entries(dir), 0);
+    rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o /nonexistent-dir/x.h5 -o '%s'", sim, ok);
+    assert_int_equal(rc, 1);
+    assert_int_equal(count_entries(dir), 0);
+
+    write_text(ok, "earlier");
+    rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o '%s/sub/x.npy'", sim, ok, dir);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "sub/x.npy': No such file or directory"));
+    assert_text(ok, "earlier");
+    assert_int_equal(count_entries(dir), 1);
+
+    rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o '%s'", sim, ok, ok2);
+    if (rc != 0) fail_msg("exit %d; stderr: %s", rc, err);
+    assert_int_equal(count_entries(dir), 2);
+}
+
+/* The old temporary "<out>.tmp.<pid>" was opened without O_EXCL: a link
+ * planted there was followed and its target overwritten. Links at the old
+ * names of the next 4000 process ids (the sarbp run's id lies among them
+ * unless the machine starts thousands of processes meanwhile) and at
+ * plausible new names stay links, and their target keeps its bytes. */
+static void test_planted_links(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("cli_form_links");
+    char victim[600], png[600], h5[600], link[800];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(png, sizeof png, "%s/out.png", dir);
+    snprintf(h5, sizeof h5, "%s/out.h5", dir);
+    write_text(victim, "precious");
+    enum { NPID = 4000 };
+    int nlinks = 0;
+    for (long pid = (long)getpid(); pid < (long)getpid() + NPID; pid++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld", png, pid);
+        assert_int_equal(symlink(victim, link), 0);
+        snprintf(link, sizeof link, "%s.tmp.%ld", h5, pid);
+        assert_int_equal(symlink(victim, link), 0);
+        nlinks += 2;
+    }
+    const char *plausible[] = {"out.png.tmp-AAAAAA", "out.h5.tmp-000000", ".out.png.tmp-aaaaaa",
+                               "out.png.tmp", "out.h5.tmp"};
+    for (size_t i = 0; i < sizeof plausible / sizeof plausible[0]; i++) {
+        snprintf(link, sizeof link, "%s/%s", dir, plausible[i]);
+        assert_int_equal(symlink(victim, link), 0);
+        nlinks++;
+    }
+    int rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o '%s'", sim, png, h5);
+    if (rc != 0) fail_msg("exit %d; stderr: %s", rc, err);
+    assert_text(victim, "precious");
+    struct stat st;
+    assert_int_equal(lstat(png, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(lstat(h5, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(count_entries(dir), 1 + nlinks + 2);
+    /* the links are still links to the victim */
+    snprintf(link, sizeof link, "%s.tmp.%ld", png, (long)getpid() + 1);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+}
+
+/* Samples near FLT_MAX are finite, so the reader takes them, but range
+ * compression overflows: the image would be Inf and NaN. That is exit 1
+ * with "image has N non-finite pixels", and no output. */
+static void test_nonfinite_image(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("cli_form_nonfinite");
+    char in[600], png[600], h5[600];
+    snprintf(in, sizeof in, "%s/huge.h5", dir);
+    snprintf(png, sizeof png, "%s/huge.png", dir);
+    snprintf(h5, sizeof h5, "%s/huge.h5.out.h5", dir);
+    sarbp_phd *p;
+    tu_ok(sarbp_phd_alloc(SARBP_DOMAIN_FREQ, 8, 16, 1, &p));
+    for (size_t i = 0; i < p->npulses; i++) {
+        double th = (-2.0 + 4.0 * (double)i / 7.0) * M_PI / 180;
+        p->pos[3 * i] = 7071 * cos(th);
+        p->pos[3 * i + 1] = 7071 * sin(th);
+        p->pos[3 * i + 2] = 7071;
+        p->r0[i] = 10000;
+        p->f0[i] = 9.28e9;
+        p->df[i] = 40e6;
+    }
+    for (size_t k = 0; k < p->npulses * p->nsamples; k++) p->data[k] = (sarbp_c32){3e38f, 3e38f};
+    tu_ok(sarbp_phd_write_h5(in, p));
+    sarbp_phd_free(p);
+    int rc = run("form -q -i '%s' -o '%s' -o '%s' --grid 16x16 --spacing 1 --backend cpu", in, png,
+                 h5);
+    if (rc != 1) fail_msg("exit %d, want 1; stderr: %s", rc, err);
+    if (!strstr(err, "sarbp: form: image has ") || !strstr(err, "non-finite pixel"))
+        fail_msg("stderr: %s", err);
+    print_message("%s", err);
+    assert_int_equal(count_entries(dir), 1); /* the input only */
+}
+
+/* Numbers that would overflow an integer conversion are usage errors
+ * naming the option, and no undefined behaviour (the sanitizer build
+ * prints "runtime error" on a float-cast overflow). */
+static void test_number_ranges(void **state)
+{
+    (void)state;
+    const char *o = tu_tmp("cli_form_range.png");
+    static const char *const cases[][2] = {
+        {"--pulses 0:1e20", "--pulses"},
+        {"--pulses 0:18446744073709551616", "--pulses"},
+        {"--pulses -1:5", "--pulses"},
+        {"--pulses ' 1:5'", "--pulses"},
+        {"--spacing 1e-300", "--spacing"},
+        {"--spacing 1e300", "--spacing"},
+        {"--spacing 0.5,1e-300", "--spacing"},
+        {"--gpu-mem 1e308G", "--gpu-mem"},
+        {"--gpu-mem 1e30T", "--gpu-mem"},
+        {"--gpu-mem -5G", "--gpu-mem"},
+        {"--gpu-mem 1e-30", "--gpu-mem"},
+        {"--grid 1e30x5", "--grid"},
+        {"--grid 99999999999999999999x5", "--grid"},
+        {"--grid 5x-5", "--grid"},
+        {"--threads 99999999999999999999", "--threads"},
+        {"--threads 1e9", "--threads"},
+        {"--threads -1", "--threads"},
+        {"--threads 5000", "--threads"},
+        {"--tile 1e10x8", "--tile"},
+        {"--device 1e10", "--device"},
+        {"--device -1", "--device"},
+        {"--upsample 1e300", "--upsample"},
+        {"--ppt 3", "--ppt"},
+        {"--pulse-block 1e30", "--pulse-block"},
+        {"--db-range 1e308", "--db-range"},
+        {"--azimuth 1e400:2", "--azimuth"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run("form -q -i '%s' -o '%s' %s", sim, o, cases[i][0]);
+        if (rc != 2 || !strstr(err, cases[i][1]) || !strstr(err, "sarbp: form: ") ||
+            !strstr(err, "Try 'sarbp form --help'") || strstr(err, "runtime error"))
+            fail_msg("'form %s': exit %d, want 2 naming %s; stderr: %s", cases[i][0], rc,
+                     cases[i][1], err);
+        assert_false(tu_exists(o));
+    }
+}
+
+/* -q: no notes on stderr (the no-GPU note included); -v: the sizes and
+ * where the time went; by default (stderr not a terminal) nothing. */
+static void test_quiet_verbose(void **state)
+{
+    (void)state;
+    const char *o = tu_tmp("cli_form_qv.npy");
+    int rc = run("form -q -i '%s' -o '%s' --grid 16x16", sim, o);
+    assert_int_equal(rc, 0);
+    if (err[0]) fail_msg("-q printed: %s", err);
+    rc = run("form -i '%s' -o '%s' --grid 16x16 --backend cpu", sim, o);
+    assert_int_equal(rc, 0);
+    if (err[0]) fail_msg("a quiet run printed: %s", err);
+    rc = run("form -v -i '%s' -o '%s' --grid 16x16 --backend cpu", sim, o);
+    assert_int_equal(rc, 0);
+    if (!strstr(err, "sarbp: form: 64 pulses x 64 samples, grid 16 x 16") ||
+        !strstr(err, "backprojection"))
+        fail_msg("-v printed: %s", err);
+    rc = run("form --verbose --quiet -i '%s' -o '%s' --grid 16x16", sim, o);
+    assert_int_equal(rc, 0);
+    if (err[0]) fail_msg("--verbose --quiet printed: %s", err);
+    /* errors are never silenced */
+    rc = run("form -q -i '%s' -o /nonexistent-dir/x.npy --grid 16x16", sim);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "sarbp: form: cannot create"));
+    remove(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +468,11 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_nan_sample),
         cmocka_unit_test(test_three_outputs),
+        cmocka_unit_test(test_outputs_all_or_nothing),
+        cmocka_unit_test(test_planted_links),
+        cmocka_unit_test(test_nonfinite_image),
+        cmocka_unit_test(test_number_ranges),
+        cmocka_unit_test(test_quiet_verbose),
     };
     return cmocka_run_group_tests(tests, make_sim, remove_sim);
 }

@@ -10,9 +10,13 @@
 #include <dirent.h>
 #include <hdf5.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char out[1 << 16], err[1 << 14];
 
@@ -339,11 +343,289 @@ static void test_gotcha(void **state)
     sarbp_phd_free(a);
 }
 
+/* ---- every command: options, stdout, -q/-v ------------------------------- */
+
+static const char *const commands[] = {"form", "simulate", "info", "convert",
+                                       "compare", "metrics", "bench"};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* Runs sarbp with stdout on /dev/full (a disk that is always full): stderr
+ * into err. Returns the exit code, or -1 for a crash. */
+static int run_full(const char *fmt, ...)
+{
+    char args[2048], errp[600], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(errp, sizeof errp, "%s/cli_full_%d.err", SARBP_TEST_TMP, (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' %s </dev/null >/dev/full 2>'%s'", SARBP_EXE, args, errp);
+    int rc = system(cmd);
+    err[0] = '\0';
+    FILE *f = fopen(errp, "r");
+    if (f) {
+        size_t n = fread(err, 1, sizeof err - 1, f);
+        err[n] = '\0';
+        fclose(f);
+    }
+    remove(errp);
+    if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) > 128) fail_msg("'sarbp %s' crashed: %s", args, err);
+    return WEXITSTATUS(rc);
+}
+
+/* An unknown option is one line naming it plus the hint, nothing else
+ * (getopt's own message is off); -q and -v are accepted by every command;
+ * --help to a full disk is a failure. */
+static void test_every_command(void **state)
+{
+    (void)state;
+    const int have_full = access("/dev/full", W_OK) == 0;
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        const char *c = commands[i];
+        char want[256];
+        const char *bad[][2] = {{"--foo", "--foo"}, {"--foo=3", "--foo"}, {"-Z", "-Z"}};
+        for (size_t k = 0; k < 3; k++) {
+            int rc = run("%s %s", c, bad[k][0]);
+            snprintf(want, sizeof want,
+                     "sarbp: %s: unknown option '%s'\nTry 'sarbp %s --help' for more information.\n",
+                     c, bad[k][1], c);
+            if (rc != 2 || strcmp(err, want))
+                fail_msg("'sarbp %s %s': exit %d, stderr:\n%swant exit 2 and:\n%s", c, bad[k][0], rc,
+                         err, want);
+        }
+        expect(run("%s -q -v --quiet --verbose --help", c), 0, out, "usage: sarbp ");
+        if (!have_full) continue;
+        int rc = run_full("%s --help", c);
+        snprintf(want, sizeof want, "sarbp: %s: cannot write to standard output: No space left on device\n", c);
+        if (rc != 1 || strcmp(err, want))
+            fail_msg("'sarbp %s --help >/dev/full': exit %d, stderr: %s", c, rc, err);
+    }
+    /* the value checks share the scanner */
+    expect(run("compare --window"), 2, err, "sarbp: compare: option '--window' needs a value");
+    expect(run("bench --json=yes"), 2, err, "sarbp: bench: option '--json' takes no value");
+    expect(run("compare --min 3 a.h5 b.h5"), 2, err, "sarbp: compare: ambiguous option '--min'");
+    expect(run("--version"), 0, out, "sarbp ");
+    if (!have_full) skip(); /* the option checks ran; the full-disk ones could not */
+    assert_int_equal(run_full("--version"), 1);
+}
+
+/* Results to a full disk: exit 1 with one message, for text and JSON. */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) skip();
+    sarbp_phd *p = make_phd(20, 16);
+    const char *in = tu_tmp("cli_full_in.h5");
+    tu_ok(sarbp_phd_write_gotcha_h5(in, p));
+    sarbp_phd_free(p);
+    assert_int_equal(run_full("info --json '%s'", in), 1);
+    assert_string_equal(err, "sarbp: info: cannot write to standard output: No space left on device\n");
+    assert_int_equal(run_full("info '%s'", in), 1);
+    assert_non_null(strstr(err, "sarbp: info: cannot write to standard output"));
+    assert_int_equal(run_full("bench --grid 8x8 --pulses 4 --samples 8 --threads 1 --json"), 1);
+    assert_non_null(strstr(err, "sarbp: bench: cannot write to standard output"));
+    /* a command that prints nothing to stdout is not troubled by it */
+    const char *o = tu_tmp("cli_full_out.h5");
+    assert_int_equal(run_full("convert -q '%s' -o '%s'", in, o), 0);
+    assert_true(tu_exists(o));
+    remove(o);
+    remove(in);
+}
+
+/* -q silences notes, never errors; -v adds detail; both on info and convert. */
+static void test_quiet_verbose(void **state)
+{
+    (void)state;
+    sarbp_phd *p = make_phd(20, 16);
+    const char *in = tu_tmp("cli_qv_in.h5"), *o = tu_tmp("cli_qv_out.h5");
+    tu_ok(sarbp_phd_write_gotcha_h5(in, p));
+    sarbp_phd_free(p);
+    expect(run("info -v '%s'", in), 0, err, "sarbp: info: read the metadata of 1 file in ");
+    expect(run("info '%s'", in), 0, out, "pulses:");
+    if (err[0]) fail_msg("info printed on stderr: %s", err);
+    expect(run("convert -v '%s' -o '%s'", in, o), 0, err, "sarbp: convert: wrote 20 pulses");
+    expect(run("convert -q -v -q '%s' -o '%s'", in, o), 0, out, NULL);
+    if (err[0]) fail_msg("convert -q printed: %s", err);
+    expect(run("convert -q '%s' -o '%s/no-dir/x.h5'", in, SARBP_TEST_TMP), 1, err,
+           "sarbp: convert: cannot create '");
+    remove(in);
+    remove(o);
+}
+
+/* bench --json: every line one valid JSON object; undefined figures null
+ * (the SER is measured at the first thread count only). */
+static void test_bench_json(void **state)
+{
+    (void)state;
+    int rc = run("bench --backend cpu --grid 16x12 --pulses 8 --samples 16 --threads 1,2 --json");
+    if (rc != 0) fail_msg("bench exits %d: %s", rc, err);
+    assert_non_null(strstr(out, "\"threads\":2"));
+    assert_non_null(strstr(out, "\"ser_db\":null"));
+    assert_null(strstr(out, "nan"));
+    assert_null(strstr(out, ":inf"));
+    int lines = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), lines++)
+        if (!is_json_object(line)) fail_msg("not a JSON object: %s", line);
+    assert_int_equal(lines, 2);
+}
+
+/* Numbers out of range are usage errors naming the option, with no
+ * undefined behaviour on the way ("runtime error" from the sanitizers). */
+static void test_number_ranges(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"bench --threads 1e20", "--threads"},
+        {"bench --threads 99999999999999999999", "--threads"},
+        {"bench --threads 1,-2", "--threads"},
+        {"bench --reps 1e30", "--reps"},
+        {"bench --grid 1e30x5", "--grid"},
+        {"bench --pulses 1e20", "--pulses"},
+        {"bench --samples -1", "--samples"},
+        {"bench --spacing 1e-300", "--spacing"},
+        {"bench --device 1e10", "--device"},
+        {"bench --variant v3:1e10x8", "--variant"},
+        {"convert x.h5 -o y.h5 --pulses 0:1e20", "--pulses"},
+        {"convert x.h5 -o y.h5 --pulses 0:99999999999999999999", "--pulses"},
+        {"convert x.h5 -o y.h5 --pulses -1:4", "--pulses"},
+        {"compare --window 1e30 a.h5 b.h5", "--window"},
+        {"compare --min-ser 1e400 a.h5 b.h5", "--min-ser"},
+        {"metrics --cut-angle 1e300 a.h5", "--cut-angle"},
+        {"metrics --target 1e300,0 a.h5", "--target"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run("%s", cases[i][0]);
+        const int want = 2;
+        if (rc != want || !strstr(err, cases[i][1]) || strstr(err, "runtime error"))
+            fail_msg("'%s': exit %d, want %d naming %s; stderr: %s", cases[i][0], rc, want,
+                     cases[i][1], err);
+    }
+}
+
+/* convert never follows a link planted at an old temporary name
+ * ("<out>.tmp.<pid>.<n>") or a plausible new one, and leaves no temporary. */
+static void test_convert_links(void **state)
+{
+    (void)state;
+    char dir[600], cmd[1400], victim[700], outp[700], link[900];
+    snprintf(dir, sizeof dir, "%s/cli_convert_links", SARBP_TEST_TMP);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(outp, sizeof outp, "%s/out.h5", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious", f);
+    fclose(f);
+    sarbp_phd *p = make_phd(20, 16);
+    const char *in = tu_tmp("cli_links_in.h5");
+    tu_ok(sarbp_phd_write_gotcha_h5(in, p));
+    sarbp_phd_free(p);
+    int nlinks = 0;
+    for (long pid = (long)getpid(); pid < (long)getpid() + 3000; pid++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld.0", outp, pid);
+        assert_int_equal(symlink(victim, link), 0);
+        nlinks++;
+    }
+    snprintf(link, sizeof link, "%s.tmp-abcdef", outp);
+    assert_int_equal(symlink(victim, link), 0);
+    nlinks++;
+    expect(run("convert -q '%s' -o '%s'", in, outp), 0, out, NULL);
+    char buf[16] = "";
+    f = fopen(victim, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(buf, 1, sizeof buf - 1, f), 8);
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    struct stat st;
+    assert_int_equal(lstat(outp, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    assert_int_equal(n, 1 + nlinks + 1);
+    remove(in);
+}
+
+/* An interrupted convert (SIGINT, SIGTERM, SIGHUP while its temporary is
+ * being written) dies of that signal and leaves nothing in the output's
+ * directory. The input is large enough (64 MiB of samples) that the
+ * temporary lives for a while; a run that ends before its temporary was
+ * seen is retried, and the test skips if that never works. */
+static void test_interrupted_convert(void **state)
+{
+    (void)state;
+    sarbp_phd *p = make_phd(2048, 4096);
+    const char *in = tu_tmp("cli_int_in.h5");
+    tu_ok(sarbp_phd_write_h5(in, p));
+    sarbp_phd_free(p);
+    char dir[600], cmd[1400], outp[700];
+    snprintf(dir, sizeof dir, "%s/cli_interrupted", SARBP_TEST_TMP);
+    snprintf(outp, sizeof outp, "%s/out.h5", dir);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    int tested = 0;
+    for (int k = 0; k < 3; k++) {
+        for (int attempt = 0; attempt < 3; attempt++) {
+            snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+            assert_int_equal(system(cmd), 0);
+            pid_t pid = fork();
+            assert_true(pid >= 0);
+            if (pid == 0) {
+                execl(SARBP_EXE, "sarbp", "convert", "-q", in, "-o", outp, (char *)NULL);
+                _exit(127);
+            }
+            int seen = 0, status;
+            for (int poll = 0; poll < 20000 && !seen; poll++) {
+                DIR *d = opendir(dir);
+                assert_non_null(d);
+                struct dirent *e;
+                while ((e = readdir(d)) != NULL) seen |= !strncmp(e->d_name, "out.h5.tmp-", 11);
+                closedir(d);
+                if (!seen) {
+                    if (waitpid(pid, &status, WNOHANG) == pid) break; /* too fast */
+                    usleep(100);
+                }
+            }
+            if (!seen) {
+                waitpid(pid, &status, 0);
+                continue;
+            }
+            assert_int_equal(kill(pid, sigs[k]), 0);
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (WIFEXITED(status)) continue; /* finished between the look and the kill */
+            if (!WIFSIGNALED(status) || WTERMSIG(status) != sigs[k])
+                fail_msg("convert was not ended by signal %d (status 0x%x)", sigs[k], status);
+            DIR *d = opendir(dir);
+            assert_non_null(d);
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL)
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                    fail_msg("signal %d left '%s' behind", sigs[k], e->d_name);
+            closedir(d);
+            tested++;
+            break;
+        }
+    }
+    remove(in);
+    print_message("interrupted %d of 3 runs while writing\n", tested);
+    if (tested < 3) skip(); /* runs ended before they could be interrupted */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_checker),
         cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_every_command),
+        cmocka_unit_test(test_stdout_full),
+        cmocka_unit_test(test_quiet_verbose),
+        cmocka_unit_test(test_bench_json),
+        cmocka_unit_test(test_number_ranges),
+        cmocka_unit_test(test_convert_links),
+        cmocka_unit_test(test_interrupted_convert),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_convert_roundtrip),
         cmocka_unit_test(test_gotcha),

@@ -6,7 +6,10 @@
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -251,12 +254,90 @@ static void test_metrics(void **state)
     sarbp_image_free(img);
 }
 
+/* Runs sarbp with stdout on /dev/full (always full); stderr into err.
+ * Returns the exit code; a crash fails the test. */
+static int run_full(const char *fmt, ...)
+{
+    char args[2048], errp[600], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(errp, sizeof errp, "%s/cq_full_%d.err", SARBP_TEST_TMP, (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' %s </dev/null >/dev/full 2>'%s'", SARBP_EXE, args, errp);
+    int rc = system(cmd);
+    err[0] = '\0';
+    FILE *f = fopen(errp, "r");
+    if (f) {
+        size_t n = fread(err, 1, sizeof err - 1, f);
+        err[n] = '\0';
+        fclose(f);
+    }
+    remove(errp);
+    if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) > 128)
+        fail_msg("'sarbp %s' crashed: %s", args, err);
+    return WEXITSTATUS(rc);
+}
+
+/* Figures that cannot reach stdout are a failure, exit 1 with one message
+ * (the issue's case: compare --json >/dev/full); a failed threshold keeps
+ * its own message too. */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) skip();
+    sarbp_image *img = scene(64, 48);
+    const char *a = write_scene("cq_full.h5", img);
+    const char *want = "sarbp: compare: cannot write to standard output: No space left on device\n";
+    assert_int_equal(run_full("compare '%s' '%s' --json", a, a), 1);
+    assert_string_equal(err, want);
+    assert_int_equal(run_full("compare '%s' '%s'", a, a), 1);
+    assert_string_equal(err, want);
+    assert_int_equal(run_full("metrics '%s' --json", a), 1);
+    assert_string_equal(err, "sarbp: metrics: cannot write to standard output: No space left on "
+                             "device\n");
+    assert_int_equal(run_full("metrics '%s'", a), 1);
+    assert_non_null(strstr(err, "sarbp: metrics: cannot write to standard output"));
+    img->data[7].re += 1; /* SER finite, far below 200 dB */
+    const char *b = write_scene("cq_full_b.h5", img);
+    assert_int_equal(run_full("compare '%s' '%s' --min-ser 200", b, a), 1);
+    assert_non_null(strstr(err, "is below --min-ser 200 dB"));
+    assert_non_null(strstr(err, "cannot write to standard output"));
+    sarbp_image_free(img);
+}
+
+/* -v says what was read and how long it took; -q and the default print
+ * nothing on stderr but errors, which -q never silences. */
+static void test_quiet_verbose(void **state)
+{
+    (void)state;
+    sarbp_image *img = scene(64, 48);
+    const char *a = write_scene("cq_qv.h5", img);
+    assert_int_equal(run("compare -v '%s' '%s'", a, a), 0);
+    assert_non_null(strstr(err, "sarbp: compare: read '"));
+    assert_non_null(strstr(err, "(64 x 48)"));
+    assert_int_equal(run("compare -q '%s' '%s'", a, a), 0);
+    assert_int_equal(err[0], '\0');
+    assert_int_equal(run("metrics -v '%s'", a), 0);
+    assert_non_null(strstr(err, "sarbp: metrics: read '"));
+    assert_non_null(strstr(err, "sarbp: metrics: measured in "));
+    assert_int_equal(run("metrics --quiet '%s'", a), 0);
+    assert_int_equal(err[0], '\0');
+    const char *missing = tu_tmp("cq_qv_missing.h5");
+    assert_int_equal(run("compare -q '%s' '%s'", missing, a), 1);
+    assert_non_null(strstr(err, "cq_qv_missing.h5"));
+    assert_int_equal(run("metrics -q '%s'", missing), 1);
+    assert_non_null(strstr(err, "sarbp: metrics: "));
+    sarbp_image_free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_identical), cmocka_unit_test(test_compare_thresholds),
         cmocka_unit_test(test_compare_phase_error), cmocka_unit_test(test_compare_failures),
-        cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_metrics),           cmocka_unit_test(test_stdout_full),
+        cmocka_unit_test(test_quiet_verbose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

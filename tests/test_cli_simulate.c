@@ -1,9 +1,12 @@
 /* test_cli_simulate.c - 'sarbp simulate': output, exit codes and messages. */
 #include "test_util.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char out[16384], err[16384];
 
@@ -131,6 +134,16 @@ static void test_usage_errors(void **state)
     expect_usage("simulate -o '%s' extra", "extra");
     expect_usage("simulate -o '%s' --pulses", "--pulses");
     expect_usage("simulate --pulses 4%.0s", "-o");
+    /* numbers beyond any integer: usage errors, no undefined conversion */
+    expect_usage("simulate -o '%s' --pulses 1e20", "--pulses");
+    expect_usage("simulate -o '%s' --pulses 99999999999999999999", "--pulses");
+    expect_usage("simulate -o '%s' --samples -1", "--samples");
+    expect_usage("simulate -o '%s' --seed 1e30", "--seed");
+    expect_usage("simulate -o '%s' --seed 99999999999999999999", "--seed");
+    expect_usage("simulate -o '%s' --clutter 1e30", "--clutter");
+    expect_usage("simulate -o '%s' --prf 1e300", "--prf");
+    expect_usage("simulate -o '%s' --fs ' 1e9'", "--fs");
+    assert_null(strstr(err, "runtime error"));
 }
 
 /* A runtime failure: exit 1, "sarbp: simulate: ...", no output. */
@@ -153,7 +166,62 @@ static void test_failures(void **state)
     /* a directory that does not exist */
     rc = run("simulate -o '%s/no/such/dir/x.h5' --pulses 4 --samples 4", path);
     assert_int_equal(rc, 1);
-    assert_non_null(strstr(err, "sarbp: simulate: "));
+    assert_non_null(strstr(err, "sarbp: simulate: cannot create '"));
+    assert_non_null(strstr(err, "no/such/dir/x.h5': No such file or directory"));
+}
+
+/* The output goes through a temporary beside it: a link planted at the old
+ * name "<out>.tmp.<pid>.<n>" (for the next 3000 process ids) or a plausible
+ * new one is never followed, and only the output is left. -v says what was
+ * written; -q and the default print nothing. */
+static void test_output_file(void **state)
+{
+    (void)state;
+    char dir[600], cmd[1400], victim[700], outp[700], link[900];
+    snprintf(dir, sizeof dir, "%s/cli_sim_links", SARBP_TEST_TMP);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(outp, sizeof outp, "%s/sim.h5", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious", f);
+    fclose(f);
+    int nlinks = 0;
+    for (long pid = (long)getpid(); pid < (long)getpid() + 3000; pid++) {
+        snprintf(link, sizeof link, "%s.tmp.%ld.0", outp, pid);
+        assert_int_equal(symlink(victim, link), 0);
+        nlinks++;
+    }
+    snprintf(link, sizeof link, "%s.tmp-Sim123", outp);
+    assert_int_equal(symlink(victim, link), 0);
+    nlinks++;
+    int rc = run("simulate -v -o '%s' --pulses 8 --samples 8", outp);
+    if (rc != 0) fail_msg("exit %d: %s", rc, err);
+    assert_non_null(strstr(err, "wrote '"));
+    assert_non_null(strstr(err, "8 pulses x 8 samples"));
+    char buf[16] = "";
+    f = fopen(victim, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(buf, 1, sizeof buf - 1, f), 8);
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    struct stat st;
+    assert_int_equal(lstat(outp, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    assert_int_equal(n, 1 + nlinks + 1);
+    rc = run("simulate -q -o '%s' --pulses 8 --samples 8", outp);
+    assert_int_equal(rc, 0);
+    assert_int_equal(err[0], '\0');
+    rc = run("simulate -o '%s' --pulses 8 --samples 8", outp);
+    assert_int_equal(rc, 0);
+    assert_int_equal(err[0], '\0');
 }
 
 int main(void)
@@ -164,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_writes_linear_chirp),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_output_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

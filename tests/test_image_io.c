@@ -4,6 +4,7 @@
  * .npy parse, libpng) as well as through sarbp_image_read. */
 #include "test_util.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <png.h>
 #include <stdio.h>
@@ -56,12 +57,46 @@ static unsigned char *read_all(const char *path, size_t *n)
     return b;
 }
 
-/* No "<path>.tmp.*" files are left in the test directory. */
-static void assert_no_temp_left(const char *base)
+/* No temporary of path ("<name>.tmp-XXXXXX" beside it, or the old
+ * "<name>.tmp.<pid>") is left in its directory. */
+static void assert_no_temp_left(const char *path)
 {
-    char pat[1024];
-    snprintf(pat, sizeof pat, "%s.tmp.%ld", base, (long)getpid());
-    assert_false(tu_exists(pat));
+    char dir[1024], prefix[512];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    snprintf(prefix, sizeof prefix, "%s.tmp", slash ? slash + 1 : path);
+    DIR *d = opendir(dir);
+    if (!d) return; /* no directory, no temporary */
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            closedir(d);
+            fail_msg("temporary '%s' left in '%s'", e->d_name, dir);
+        }
+    closedir(d);
+}
+
+/* An empty directory SARBP_TEST_TMP/<name> (emptied if it exists). */
+static const char *fresh_dir(const char *name)
+{
+    static char d[512];
+    snprintf(d, sizeof d, "%s/%s", SARBP_TEST_TMP, name);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
+    assert_int_equal(system(cmd), 0);
+    return d;
+}
+
+/* Entries of dir other than . and .., for "nothing else appeared". */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
 }
 
 static void test_format_names(void **state)
@@ -439,6 +474,122 @@ static void test_failed_writes(void **state)
     sarbp_image_free(img);
 }
 
+/* Non-finite pixels are an error before any file exists, in every format
+ * and for several outputs at once; an earlier output of the same name is
+ * kept. */
+static void test_nonfinite_refused(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("io_nonfinite");
+    char h5[600], npy[600], png[600];
+    snprintf(h5, sizeof h5, "%s/a.h5", dir);
+    snprintf(npy, sizeof npy, "%s/a.npy", dir);
+    snprintf(png, sizeof png, "%s/a.png", dir);
+    sarbp_image *img = make_image(8, 4);
+    tu_ok(sarbp_image_write(npy, img, 50)); /* an earlier result */
+    img->data[2 * 8 + 5].im = NAN;
+    img->data[3 * 8 + 1].re = INFINITY;
+    const char *paths[] = {h5, npy, png};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sarbp_image_write(paths[i], img, 50), SARBP_ERR_INVALID);
+        assert_non_null(strstr(sarbp_error_detail(), "image has 2 non-finite pixels"));
+        assert_non_null(strstr(sarbp_error_detail(), "ix 5, iy 2"));
+    }
+    assert_int_equal(sarbp_image_write_h5(h5, img), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_image_write_npy(npy, img), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_image_write_png(png, img, 50), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_image_write_all(paths, 3, img, 50), SARBP_ERR_INVALID);
+    assert_false(tu_exists(h5));
+    assert_false(tu_exists(png));
+    assert_int_equal(count_entries(dir), 1); /* the earlier a.npy, nothing else */
+    sarbp_image *back;
+    tu_ok(sarbp_image_read(npy, &back));
+    assert_true(isfinite(back->data[2 * 8 + 5].im));
+    sarbp_image_free(back);
+    sarbp_image_free(img);
+}
+
+/* Several outputs are all or nothing: one that cannot be written (missing
+ * directory, or a directory in the way at rename) leaves none of them, and
+ * earlier files of those names are as they were. */
+static void test_write_all(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("io_write_all");
+    char ok_png[600], ok_h5[600], bad[600], blocked[600], inside[700];
+    snprintf(ok_png, sizeof ok_png, "%s/ok.png", dir);
+    snprintf(ok_h5, sizeof ok_h5, "%s/ok.h5", dir);
+    snprintf(bad, sizeof bad, "%s/no-such-dir/x.h5", dir);
+    snprintf(blocked, sizeof blocked, "%s/blocked.npy", dir);
+    snprintf(inside, sizeof inside, "%s/keep", blocked);
+    sarbp_image *img = make_image(6, 5);
+
+    const char *first_bad[] = {ok_png, bad, ok_h5};
+    assert_int_equal(sarbp_image_write_all(first_bad, 3, img, 50), SARBP_ERR_IO);
+    assert_non_null(strstr(sarbp_error_detail(), "no-such-dir/x.h5': No such file or directory"));
+    assert_int_equal(count_entries(dir), 0);
+
+    /* every file complete, the last rename refused: the earlier renames are undone */
+    assert_int_equal(mkdir(blocked, 0777), 0);
+    FILE *f = fopen(inside, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *last_blocked[] = {ok_png, ok_h5, blocked};
+    assert_int_equal(sarbp_image_write_all(last_blocked, 3, img, 50), SARBP_ERR_IO);
+    assert_non_null(strstr(sarbp_error_detail(), "blocked.npy"));
+    assert_false(tu_exists(ok_png));
+    assert_false(tu_exists(ok_h5));
+    assert_int_equal(count_entries(dir), 1); /* blocked.npy, the directory */
+
+    /* and all of them when all can be written */
+    const char *good[] = {ok_png, ok_h5};
+    tu_ok(sarbp_image_write_all(good, 2, img, 50));
+    assert_true(tu_exists(ok_png) && tu_exists(ok_h5));
+    assert_no_temp_left(ok_png);
+    assert_no_temp_left(ok_h5);
+    assert_int_equal(count_entries(dir), 3);
+    assert_int_equal(sarbp_image_write_all(good, 0, img, 50), SARBP_ERR_INVALID);
+    sarbp_image_free(img);
+}
+
+/* A symbolic link planted at the old temporary name "<out>.tmp.<pid>" (or at
+ * a plausible new one) is never followed: its target keeps its bytes, in
+ * every format. */
+static void test_planted_links(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("io_links");
+    char victim[600];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious", f);
+    fclose(f);
+    sarbp_image *img = make_image(5, 3);
+    const char *names[] = {"x.h5", "x.npy", "x.png"};
+    for (int i = 0; i < 3; i++) {
+        char out[600], old[700], plausible[700];
+        snprintf(out, sizeof out, "%s/%s", dir, names[i]);
+        snprintf(old, sizeof old, "%s.tmp.%ld", out, (long)getpid());
+        snprintf(plausible, sizeof plausible, "%s.tmp-000000", out);
+        assert_int_equal(symlink(victim, old), 0);
+        assert_int_equal(symlink(victim, plausible), 0);
+        tu_ok(sarbp_image_write(out, img, 50));
+        struct stat st;
+        assert_int_equal(lstat(out, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(lstat(old, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+    }
+    size_t n;
+    unsigned char *b = read_all(victim, &n);
+    assert_int_equal(n, 8);
+    assert_memory_equal(b, "precious", 8);
+    free(b);
+    assert_int_equal(count_entries(dir), 1 + 3 * 3);
+    sarbp_image_free(img);
+}
+
 static void test_bad_reads(void **state)
 {
     (void)state;
@@ -486,6 +637,58 @@ static void test_bad_reads(void **state)
     sarbp_image_free(good);
 }
 
+/* A 3 KB file declaring a 65536 x 65536 image (32 GB) is refused before
+ * anything is allocated; an h5py-style variable-length UTF-8 attribute is
+ * read like a fixed-length one. */
+static void test_declared_image(void **state)
+{
+    (void)state;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    for (int written = 0; written < 2; written++) {
+        const char *path = tu_tmp(written ? "io_vlen_attr.h5" : "io_huge_declared.h5");
+        hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t ct = H5Tcreate(H5T_COMPOUND, 8);
+        H5Tinsert(ct, "r", 0, H5T_IEEE_F32LE);
+        H5Tinsert(ct, "i", 4, H5T_IEEE_F32LE);
+        hsize_t dims[2] = {written ? 2 : 65536, written ? 2 : 65536}, chunk[2] = {1, 64};
+        hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+        if (!written) H5Pset_chunk(pl, 2, chunk);
+        hid_t d = H5Dcreate2(f, "image", ct, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+        assert_true(d >= 0);
+        const float v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        if (written) assert_true(H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+        H5Dclose(d);
+        H5Pclose(pl);
+        H5Sclose(sp);
+        H5Tclose(ct);
+        hid_t vt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(vt, H5T_VARIABLE);
+        H5Tset_cset(vt, H5T_CSET_UTF8);
+        sp = H5Screate(H5S_SCALAR);
+        hid_t a = H5Acreate2(f, "origin", vt, sp, H5P_DEFAULT, H5P_DEFAULT);
+        const char *origin = "h5py";
+        H5Awrite(a, vt, &origin);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Tclose(vt);
+        H5Fclose(f);
+
+        sarbp_image *img = NULL;
+        if (!written) {
+            assert_int_equal(sarbp_image_read(path, &img), SARBP_ERR_FORMAT);
+            assert_null(img);
+            printf("%s\n", sarbp_error_detail());
+            assert_non_null(strstr(sarbp_error_detail(), "declares 65536 x 65536 values"));
+            assert_non_null(strstr(sarbp_error_detail(), path));
+        } else {
+            tu_ok(sarbp_image_read(path, &img));
+            assert_true(img->data[3].re == 7 && img->data[3].im == 8);
+            assert_string_equal(sarbp_image_get_attr(img, "origin"), "h5py");
+            sarbp_image_free(img);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,7 +696,9 @@ int main(void)
         cmocka_unit_test(test_h5_roundtrip),  cmocka_unit_test(test_h5_foreign),
         cmocka_unit_test(test_npy_roundtrip), cmocka_unit_test(test_npy_variants),
         cmocka_unit_test(test_png),           cmocka_unit_test(test_failed_writes),
-        cmocka_unit_test(test_bad_reads),
+        cmocka_unit_test(test_bad_reads),     cmocka_unit_test(test_nonfinite_refused),
+        cmocka_unit_test(test_write_all),     cmocka_unit_test(test_planted_links),
+        cmocka_unit_test(test_declared_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

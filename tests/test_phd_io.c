@@ -607,6 +607,197 @@ static void test_bad_own_format(void **state)
     sarbp_phd_free(p);
 }
 
+/* ---- declared sizes the file does not back ---------------------------------- */
+
+/* Replaces dataset name of the sarbp-phd file path by a float64 vector of n
+ * values, chunked by chunk, of which only the first chunk is written (the
+ * rest would read as fill values). */
+static void sparse_vector(const char *path, const char *name, hsize_t n, hsize_t chunk)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+    hid_t sp = H5Screate_simple(1, &n, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+    assert_true(H5Pset_chunk(pl, 1, &chunk) >= 0);
+    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    assert_true(d >= 0);
+    double *v = malloc(chunk * sizeof *v);
+    for (hsize_t i = 0; i < chunk; i++) v[i] = 1e4;
+    hsize_t start = 0;
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &chunk, NULL);
+    assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &chunk, NULL) >= 0);
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, v) >= 0);
+    free(v);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Pclose(pl);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
+/* A dataset whose chunks were never written, or that declares more than the
+ * file holds, is refused before it is read: never fill values, never a
+ * gigabyte allocation. */
+static void test_declared_sizes(void **state)
+{
+    (void)state;
+    sarbp_phd *p = make_phd(SARBP_DOMAIN_FREQ, 8, 16, 0, 1);
+    const char *path = tu_tmp("sparse.h5");
+    tu_ok(sarbp_phd_write_h5(path, p));
+    sparse_vector(path, "r0", 8, 4); /* half of r0 missing */
+    expect_open_error(path, SARBP_ERR_FORMAT, "dataset 'r0' declares 8 values (64 bytes) in 2 chunks but the file holds 1 of them");
+    tu_ok(sarbp_phd_write_h5(path, p));
+    sparse_vector(path, "r0", (hsize_t)1 << 40, 1 << 16); /* 8 TB of r0 in a small file */
+    expect_open_error(path, SARBP_ERR_FORMAT, "dataset 'r0' declares 1099511627776 values (8.8 TB)");
+    sarbp_phd_free(p);
+}
+
+/* Sets every value of dataset name in path to v. */
+static void fill_dataset(const char *path, const char *name, double v)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    double *x = malloc((size_t)n * sizeof *x);
+    for (hssize_t i = 0; i < n; i++) x[i] = v;
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    free(x);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+/* Finite but absurd metadata is refused before anything is derived from it
+ * (a df of 1e300 once gave an all-NaN image with exit 0; one of 1e-300 a
+ * meaningless one). */
+static void test_absurd_metadata(void **state)
+{
+    (void)state;
+    static const struct { const char *field; double v; const char *text; } cases[] = {
+        {"df", 1e300, "frequency step of pulse 0 (1e+300 Hz) is not in [1, 1e+13] Hz"},
+        {"df", 1e-300, "frequency step of pulse 0 (1e-300 Hz) is not in [1, 1e+13] Hz"},
+        {"f0", 1e14, "start frequency of pulse 0 (1e+14 Hz) is not in (0, 1e+13] Hz"},
+        {"pos", 1e12, "an antenna position lies beyond 1e+09 m"},
+        {"r0", 1e300, "r0 of pulse 0 (1e+300 m) is not in (0, 1e+09] m"},
+    };
+    sarbp_phd *p = make_phd(SARBP_DOMAIN_FREQ, 6, 8, 0, 1);
+    const char *path = tu_tmp("absurd.h5");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_ok(sarbp_phd_write_h5(path, p));
+        fill_dataset(path, cases[i].field, cases[i].v);
+        expect_open_error(path, SARBP_ERR_INVALID, cases[i].text);
+    }
+    sarbp_phd_free(p);
+}
+
+/* ---- variable-length string attributes (h5py's default for str) ---------- */
+
+struct str_attrs {
+    char name[16][64];
+    int n;
+};
+
+static herr_t collect_str_attr(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    struct str_attrs *s = data;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT), t = H5Aget_type(a);
+    if (H5Tget_class(t) == H5T_STRING && s->n < 16) snprintf(s->name[s->n++], 64, "%s", name);
+    H5Tclose(t);
+    H5Aclose(a);
+    return 0;
+}
+
+/* Rewrites every fixed-length string attribute of obj as a scalar UTF-8
+ * variable-length string, as h5py writes a Python str; returns how many. */
+static int attrs_to_vlen(hid_t obj)
+{
+    struct str_attrs s = {.n = 0};
+    assert_true(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_str_attr, &s) >= 0);
+    for (int i = 0; i < s.n; i++) {
+        hid_t a = H5Aopen(obj, s.name[i], H5P_DEFAULT), t = H5Aget_type(a);
+        assert_false(H5Tis_variable_str(t) > 0);
+        size_t size = H5Tget_size(t);
+        char *val = calloc(size + 1, 1);
+        assert_true(H5Aread(a, t, val) >= 0);
+        H5Tclose(t);
+        H5Aclose(a);
+        assert_true(H5Adelete(obj, s.name[i]) >= 0);
+        hid_t vt = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+        assert_true(H5Tset_size(vt, H5T_VARIABLE) >= 0);
+        assert_true(H5Tset_cset(vt, H5T_CSET_UTF8) >= 0);
+        a = H5Acreate2(obj, s.name[i], vt, sp, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(a >= 0);
+        const char *p = val;
+        assert_true(H5Awrite(a, vt, &p) >= 0);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Tclose(vt);
+        free(val);
+    }
+    return s.n;
+}
+
+static herr_t dataset_to_vlen(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)info;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    if (d >= 0) {
+        *(int *)data += attrs_to_vlen(d);
+        H5Dclose(d);
+    }
+    return 0;
+}
+
+/* A sarbp-phd file whose string attributes (sarbp_format, domain, creator,
+ * every units) are variable-length, as h5py writes them, reads exactly as
+ * the fixed-length original and forms the same image. */
+static void test_vlen_string_attributes(void **state)
+{
+    (void)state;
+    for (int dom = 0; dom < 2; dom++) {
+        sarbp_phd *p = make_phd(dom ? SARBP_DOMAIN_CHIRP : SARBP_DOMAIN_FREQ, 40, 64, 1, 1);
+        char fixed[512], vlen[512];
+        snprintf(fixed, sizeof fixed, "%s", tu_tmp(dom ? "fixed_chirp.h5" : "fixed_freq.h5"));
+        snprintf(vlen, sizeof vlen, "%s", tu_tmp(dom ? "vlen_chirp.h5" : "vlen_freq.h5"));
+        tu_ok(sarbp_phd_write_h5(fixed, p));
+        tu_ok(sarbp_phd_write_h5(vlen, p));
+        hid_t f = H5Fopen(vlen, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(f >= 0);
+        int nroot = attrs_to_vlen(f), nunits = 0;
+        assert_true(H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, dataset_to_vlen, &nunits) >= 0);
+        H5Fclose(f);
+        printf("%s: %d root and %d dataset string attributes made variable-length\n",
+               dom ? "chirp" : "freq", nroot, nunits);
+        assert_true(nroot >= 2);
+
+        const char *in_f = fixed, *in_v = vlen;
+        sarbp_phd *a, *b;
+        tu_ok(sarbp_phd_load(&in_f, 1, &a));
+        tu_ok(sarbp_phd_load(&in_v, 1, &b));
+        same_meta(b, a, 0);
+        assert_memory_equal(b->data, a->data, 40 * 64 * sizeof(sarbp_c32));
+        sarbp_phd_free(a);
+        sarbp_phd_free(b);
+
+        char out[64], err[1024];
+        char img_f[512], img_v[512];
+        snprintf(img_f, sizeof img_f, "%s", tu_tmp("vlen_ref.npy"));
+        snprintf(img_v, sizeof img_v, "%s", tu_tmp("vlen_img.npy"));
+        assert_int_equal(tu_run("form --backend cpu --grid 32x32 -i %s -o %s", fixed, img_f), 0);
+        assert_int_equal(tu_run("form --backend cpu --grid 32x32 -i %s -o %s", vlen, img_v), 0);
+        sarbp_image *ia, *ib;
+        tu_ok(sarbp_image_read(img_f, &ia));
+        tu_ok(sarbp_image_read(img_v, &ib));
+        assert_memory_equal(ia->data, ib->data, 32 * 32 * sizeof(sarbp_c32));
+        sarbp_image_free(ia);
+        sarbp_image_free(ib);
+        sarbp_phd_free(p);
+    }
+}
+
 /* ---- several files ---------------------------------------------------------- */
 
 /* Writes pulses [a, b) of p to SARBP_TEST_TMP/<dir>/<name>. */
@@ -842,6 +1033,25 @@ static void test_mat_written_here(void **state)
     Mat_VarFree(v);
     Mat_Close(mat);
     expect_open_error(path, SARBP_ERR_FORMAT, "variable 'data' is missing");
+
+    /* af.ph_correct, the last array in the file, declaring one element more
+     * than it stores: matio would read the next bytes (or zeros) as its value */
+    write_mat(path, p, NULL, 0, 0);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    static unsigned char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    static const unsigned char dims_1x21[16] = {5, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 21, 0, 0, 0};
+    long last = -1;
+    for (size_t i = 0; i + 16 <= len; i++)
+        if (!memcmp(buf + i, dims_1x21, 16)) last = (long)i;
+    assert_true(last > 0);
+    assert_int_equal(fseek(f, last + 12, SEEK_SET), 0);
+    assert_int_equal(fputc(22, f), 22);
+    assert_int_equal(fclose(f), 0);
+    expect_open_error(path, SARBP_ERR_FORMAT,
+                      "variable 'data.af.ph_correct' declares 22 elements but its real part "
+                      "holds 168 bytes");
     sarbp_phd_free(p);
 }
 
@@ -1001,6 +1211,9 @@ int main(void)
         cmocka_unit_test(test_raw_gotcha_h5_shapes),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_bad_own_format),
+        cmocka_unit_test(test_vlen_string_attributes),
+        cmocka_unit_test(test_declared_sizes),
+        cmocka_unit_test(test_absurd_metadata),
         cmocka_unit_test(test_multi_file),
         cmocka_unit_test(test_mat_written_here),
         cmocka_unit_test(test_gotcha_files),

@@ -9,7 +9,11 @@
  *  - .npy: complex64 ('<c8'), shape (ny, nx), C order.
  *  - .png: 8-bit grayscale of 20 log10 |I|, db_range below the peak -> 0,
  *          peak -> 255, north (+y) up (row 0 of the PNG is the largest y).
- * Writers go through a temporary name renamed when complete. */
+ * Writers go through a temporary file beside the output (created
+ * exclusively: a file or symbolic link planted there is never followed),
+ * synced and renamed over the output when complete; on failure, or when the
+ * process is interrupted (SIGINT, SIGTERM, SIGHUP), the temporary is
+ * removed and the output left as it was. */
 #ifndef SARBP_IMAGE_H
 #define SARBP_IMAGE_H
 
@@ -51,8 +55,16 @@ typedef enum {
 /* Format from the file name's extension (.h5/.hdf5, .npy, .png), case-insensitive. */
 sarbp_image_format sarbp_image_format_from_name(const char *path);
 
-/* Writes img in the format chosen by the extension. db_range > 0 (PNG only). */
+/* Writes img in the format chosen by the extension. db_range > 0 (PNG only).
+ * SARBP_ERR_INVALID, before any file is created, when a pixel is NaN or Inf
+ * (the detail counts them) or the format is unknown; SARBP_ERR_IO naming
+ * path when its directory is missing or not writable. */
 sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double db_range);
+/* Writes img to each of paths[0..n) (format from each name), all or nothing:
+ * every file is written to its temporary first, and the temporaries are
+ * renamed only when all are complete. On failure no output changes. */
+sarbp_status sarbp_image_write_all(const char *const *paths, size_t n, const sarbp_image *img,
+                                   double db_range);
 sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img);
 sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img);
 sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range);

@@ -63,8 +63,22 @@ sarbp_status sarbp_phd_alloc(sarbp_domain domain, size_t npulses, size_t nsample
 sarbp_status sarbp_phd_alloc_optional(sarbp_phd *phd, double **field);
 void sarbp_phd_free(sarbp_phd *phd); /* NULL is a no-op */
 
-/* Checks metadata: npulses, nsamples > 0; positions, r0, f0, df finite;
- * df > 0; chirp scalars positive. With data, all samples finite. */
+/* Plausibility limits on metadata (README.md): distances (positions, r0,
+ * r_correct) and angles within SARBP_PHD_MAX_DISTANCE in magnitude;
+ * frequencies (f0, df, the last sample f0 + (K-1) df, fs, fc) within
+ * SARBP_PHD_MAX_FREQ; df and fs at least SARBP_PHD_MIN_STEP;
+ * |chirp rate| <= 1e6 x SARBP_PHD_MAX_FREQ Hz/s; the chirp's band
+ * |chirp rate| x pulse length in [SARBP_PHD_MIN_STEP, SARBP_PHD_MAX_FREQ];
+ * its length pulse length x fs at most SARBP_PHD_MAX_SAMPLES samples; pulse
+ * length and t0 within 1 s. Within them, every figure derived for a grid (extents,
+ * resolutions, pixel counts) stays finite and far inside size_t. */
+#define SARBP_PHD_MAX_DISTANCE 1e9 /* m: far beyond any orbit a SAR flies */
+#define SARBP_PHD_MAX_FREQ 1e13    /* Hz: 10 THz */
+#define SARBP_PHD_MIN_STEP 1.0     /* Hz: a smaller df puts the alias-free range past 1.5e8 m */
+
+/* Checks metadata: npulses, nsamples > 0; positions, r0, f0, df finite and
+ * within the limits above; r0, f0, df > 0; chirp scalars positive and
+ * within the limits. With data, all samples finite. */
 sarbp_status sarbp_phd_validate(const sarbp_phd *phd);
 
 /* New phd holding pulses [i0, i1) of src (metadata and data when present). */

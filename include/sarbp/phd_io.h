@@ -11,7 +11,12 @@
  * Several inputs (files, directories, globs) are concatenated in azimuth
  * order. The reader keeps all per-pulse metadata in memory and streams the
  * samples in blocks (HDF5 hyperslabs), so sample memory is bounded by the
- * block the caller asks for. */
+ * block the caller asks for.
+ *
+ * Inputs are distrusted: every declared size is checked against the file
+ * and the limits below before anything is allocated, and each file's
+ * metadata is read first in a forked probe (sarbp/probe.h), so a malformed
+ * file gives SARBP_ERR_FORMAT (or _INVALID) naming it, never a crash. */
 #ifndef SARBP_PHD_IO_H
 #define SARBP_PHD_IO_H
 
@@ -23,6 +28,13 @@ extern "C" {
 
 #define SARBP_PHD_FORMAT_NAME "sarbp-phd"
 #define SARBP_PHD_FORMAT_VERSION 1
+
+/* Plausibility limits on what one input file may declare (README.md, "The
+ * sarbp-phd file"). Beyond them a file is refused before anything is
+ * allocated for it; within them every declared size is still checked
+ * against the bytes the file holds. */
+#define SARBP_PHD_MAX_PULSES ((size_t)1 << 24)  /* pulses in one file: 16,777,216 */
+#define SARBP_PHD_MAX_SAMPLES ((size_t)1 << 22) /* samples per pulse: 4,194,304 */
 
 typedef struct sarbp_reader_s sarbp_reader;
 

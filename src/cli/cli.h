@@ -6,6 +6,7 @@
 #ifndef SARBP_CLI_H
 #define SARBP_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -38,20 +39,52 @@ void cli_info(int level, const char *fmt, ...)
 #endif
     ;
 
-/* Strict number parsing: the whole string must be a finite number (within
- * [lo, hi]). Return 0 on success, -1 otherwise. */
+/* getopt_long with sarbp's messages: opterr is off, and an unknown option,
+ * a missing value or a value given to a flag prints one line "sarbp: CMD:
+ * unknown option '--foo'" plus "Try 'sarbp CMD --help'" and returns
+ * CLI_BAD_OPTION (the caller returns CLI_USAGE). -q and -v are handled here
+ * for every command (cli_verbosity) and never returned: shortopts and
+ * longopts must list them (CLI_COMMON_LONGOPTS). Returns the option, or -1
+ * at the end of the options. */
+#define CLI_BAD_OPTION (-2)
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+#define CLI_COMMON_LONGOPTS                                                    \
+    {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},    \
+        {"help", no_argument, NULL, 'h'}
+
+/* Checks that everything written to stdout reached it (fflush, ferror,
+ * fclose). On failure prints "sarbp: CMD: cannot write to standard output:
+ * ..." and returns CLI_FAIL when rc was CLI_OK; otherwise returns rc. Called
+ * once by main after every command. */
+int cli_close_stdout(const char *cmd, int rc);
+/* fflush(stdout) for a command that wants its results out before a later
+ * message on stderr; a failure is remembered for cli_close_stdout. */
+void cli_flush_stdout(void);
+
+/* Checked number parsing, the only way the CLI turns text into numbers:
+ * the whole string must be one number (no leading space, no trailing text),
+ * finite, within [lo, hi] (so every later conversion to an integer type is
+ * in range). Return 0 on success, -1 otherwise, leaving *out unchanged. */
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
+int cli_parse_int(const char *s, int lo, int hi, int *out);
 int cli_parse_size(const char *s, size_t lo, size_t hi, size_t *out);
-/* "A:B" -> two numbers; "A,B[,C]" -> up to n numbers (returns count or -1). */
+/* "A:B" whole numbers in [lo, hi] with A < B (--pulses I0:I1). */
+int cli_parse_size_range(const char *s, size_t lo, size_t hi, size_t *a, size_t *b);
+/* "A<sep>B[<sep>C...]" -> nmin to nmax finite numbers (returns the count or -1). */
 int cli_parse_list(const char *s, char sep, double *vals, int nmin, int nmax);
-/* "NXxNY" */
-int cli_parse_grid(const char *s, size_t *nx, size_t *ny);
-/* "123", "4.5G", "512M", "64K" (bytes) */
+/* The same for whole numbers in [lo, hi]. */
+int cli_parse_int_list(const char *s, char sep, int lo, int hi, int *vals, int nmin, int nmax);
+/* "NXxNY", each from 1 to max */
+int cli_parse_grid(const char *s, size_t max, size_t *nx, size_t *ny);
+/* "123", "4.5G", "512M", "64K" (bytes, binary units, optional B or iB),
+ * from 1 byte to 2^62 bytes */
 int cli_parse_bytes(const char *s, size_t *out);
 
-/* JSON output: a string with quotes and escapes; a number with NaN as null
- * and infinities as the strings "inf" / "-inf" (JSON has neither). */
+/* JSON output: a string with quotes and escapes (bytes that are not UTF-8
+ * become U+FFFD, so the output is always valid JSON); a number with NaN as
+ * null and infinities as the strings "inf" / "-inf" (JSON has neither). */
 void cli_json_str(const char *s);
 void cli_json_num(double v);
 

@@ -1,4 +1,5 @@
 /* cli_util.c - messages, strict number parsing and the progress line. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -53,20 +54,112 @@ void cli_info(int level, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* ---- options -------------------------------------------------------------- */
+
+/* The long option an unknown or ambiguous argument names, for the message:
+ * "--foo=1" -> "--foo". */
+static void option_word(const char *arg, char *buf, size_t n)
+{
+    size_t len = strcspn(arg, "=");
+    if (len >= n) len = n - 1;
+    memcpy(buf, arg, len);
+    buf[len] = '\0';
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts)
+{
+    char so[64];
+    snprintf(so, sizeof so, "%s%s", shortopts[0] == ':' ? "" : ":", shortopts);
+    opterr = 0;
+    for (;;) {
+        int longind = -1;
+        optopt = 0;
+        int c = getopt_long(argc, argv, so, longopts, &longind);
+        if (c == 'q') {
+            cli_verbosity = 0;
+            continue;
+        }
+        if (c == 'v') {
+            cli_verbosity++;
+            continue;
+        }
+        if (c != '?' && c != ':') return c;
+        /* glibc: optopt is the short option's character, the long option's
+         * val when it was given a value it does not take or lacks one, and
+         * 0 for a long option it does not know (or an ambiguous prefix). */
+        const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+        char word[128];
+        option_word(arg, word, sizeof word);
+        int is_long = !strncmp(arg, "--", 2);
+        if (c == ':') {
+            if (is_long) cli_usage(cmd, "option '%s' needs a value", word);
+            else cli_usage(cmd, "option '-%c' needs a value", optopt);
+        } else if (optopt && !is_long) {
+            cli_usage(cmd, "unknown option '-%c'", optopt);
+        } else if (optopt) {
+            cli_usage(cmd, "option '%s' takes no value", word);
+        } else {
+            int matches = 0;
+            for (const struct option *o = longopts; o->name; o++)
+                matches += word[2] && !strncmp(o->name, word + 2, strlen(word + 2));
+            cli_usage(cmd, "%s option '%s'", matches > 1 ? "ambiguous" : "unknown", word);
+        }
+        return CLI_BAD_OPTION;
+    }
+}
+
+static int stdout_errno; /* why an earlier cli_flush_stdout failed */
+
+void cli_flush_stdout(void)
+{
+    if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
+}
+
+int cli_close_stdout(const char *cmd, int rc)
+{
+    int bad = ferror(stdout), e = stdout_errno;
+    errno = 0;
+    if (fflush(stdout) != 0) {
+        bad = 1;
+        if (!e) e = errno;
+    }
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad) return rc;
+    if (e) fprintf(stderr, "sarbp: %s: cannot write to standard output: %s\n", cmd, strerror(e));
+    else fprintf(stderr, "sarbp: %s: cannot write to standard output\n", cmd);
+    return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
+/* ---- numbers --------------------------------------------------------------- */
+
+/* strtod and strtol skip leading white space and strtoul takes a sign: a
+ * number must start with a digit, a sign (where allowed) or a point. */
+static int starts_number(const char *s, int sign_ok)
+{
+    if (!s) return 0;
+    if (sign_ok && (*s == '-' || *s == '+')) s++;
+    return isdigit((unsigned char)*s) || *s == '.';
+}
+
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
-    if (!s || !*s) return -1;
+    if (!starts_number(s, 1)) return -1;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end || end == s || !isfinite(v) || v < lo || v > hi) return -1;
+    if (*end || end == s || !isfinite(v) || !(v >= lo && v <= hi)) return -1;
+    if (errno == ERANGE && v != 0) return -1; /* overflow; underflow to 0 is 0 */
     *out = v;
     return 0;
 }
 
 int cli_parse_long(const char *s, long lo, long hi, long *out)
 {
-    if (!s || !*s) return -1;
+    if (!starts_number(s, 1)) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -75,9 +168,17 @@ int cli_parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+int cli_parse_int(const char *s, int lo, int hi, int *out)
+{
+    long v;
+    if (cli_parse_long(s, lo, hi, &v)) return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int cli_parse_size(const char *s, size_t lo, size_t hi, size_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    if (!starts_number(s, 0)) return -1;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -86,19 +187,40 @@ int cli_parse_size(const char *s, size_t lo, size_t hi, size_t *out)
     return 0;
 }
 
-int cli_parse_list(const char *s, char sep, double *vals, int nmin, int nmax)
+/* Copies the field [p, p + len) of a list to buf[n] (fields are short). */
+static int field(const char *p, size_t len, char *buf, size_t n)
+{
+    if (len == 0 || len >= n) return -1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+int cli_parse_size_range(const char *s, size_t lo, size_t hi, size_t *a, size_t *b)
+{
+    const char *colon = s ? strchr(s, ':') : NULL;
+    char first[64];
+    size_t x, y;
+    if (!colon || field(s, (size_t)(colon - s), first, sizeof first) ||
+        cli_parse_size(first, lo, hi, &x) || cli_parse_size(colon + 1, lo, hi, &y) || !(x < y))
+        return -1;
+    *a = x;
+    *b = y;
+    return 0;
+}
+
+/* Calls one(text, k) for each field of s split at sep; the count, or -1. */
+static int split(const char *s, char sep, int nmin, int nmax, int (*one)(const char *, int, void *),
+                 void *ctx)
 {
     if (!s) return -1;
     int n = 0;
-    const char *p = s;
-    for (;;) {
+    for (const char *p = s;;) {
         const char *q = strchr(p, sep);
-        size_t len = q ? (size_t)(q - p) : strlen(p);
-        if (n >= nmax || len == 0 || len >= 64) return -1;
         char tmp[64];
-        memcpy(tmp, p, len);
-        tmp[len] = '\0';
-        if (cli_parse_double(tmp, -INFINITY, INFINITY, &vals[n])) return -1;
+        if (n >= nmax || field(p, q ? (size_t)(q - p) : strlen(p), tmp, sizeof tmp) ||
+            one(tmp, n, ctx))
+            return -1;
         n++;
         if (!q) break;
         p = q + 1;
@@ -106,28 +228,52 @@ int cli_parse_list(const char *s, char sep, double *vals, int nmin, int nmax)
     return n >= nmin ? n : -1;
 }
 
-int cli_parse_grid(const char *s, size_t *nx, size_t *ny)
+static int one_double(const char *s, int k, void *ctx)
 {
-    if (!s) return -1;
-    const char *x = strpbrk(s, "xX");
-    if (!x) return -1;
+    return cli_parse_double(s, -INFINITY, INFINITY, (double *)ctx + k);
+}
+
+int cli_parse_list(const char *s, char sep, double *vals, int nmin, int nmax)
+{
+    return split(s, sep, nmin, nmax, one_double, vals);
+}
+
+struct int_list {
+    int lo, hi, *vals;
+};
+
+static int one_int(const char *s, int k, void *ctx)
+{
+    struct int_list *l = ctx;
+    return cli_parse_int(s, l->lo, l->hi, &l->vals[k]);
+}
+
+int cli_parse_int_list(const char *s, char sep, int lo, int hi, int *vals, int nmin, int nmax)
+{
+    struct int_list l = {lo, hi, vals};
+    return split(s, sep, nmin, nmax, one_int, &l);
+}
+
+int cli_parse_grid(const char *s, size_t max, size_t *nx, size_t *ny)
+{
+    const char *x = s ? strpbrk(s, "xX") : NULL;
     char a[32];
-    size_t len = (size_t)(x - s);
-    if (len == 0 || len >= sizeof a) return -1;
-    memcpy(a, s, len);
-    a[len] = '\0';
-    if (cli_parse_size(a, 1, (size_t)1 << 31, nx)) return -1;
-    if (cli_parse_size(x + 1, 1, (size_t)1 << 31, ny)) return -1;
+    size_t u, v;
+    if (!x || field(s, (size_t)(x - s), a, sizeof a) || cli_parse_size(a, 1, max, &u) ||
+        cli_parse_size(x + 1, 1, max, &v))
+        return -1;
+    *nx = u;
+    *ny = v;
     return 0;
 }
 
 int cli_parse_bytes(const char *s, size_t *out)
 {
-    if (!s || !*s) return -1;
+    if (!starts_number(s, 0)) return -1;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v <= 0) return -1;
+    if (errno || end == s || !isfinite(v) || !(v > 0)) return -1;
     double mul = 1;
     if (*end) {
         switch (*end) {
@@ -139,17 +285,40 @@ int cli_parse_bytes(const char *s, size_t *out)
         }
         if (end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB")) return -1;
     }
-    *out = (size_t)(v * mul);
+    /* in range before the conversion: 2^62 bytes is more than any machine */
+    const double bytes = v * mul;
+    if (!(bytes >= 1 && bytes <= 0x1p62)) return -1;
+    *out = (size_t)bytes;
     return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when invalid. */
+static int utf8_len(const unsigned char *p)
+{
+    if (p[0] < 0x80) return 1;
+    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : 0;
+    if (!n) return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    unsigned cp = p[0] & (0x7f >> n);
+    for (int i = 1; i < n; i++) cp = cp << 6 | (p[i] & 0x3f);
+    if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
+    if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
+    return n;
 }
 
 void cli_json_str(const char *s)
 {
     putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_len(p);
         if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
+        else if (*p < 0x20 || *p == 0x7f) printf("\\u%04x", *p);
+        else if (n == 0) fputs("\\ufffd", stdout);
+        else fwrite(p, 1, (size_t)n, stdout);
+        p += n ? n : 1;
     }
     putchar('"');
 }

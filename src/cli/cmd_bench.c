@@ -33,7 +33,10 @@ static void help(void)
 "                   FP16 (range and phase FP32 in both), side by side\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
 "  --device N       cuda device (default 0)\n"
-"  --json           one JSON object per line instead of the table\n"
+"  --json           one JSON object per line instead of the table (undefined\n"
+"                   figures are null, infinite ones the strings \"inf\", \"-inf\")\n"
+"  -q, --quiet      no notes on stderr (errors still)\n"
+"  -v, --verbose    also say how the scene was made and how long it took\n"
 "\n"
 "cpu: FP32 Mbp/s per thread count (FP64, the reference loop, always uses every\n"
 "core, on a quarter of the pulses); FP32 SER against FP64 on the same grid.\n"
@@ -55,6 +58,20 @@ static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
         e += dr * dr + di * di;
     }
     return e == 0 ? INFINITY : 10 * log10(s / e);
+}
+
+/* JSON members: ,"key":value with NaN as null (cli_json_num); the first
+ * member of an object passes first = 1. */
+static void jnum(const char *key, double v)
+{
+    printf(",\"%s\":", key);
+    cli_json_num(v);
+}
+
+static void jstr(const char *key, const char *v, int first)
+{
+    printf("%s\"%s\":", first ? "{" : ",", key);
+    cli_json_str(v);
 }
 
 static sarbp_status make_scene(size_t npulses, size_t nsamples, sarbp_phd **out)
@@ -137,12 +154,17 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
         }
         double r32 = (double)npix * p->npulses / t32 / 1e6;
         if (st) break;
-        if (json)
-            printf("{\"backend\":\"cpu\",\"threads\":%d,\"fp32_mbps\":%.1f,\"fp32_mbps_per_core\":%.1f,"
-                   "\"fp64_mbps\":%.1f,\"ser_db\":%.2f}\n", threads[k], r32, r32 / threads[k], r64, ser);
-        else
+        if (json) {
+            jstr("backend", "cpu", 1);
+            printf(",\"threads\":%d", threads[k]);
+            jnum("fp32_mbps", r32);
+            jnum("fp32_mbps_per_core", r32 / threads[k]);
+            jnum("fp64_mbps", r64);
+            jnum("ser_db", ser);
+            printf("}\n");
+        } else
             printf("%8d %14.1f %14.1f %18.1f %10.1f\n", threads[k], r32, r32 / threads[k], r64, ser);
-        fflush(stdout);
+        cli_flush_stdout();
     }
     sarbp_profiles_free(p32);
     sarbp_profiles_free(p64);
@@ -168,21 +190,21 @@ static int parse_variant(char *tok, char name[16], sarbp_cuda_kernel_cfg *kc)
     if (tl >= sizeof tile) return -1;
     memcpy(tile, c1 + 1, tl);
     size_t tx, ty;
-    if (cli_parse_grid(tile, &tx, &ty) || tx > 1024 || ty > 1024) return -1;
+    if (cli_parse_grid(tile, 1024, &tx, &ty)) return -1;
     kc->tile_x = (int)tx;
     kc->tile_y = (int)ty;
     if (!c2) return 0;
     char *c3 = strchr(c2 + 1, ':');
     if (c3) *c3 = '\0';
-    long ppt, minb;
-    int bad = cli_parse_long(c2 + 1, 1, 8, &ppt);
+    int ppt, minb;
+    int bad = cli_parse_int(c2 + 1, 1, 8, &ppt);
     if (c3) {
         *c3 = ':';
-        bad = bad || cli_parse_long(c3 + 1, -1, 64, &minb);
-        if (!bad) kc->minb = (int)minb;
+        bad = bad || cli_parse_int(c3 + 1, -1, 64, &minb);
+        if (!bad) kc->minb = minb;
     }
     if (bad) return -1;
-    kc->ppt = (int)ppt;
+    kc->ppt = ppt;
     return 0;
 }
 
@@ -256,11 +278,14 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         printf("%-18s %9s %9s %7s   %9s %9s %7s   %7s\n", "variant", "fp32 ms", "Gbp/s", "SER dB",
                "fp16 ms", "Gbp/s", "SER dB", "16/32");
     } else {
-        printf("{\"device\":\"%s\",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,"
-               "\"bins\":%zu,\"v1_gbps\":%.2f,\"v1_vs_cpu_fp64_ser_db\":%.2f}\n",
-               name, sms, clk, g->nx, g->ny, p->npulses, p32->nbins, pairs / ms_ref / 1e6, ser_v1_cpu);
+        jstr("device", name, 1);
+        printf(",\"sms\":%d,\"clock_mhz\":%d,\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,\"bins\":%zu", sms,
+               clk, g->nx, g->ny, p->npulses, p32->nbins);
+        jnum("v1_gbps", pairs / ms_ref / 1e6);
+        jnum("v1_vs_cpu_fp64_ser_db", ser_v1_cpu);
+        printf("}\n");
     }
-    fflush(stdout);
+    cli_flush_stdout();
     int rc_out = CLI_OK;
     for (char *tok = strtok(variants, ","); tok; tok = strtok(NULL, ",")) {
         sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0};
@@ -288,20 +313,24 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             }
             gbps[h] = pairs / ms / 1e6;
             double ser = ser_db(img, ref, npix);
-            if (json)
-                printf("{\"variant\":\"%s\",\"precision\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f,\"gflops\":%.0f,"
-                       "\"ser_db\":%.2f,\"profile_mib\":%.1f}\n",
-                       tok, h ? "fp16" : "fp32", ms, gbps[h], 43 * gbps[h], ser,
-                       prof_mib * (h ? 0.5 : 1.0));
-            else
+            if (json) {
+                jstr("variant", tok, 1);
+                jstr("precision", h ? "fp16" : "fp32", 0);
+                jnum("ms", ms);
+                jnum("gbps", gbps[h]);
+                jnum("gflops", 43 * gbps[h]);
+                jnum("ser_db", ser);
+                jnum("profile_mib", prof_mib * (h ? 0.5 : 1.0));
+                printf("}\n");
+            } else
                 printf(" %9.3f %9.1f %7.1f  ", ms, gbps[h], ser);
-            fflush(stdout);
+            cli_flush_stdout();
         }
         if (!json) {
             if (prec[0] && prec[1] && gbps[0] > 0) printf(" %7.2f\n", gbps[1] / gbps[0]);
             else printf(" %7s\n", "-");
         }
-        fflush(stdout);
+        cli_flush_stdout();
     }
     /* end to end: the streamed pipeline with the default kernel, per precision
      * (fp16 twice: raw samples uploaded as FP16, then as FP32) */
@@ -341,15 +370,23 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         if (t->transfer_s > big) big = t->transfer_s, bigname = "transfer";
         if (t->bp_s > big) big = t->bp_s, bigname = "backprojection";
         double ser = ser_db(im->data, ref, npix);
-        if (json)
-            printf("{\"end_to_end\":\"%s\",\"total_s\":%.4f,\"first_run_s\":%.4f,\"setup_s\":%.4f,"
-                   "\"read_s\":%.4f,\"transfer_s\":%.4f,\"rc_s\":%.4f,\"bp_s\":%.4f,\"finish_s\":%.4f,"
-                   "\"total_over_largest\":%.3f,\"gbps\":%.1f,\"pulse_mib\":%.2f,\"image_mib\":%.1f,"
-                   "\"ser_db\":%.2f}\n",
-                   label, fs.total_s, cold, t->setup_s, fs.read_s, t->transfer_s, t->rc_s, t->bp_s,
-                   t->finish_s, fs.total_s / big, pairs / fs.total_s / 1e9,
-                   t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0, ser);
-        else
+        if (json) {
+            jstr("end_to_end", label, 1);
+            jnum("total_s", fs.total_s);
+            jnum("first_run_s", cold);
+            jnum("setup_s", t->setup_s);
+            jnum("read_s", fs.read_s);
+            jnum("transfer_s", t->transfer_s);
+            jnum("rc_s", t->rc_s);
+            jnum("bp_s", t->bp_s);
+            jnum("finish_s", t->finish_s);
+            jnum("total_over_largest", fs.total_s / big);
+            jnum("gbps", pairs / fs.total_s / 1e9);
+            jnum("pulse_mib", t->pulse_bytes / 1048576.0);
+            jnum("image_mib", t->image_bytes / 1048576.0);
+            jnum("ser_db", ser);
+            printf("}\n");
+        } else
             printf("end to end, %s (form, default kernel, pulse blocks streamed): %.4f s "
                    "(first run %.3f s), %.1f Gbp/s, SER %.1f dB\n"
                    "  setup %.4f, read %.4f, transfer %.4f, range compression %.4f (under the "
@@ -359,7 +396,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                    label, fs.total_s, cold, pairs / fs.total_s / 1e9, ser,
                    t->setup_s, fs.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
                    fs.total_s / big, bigname, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0);
-        fflush(stdout);
+        cli_flush_stdout();
         sarbp_image_free(im);
     }
     free(ref);
@@ -378,18 +415,16 @@ int cmd_bench(int argc, char **argv)
         {"variant", required_argument, NULL, 'V'}, {"reps", required_argument, NULL, 'r'},
         {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
         {"precision", required_argument, NULL, 'P'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
     size_t nx = 0, ny = 0, npulses = 0, nsamples = 512;
     double spacing = 0;
-    int threads[64], nthreads = 0, reps = 5, json = 0;
-    long device = 0;
+    int threads[64], nthreads = 0, reps = 5, json = 0, device = 0;
     char variants[1024] = "v2:32x16:4,v3:32x8:2,v3:32x16:4,v3:32x32:8,v3,v3a,v4,v4:32x16:4";
     int prec[2] = {1, 1}; /* fp32, fp16 */
     int c;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        long l;
+    while ((c = cli_getopt(cmd, argc, argv, "qvh", lo)) != -1) {
         switch (c) {
         case 'b':
             if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
@@ -397,39 +432,49 @@ int cmd_bench(int argc, char **argv)
             backend = optarg;
             break;
         case 'g':
-            if (cli_parse_grid(optarg, &nx, &ny)) return cli_usage(cmd, "--grid wants NXxNY, not '%s'", optarg);
+            if (cli_parse_grid(optarg, (size_t)1 << 31, &nx, &ny))
+                return cli_usage(cmd, "--grid wants NXxNY with positive sizes, not '%s'", optarg);
             break;
         case 's':
-            if (cli_parse_double(optarg, 1e-6, 1e4, &spacing)) return cli_usage(cmd, "bad --spacing '%s'", optarg);
+            if (cli_parse_double(optarg, 1e-6, 1e4, &spacing))
+                return cli_usage(cmd, "--spacing wants metres from 1e-6 to 1e4, not '%s'", optarg);
             break;
         case 'p':
-            if (cli_parse_size(optarg, 1, 1 << 24, &npulses)) return cli_usage(cmd, "bad --pulses '%s'", optarg);
+            if (cli_parse_size(optarg, 1, 1 << 24, &npulses))
+                return cli_usage(cmd, "--pulses wants a whole number from 1 to %d, not '%s'", 1 << 24,
+                                 optarg);
             break;
         case 'k':
-            if (cli_parse_size(optarg, 2, 1 << 20, &nsamples)) return cli_usage(cmd, "bad --samples '%s'", optarg);
+            if (cli_parse_size(optarg, 2, 1 << 20, &nsamples))
+                return cli_usage(cmd, "--samples wants a whole number from 2 to %d, not '%s'", 1 << 20,
+                                 optarg);
             break;
-        case 't': {
-            double v[64];
-            int n = cli_parse_list(optarg, ',', v, 1, 64);
-            if (n < 0) return cli_usage(cmd, "--threads wants a list like 1,2, not '%s'", optarg);
-            for (int i = 0; i < n; i++) {
-                if (v[i] < 1 || v[i] > 4096 || v[i] != floor(v[i]))
-                    return cli_usage(cmd, "--threads: '%g' is not a thread count", v[i]);
-                threads[i] = (int)v[i];
-            }
-            nthreads = n;
+        case 't':
+            nthreads = cli_parse_int_list(optarg, ',', 1, 4096, threads, 1, 64);
+            if (nthreads < 0)
+                return cli_usage(cmd, "--threads wants up to 64 thread counts from 1 to 4096 "
+                                 "like 1,2, not '%s'", optarg);
             break;
-        }
-        case 'V':
+        case 'V': {
             if (strlen(optarg) >= sizeof variants) return cli_usage(cmd, "--variant list too long");
             strcpy(variants, optarg);
+            char check[sizeof variants], name[16];
+            strcpy(check, optarg);
+            for (char *tok = strtok(check, ","); tok; tok = strtok(NULL, ",")) {
+                sarbp_cuda_kernel_cfg kc = {0};
+                if (parse_variant(tok, name, &kc))
+                    return cli_usage(cmd, "--variant wants NAME[:TXxTY[:PPT[:MINB]]] with tiles up "
+                                     "to 1024, PPT 1 to 8, MINB -1 to 64, not '%s'", tok);
+            }
             break;
+        }
         case 'r':
-            if (cli_parse_long(optarg, 1, 1000, &l)) return cli_usage(cmd, "bad --reps '%s'", optarg);
-            reps = (int)l;
+            if (cli_parse_int(optarg, 1, 1000, &reps))
+                return cli_usage(cmd, "--reps wants a whole number from 1 to 1000, not '%s'", optarg);
             break;
         case 'd':
-            if (cli_parse_long(optarg, 0, 1024, &device)) return cli_usage(cmd, "bad --device '%s'", optarg);
+            if (cli_parse_int(optarg, 0, 1024, &device))
+                return cli_usage(cmd, "--device wants a device number from 0 to 1024, not '%s'", optarg);
             break;
         case 'j': json = 1; break;
         case 'P': {
@@ -444,9 +489,10 @@ int cmd_bench(int argc, char **argv)
             break;
         }
         case 'h': help(); return CLI_OK;
-        default: return cli_usage(cmd, "unknown or incomplete option");
+        default: return CLI_USAGE; /* cli_getopt said why */
         }
     }
+    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     int cuda = !strcmp(backend, "cuda");
     if (!nx) nx = ny = cuda ? 4096 : 1024;
     if (!npulses) npulses = cuda ? 2048 : 512;
@@ -457,9 +503,12 @@ int cmd_bench(int argc, char **argv)
     sarbp_status st = sarbp_grid_validate(&g);
     if (st) return cli_usage(cmd, "%s", sarbp_error_detail());
     sarbp_phd *p = NULL;
+    double t0 = sarbp_now_s();
     st = make_scene(npulses, nsamples, &p);
     if (st) return cli_fail_status(cmd, st);
-    int rc = cuda ? bench_cuda(p, &g, variants, prec, reps, (int)device, json)
+    cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
+             "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
+    int rc = cuda ? bench_cuda(p, &g, variants, prec, reps, device, json)
                   : bench_cpu(p, &g, threads, nthreads, json);
     sarbp_phd_free(p);
     return rc;

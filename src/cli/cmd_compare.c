@@ -4,7 +4,6 @@
  * and checks the optional thresholds. Exit 0 when every threshold given
  * holds, 1 when one fails or an image cannot be read or the grids differ,
  * 2 for usage errors. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +25,8 @@ static void help(void)
            "      --min-window-ser DB  fail when the worst window SER is below DB\n"
            "      --window N           side of the SER windows in pixels (default %d)\n"
            "      --json               print one JSON object instead of a table\n"
+           "  -q, --quiet              print nothing on stderr but errors\n"
+           "  -v, --verbose            also say what was read and how long it took\n"
            "  -h, --help               print this help and exit\n"
            "\n"
            "figures (r = REF, t = TEST):\n"
@@ -115,14 +116,13 @@ int cmd_compare(int argc, char **argv)
         {"min-window-ser", required_argument, NULL, OPT_MIN_WSER},
         {"window", required_argument, NULL, OPT_WINDOW},
         {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
+        CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     double min_ser = NAN, min_wser = NAN;
     size_t window = SARBP_SER_WINDOW_DEFAULT;
     int json = 0, have_min = 0, have_wmin = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(CMD, argc, argv, "qvh", opts)) != -1) {
         switch (c) {
         case OPT_MIN_SER:
             if (cli_parse_double(optarg, -1e6, 1e6, &min_ser))
@@ -140,8 +140,7 @@ int cmd_compare(int argc, char **argv)
             break;
         case OPT_JSON: json = 1; break;
         case 'h': help(); return CLI_OK;
-        case ':': return cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        default: return CLI_USAGE; /* cli_getopt said why */
         }
     }
     if (argc - optind != 2)
@@ -149,6 +148,7 @@ int cmd_compare(int argc, char **argv)
     const char *tp = argv[optind], *rp = argv[optind + 1];
 
     sarbp_image *t = NULL, *r = NULL;
+    double t0 = sarbp_now_s();
     sarbp_status s = sarbp_image_read(tp, &t);
     if (s != SARBP_OK) return cli_fail_status(CMD, s);
     s = sarbp_image_read(rp, &r);
@@ -156,6 +156,8 @@ int cmd_compare(int argc, char **argv)
         sarbp_image_free(t);
         return cli_fail_status(CMD, s);
     }
+    cli_info(2, "sarbp: compare: read '%s' (%zu x %zu) and '%s' (%zu x %zu) in %.3f s", tp,
+             t->grid.nx, t->grid.ny, rp, r->grid.nx, r->grid.ny, sarbp_now_s() - t0);
     sarbp_compare_result res;
     s = sarbp_quality_compare(t, r, window, &res);
     sarbp_image_free(t);
@@ -188,7 +190,7 @@ int cmd_compare(int argc, char **argv)
     }
     if (json) print_json(tp, rp, &res, pass);
     else print_table(tp, rp, &res);
-    fflush(stdout);
+    cli_flush_stdout(); /* the figures before the verdict; main checks the write */
     for (int i = 0; i < nmsg; i++) cli_fail(CMD, "%s", msg[i]);
     return pass ? CLI_OK : CLI_FAIL;
 }

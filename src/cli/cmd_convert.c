@@ -3,7 +3,7 @@
  * Streams blocks of pulses from the reader to the writer, so memory is one
  * block whatever the size of the inputs. The writer works under a temporary
  * name and renames at the end: a failure leaves no output file. */
-#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,30 +41,6 @@ static void help(FILE *f)
           f);
 }
 
-/* getopt_long's ':' (missing value) or '?' (unknown option) as a usage error. */
-static int bad_option(int c, char **argv)
-{
-    if (c == ':') return cli_usage("convert", "option '%s' needs a value", argv[optind - 1]);
-    if (optopt >= 256) return cli_usage("convert", "option '%s' takes no value", argv[optind - 1]);
-    if (optopt) return cli_usage("convert", "unknown option '-%c'", optopt);
-    return cli_usage("convert", "unknown option '%s'", argv[optind - 1]);
-}
-
-/* "I0:I1" with I0 < I1 */
-static int parse_pulses(const char *s, size_t *i0, size_t *i1)
-{
-    const char *colon = strchr(s, ':');
-    if (!colon || colon == s) return -1;
-    char a[32];
-    size_t len = (size_t)(colon - s);
-    if (len >= sizeof a) return -1;
-    memcpy(a, s, len);
-    a[len] = '\0';
-    if (cli_parse_size(a, 0, (size_t)-1, i0) || cli_parse_size(colon + 1, 0, (size_t)-1, i1))
-        return -1;
-    return *i1 > *i0 ? 0 : -1;
-}
-
 /* Reads the reader's (selected) pulses block by block into the writer. */
 static sarbp_status copy_all(sarbp_reader *rd, const char *out)
 {
@@ -96,9 +72,7 @@ int cmd_convert(int argc, char **argv)
         {"pulses", required_argument, NULL, OPT_PULSES},
         {"azimuth", required_argument, NULL, OPT_AZIMUTH},
         {"autofocus", no_argument, NULL, OPT_AUTOFOCUS},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
+        CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
@@ -107,15 +81,14 @@ int cmd_convert(int argc, char **argv)
     const char *out = NULL;
     int have_pulses = 0, have_az = 0, autofocus = 0, c, rc = CLI_OK;
     double az[2] = {0, 0};
-    opterr = 0;
-    optind = 1;
-    while (rc == CLI_OK && (c = getopt_long(argc, argv, ":o:i:qvh", opts, NULL)) != -1) {
+    while (rc == CLI_OK && (c = cli_getopt("convert", argc, argv, "o:i:qvh", opts)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'i': inputs[ninputs++] = optarg; break;
         case OPT_PULSES:
-            if (parse_pulses(optarg, &i0, &i1))
-                rc = cli_usage("convert", "--pulses wants I0:I1 with I0 < I1, not '%s'", optarg);
+            if (cli_parse_size_range(optarg, 0, SIZE_MAX, &i0, &i1))
+                rc = cli_usage("convert", "--pulses wants I0:I1, whole numbers with 0 <= I0 < I1, "
+                               "not '%s'", optarg);
             have_pulses = 1;
             break;
         case OPT_AZIMUTH:
@@ -125,13 +98,11 @@ int cmd_convert(int argc, char **argv)
             have_az = 1;
             break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
-        case 'q': cli_verbosity = 0; break;
-        case 'v': cli_verbosity++; break;
         case 'h':
             free(inputs);
             help(stdout);
             return CLI_OK;
-        default: rc = bad_option(c, argv); break;
+        default: rc = CLI_USAGE; break; /* cli_getopt said why */
         }
     }
     if (rc == CLI_OK) {

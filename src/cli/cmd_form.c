@@ -1,5 +1,5 @@
 /* cmd_form.c - sarbp form: phase histories in, images out. */
-#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,8 @@
 #include "cli.h"
 
 #define MAX_IO 64
+#define MAX_SPACING 1e6        /* metres: 1000 km pixels */
+#define MAX_SIDE 2147483648.0  /* pixels per side, as --grid */
 
 static void help(void)
 {
@@ -87,9 +89,7 @@ static const struct option longopts[] = {
     {"gpu-mem", required_argument, NULL, OPT_GPUMEM},
     {"autofocus", no_argument, NULL, OPT_AUTOFOCUS},
     {"raw-fp16", no_argument, NULL, OPT_RAWFP16},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
+    CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
 
@@ -106,10 +106,10 @@ int cmd_form(int argc, char **argv)
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
     int have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0;
-    double pulses[2], az[2], db_range = 50;
+    size_t pulses[2];
+    double az[2], db_range = 50;
     int c;
-    while ((c = getopt_long(argc, argv, "i:o:qvh", longopts, NULL)) != -1) {
-        long l;
+    while ((c = cli_getopt(cmd, argc, argv, "i:o:qvh", longopts)) != -1) {
         int n;
         switch (c) {
         case 'i':
@@ -132,13 +132,15 @@ int cmd_form(int argc, char **argv)
                 return cli_usage(cmd, "unknown precision '%s' (fp64, fp32 or fp16)", optarg);
             break;
         case OPT_GRID:
-            if (cli_parse_grid(optarg, &gnx, &gny))
+            if (cli_parse_grid(optarg, (size_t)1 << 31, &gnx, &gny))
                 return cli_usage(cmd, "--grid wants NXxNY with positive sizes, not '%s'", optarg);
             break;
         case OPT_SPACING:
             n = cli_parse_list(optarg, ',', spacing, 1, 2);
-            if (n < 0 || !(spacing[0] > 0) || (n == 2 && !(spacing[1] > 0)))
-                return cli_usage(cmd, "--spacing wants D or DX,DY in metres (> 0), not '%s'", optarg);
+            if (n < 0 || !(spacing[0] > 0 && spacing[0] <= MAX_SPACING) ||
+                (n == 2 && !(spacing[1] > 0 && spacing[1] <= MAX_SPACING)))
+                return cli_usage(cmd, "--spacing wants D or DX,DY in metres (> 0, at most %g), "
+                                 "not '%s'", MAX_SPACING, optarg);
             if (n == 1) spacing[1] = spacing[0];
             have_spacing = 1;
             break;
@@ -155,15 +157,13 @@ int cmd_form(int argc, char **argv)
                 return cli_usage(cmd, "--az-window: %s", sarbp_error_detail());
             break;
         case OPT_UPSAMPLE:
-            if (cli_parse_long(optarg, 1, 64, &l))
+            if (cli_parse_int(optarg, 1, 64, &rc.upsample))
                 return cli_usage(cmd, "--upsample wants an integer from 1 to 64, not '%s'", optarg);
-            rc.upsample = (int)l;
             break;
         case OPT_PULSES:
-            if (cli_parse_list(optarg, ':', pulses, 2, 2) < 0 || pulses[0] < 0 ||
-                pulses[1] <= pulses[0] || pulses[0] != (double)(size_t)pulses[0] ||
-                pulses[1] != (double)(size_t)pulses[1])
-                return cli_usage(cmd, "--pulses wants I0:I1 with 0 <= I0 < I1, not '%s'", optarg);
+            if (cli_parse_size_range(optarg, 0, SIZE_MAX, &pulses[0], &pulses[1]))
+                return cli_usage(cmd, "--pulses wants I0:I1, whole numbers with 0 <= I0 < I1, "
+                                 "not '%s'", optarg);
             have_pulses = 1;
             break;
         case OPT_AZIMUTH:
@@ -172,34 +172,33 @@ int cmd_form(int argc, char **argv)
             have_az = 1;
             break;
         case OPT_THREADS:
-            if (cli_parse_long(optarg, 1, 4096, &l))
+            if (cli_parse_int(optarg, 1, 4096, &bo.threads))
                 return cli_usage(cmd, "--threads wants an integer from 1 to 4096, not '%s'", optarg);
-            bo.threads = (int)l;
             break;
         case OPT_DBRANGE:
             if (cli_parse_double(optarg, 1e-3, 1000, &db_range))
                 return cli_usage(cmd, "--db-range wants a number of dB in (0, 1000], not '%s'", optarg);
             break;
         case OPT_DEVICE:
-            if (cli_parse_long(optarg, 0, 1024, &l))
-                return cli_usage(cmd, "--device wants a device number, not '%s'", optarg);
-            bo.device = (int)l;
+            if (cli_parse_int(optarg, 0, 1024, &bo.device))
+                return cli_usage(cmd, "--device wants a device number from 0 to 1024, not '%s'",
+                                 optarg);
             break;
         case OPT_VARIANT:
             bo.variant = optarg;
             break;
         case OPT_TILE: {
             size_t tx, ty;
-            if (cli_parse_grid(optarg, &tx, &ty) || tx > 1024 || ty > 1024)
+            if (cli_parse_grid(optarg, 1024, &tx, &ty))
                 return cli_usage(cmd, "--tile wants TXxTY (at most 1024 each), not '%s'", optarg);
             bo.tile_x = (int)tx;
             bo.tile_y = (int)ty;
             break;
         }
         case OPT_PPT:
-            if (cli_parse_long(optarg, 1, 8, &l) || (l & (l - 1)))
+            if (cli_parse_int(optarg, 1, 8, &n) || (n & (n - 1)))
                 return cli_usage(cmd, "--ppt wants 1, 2, 4 or 8, not '%s'", optarg);
-            bo.ppt = (int)l;
+            bo.ppt = n;
             break;
         case OPT_PULSEBLOCK:
             if (cli_parse_size(optarg, 1, 1 << 20, &bo.pulse_block))
@@ -207,14 +206,13 @@ int cmd_form(int argc, char **argv)
             break;
         case OPT_GPUMEM:
             if (cli_parse_bytes(optarg, &bo.gpu_mem))
-                return cli_usage(cmd, "--gpu-mem wants a size such as 8G or 512M, not '%s'", optarg);
+                return cli_usage(cmd, "--gpu-mem wants a size from 1 byte to 4 EiB such as 8G or "
+                                 "512M, not '%s'", optarg);
             break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
-        case 'q': cli_verbosity = 0; break;
-        case 'v': cli_verbosity++; break;
         case 'h': help(); return CLI_OK;
-        default: return cli_usage(cmd, "unknown or incomplete option");
+        default: return CLI_USAGE; /* cli_getopt said why */
         }
     }
     while (optind < argc) { /* bare arguments are inputs too */
@@ -251,13 +249,13 @@ int cmd_form(int argc, char **argv)
     sarbp_reader_set_autofocus(rd, autofocus);
     const sarbp_phd *meta = sarbp_reader_meta(rd);
     if (have_pulses) {
-        if ((size_t)pulses[1] > meta->npulses) {
+        if (pulses[1] > meta->npulses) {
             size_t np = meta->npulses;
             sarbp_reader_free(rd);
             return cli_fail(cmd, "--pulses %zu:%zu is outside the %zu pulses of the input",
-                            (size_t)pulses[0], (size_t)pulses[1], np);
+                            pulses[0], pulses[1], np);
         }
-        st = sarbp_reader_select(rd, (size_t)pulses[0], (size_t)pulses[1]);
+        st = sarbp_reader_select(rd, pulses[0], pulses[1]);
     } else if (have_az) {
         size_t i0, i1;
         st = sarbp_phd_azimuth_range(meta, az[0], az[1], &i0, &i1);
@@ -280,10 +278,17 @@ int cmd_form(int argc, char **argv)
         g.dx = spacing[0];
         g.dy = spacing[1];
         if (!gnx) {
-            g.nx = (size_t)(extent_x / g.dx + 0.5);
-            g.ny = (size_t)(extent_y / g.dy + 0.5);
-            if (g.nx < 1) g.nx = 1;
-            if (g.ny < 1) g.ny = 1;
+            /* the default extent at this spacing: range-check before the
+             * conversion (--spacing 1e-300 would overflow size_t) */
+            const double fx = extent_x / g.dx + 0.5, fy = extent_y / g.dy + 0.5;
+            if (!(fx < MAX_SIDE && fy < MAX_SIDE)) {
+                sarbp_reader_free(rd);
+                return cli_usage(cmd, "--spacing %g,%g m gives %.3g x %.3g pixels over the default "
+                                 "%.1f x %.1f m scene: too many (give a larger spacing or --grid)",
+                                 g.dx, g.dy, fx, fy, extent_x, extent_y);
+            }
+            g.nx = fx >= 1 ? (size_t)fx : 1;
+            g.ny = fy >= 1 ? (size_t)fy : 1;
         }
     }
     if (gnx) {
@@ -310,13 +315,10 @@ int cmd_form(int argc, char **argv)
     sarbp_reader_free(rd);
     if (st) return cli_fail_status(cmd, st);
 
-    for (size_t k = 0; k < nout; k++) {
-        st = sarbp_image_write(outputs[k], img, db_range);
-        if (st) {
-            for (size_t j = 0; j < k; j++) remove(outputs[j]); /* all or nothing */
-            sarbp_image_free(img);
-            return cli_fail_status(cmd, st);
-        }
+    st = sarbp_image_write_all(outputs, nout, img, db_range); /* all or nothing */
+    if (st) {
+        sarbp_image_free(img);
+        return cli_fail_status(cmd, st);
     }
     cli_info(2, "sarbp: form: %.3f s (read %.3f s), %.1f Mbp/s", stats.total_s, stats.read_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);

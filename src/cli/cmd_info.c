@@ -4,7 +4,6 @@
  * prints what a user needs before forming an image: size, frequencies,
  * geometry, resolution, the alias-free extent and the grid 'sarbp form'
  * would choose. Text for people, or one JSON object with --json. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,8 @@ static void help(FILE *f)
           "options:\n"
           "  -i, --input IN   an input, like a positional IN (may be repeated)\n"
           "      --json       print one JSON object instead of text\n"
+          "  -q, --quiet      print nothing on stderr but errors\n"
+          "  -v, --verbose    also say how long reading the metadata took\n"
           "  -h, --help       show this help and exit\n"
           "\n"
           "exit codes: 0 success, 1 unreadable or invalid input, 2 usage error.\n",
@@ -168,31 +169,20 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
     printf("\n  ]\n}\n");
 }
 
-/* getopt_long's ':' (missing value) or '?' (unknown option) as a usage error. */
-static int bad_option(int c, char **argv)
-{
-    if (c == ':') return cli_usage("info", "option '%s' needs a value", argv[optind - 1]);
-    if (optopt >= 256) return cli_usage("info", "option '%s' takes no value", argv[optind - 1]);
-    if (optopt) return cli_usage("info", "unknown option '-%c'", optopt);
-    return cli_usage("info", "unknown option '%s'", argv[optind - 1]);
-}
-
 int cmd_info(int argc, char **argv)
 {
     enum { OPT_JSON = 256 };
     static const struct option opts[] = {
         {"input", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
+        CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     if (!inputs) return cli_fail("info", "out of memory");
     size_t ninputs = 0;
     int json = 0, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt("info", argc, argv, "i:qvh", opts)) != -1) {
         switch (c) {
         case 'i': inputs[ninputs++] = optarg; break;
         case OPT_JSON: json = 1; break;
@@ -202,7 +192,7 @@ int cmd_info(int argc, char **argv)
             return CLI_OK;
         default:
             free(inputs);
-            return bad_option(c, argv);
+            return CLI_USAGE; /* cli_getopt said why */
         }
     }
     for (int i = optind; i < argc; i++) inputs[ninputs++] = argv[i];
@@ -212,9 +202,12 @@ int cmd_info(int argc, char **argv)
     }
 
     sarbp_reader *rd;
+    double t0 = sarbp_now_s();
     sarbp_status st = sarbp_reader_open(inputs, ninputs, &rd);
     free(inputs);
     if (st != SARBP_OK) return cli_fail_status("info", st);
+    cli_info(2, "sarbp: info: read the metadata of %zu file%s in %.3f s",
+             sarbp_reader_nfiles(rd), sarbp_reader_nfiles(rd) == 1 ? "" : "s", sarbp_now_s() - t0);
     struct facts f;
     memset(&f, 0, sizeof f);
     gather(sarbp_reader_meta(rd), &f);
@@ -227,6 +220,5 @@ int cmd_info(int argc, char **argv)
     if (json) print_json(&f, rd);
     else print_text(&f, rd);
     sarbp_reader_free(rd);
-    if (fflush(stdout) != 0) return cli_fail("info", "cannot write the output");
-    return CLI_OK;
+    return CLI_OK; /* main checks that stdout was written */
 }

@@ -5,7 +5,6 @@
  * (table or JSON) and optionally plots the cuts. Exit 0 on success, 1 when
  * the image cannot be read or measured or the plot cannot be written, 2 for
  * usage errors. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,11 +28,15 @@ static void help(void)
            "                       (default 0: cuts along x and y)\n"
            "      --json           print one JSON object instead of a table\n"
            "      --plot OUT.png   plot both cuts in dB (800 x 500 PNG)\n"
+           "  -q, --quiet          print nothing on stderr but errors\n"
+           "  -v, --verbose        also say how long reading and measuring took\n"
            "  -h, --help           print this help and exit\n"
            "\n"
-           "method: a %d x %d patch around the peak is upsampled %dx by FFT zero padding, the\n"
-           "peak refined to a fraction of an upsampled sample, and two cuts through it sampled\n"
-           "every 1/16 pixel from the patch's band-limited (trigonometric) interpolant.\n"
+           "method: a %d x %d patch around the peak is brought to baseband (its spectral\n"
+           "centre, estimated from the data, removed: the image's range carrier at any pixel\n"
+           "spacing) and upsampled %dx by FFT zero padding, the peak refined to a fraction of\n"
+           "an upsampled sample, and two cuts through it sampled every 1/16 pixel from the\n"
+           "patch's band-limited (trigonometric) interpolant.\n"
            "  IRW    width at -3 dB (m), crossings interpolated linearly\n"
            "  PSLR   highest sidelobe / peak (dB); mainlobe = between the first local minima\n"
            "         of |I| either side of the peak; sidelobes = the rest of the cut, which\n"
@@ -147,19 +150,18 @@ int cmd_metrics(int argc, char **argv)
         {"cut-angle", required_argument, NULL, OPT_ANGLE},
         {"json", no_argument, NULL, OPT_JSON},
         {"plot", required_argument, NULL, OPT_PLOT},
-        {"help", no_argument, NULL, 'h'},
+        CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     sarbp_pt_options o = {0};
     const char *plot = NULL;
     int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(CMD, argc, argv, "qvh", opts)) != -1) {
         switch (c) {
         case OPT_TARGET: {
             double v[2];
-            if (cli_parse_list(optarg, ',', v, 2, 2) != 2)
-                return cli_usage(CMD, "--target wants X,Y in metres, not '%s'", optarg);
+            if (cli_parse_list(optarg, ',', v, 2, 2) != 2 || fabs(v[0]) > 1e9 || fabs(v[1]) > 1e9)
+                return cli_usage(CMD, "--target wants X,Y in metres (within 1e9), not '%s'", optarg);
             o.have_target = 1;
             o.target_x = v[0];
             o.target_y = v[1];
@@ -175,25 +177,29 @@ int cmd_metrics(int argc, char **argv)
             plot = optarg;
             break;
         case 'h': help(); return CLI_OK;
-        case ':': return cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        default: return CLI_USAGE; /* cli_getopt said why */
         }
     }
     if (argc - optind != 1) return cli_usage(CMD, "expected one image (got %d)", argc - optind);
     const char *path = argv[optind];
 
     sarbp_image *img = NULL;
+    double t0 = sarbp_now_s();
     sarbp_status s = sarbp_image_read(path, &img);
     if (s != SARBP_OK) return cli_fail_status(CMD, s);
+    cli_info(2, "sarbp: metrics: read '%s' (%zu x %zu) in %.3f s", path, img->grid.nx, img->grid.ny,
+             sarbp_now_s() - t0);
     sarbp_pt_result *r = NULL;
+    t0 = sarbp_now_s();
     s = sarbp_pointtarget_measure(img, &o, &r);
     if (s != SARBP_OK) {
         sarbp_image_free(img);
         return cli_fail(CMD, "cannot measure '%s': %s", path, sarbp_error_detail());
     }
+    cli_info(2, "sarbp: metrics: measured in %.3f s", sarbp_now_s() - t0);
     if (json) print_json(path, img, r);
     else print_table(path, img, r);
-    fflush(stdout);
+    cli_flush_stdout(); /* the figures before a plot's error; main checks the write */
     int rc = CLI_OK;
     if (plot) {
         s = sarbp_pointtarget_plot(plot, r, 800, 500);

@@ -5,7 +5,6 @@
  * --clutter), runs sarbp_simulate and writes sarbp's own HDF5 layout through
  * sarbp_phd_write_h5 (temporary name, renamed when complete: a failed run
  * leaves no output file). */
-#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,9 +95,7 @@ static const struct option longopts[] = {
     {"near-range", required_argument, NULL, O_NEAR_RANGE},
     {"noise-db", required_argument, NULL, O_NOISE_DB},
     {"seed", required_argument, NULL, O_SEED},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
+    CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
 
@@ -133,21 +130,12 @@ int cmd_simulate(int argc, char **argv)
     const char *val[O_END] = {0}; /* option text by id, last one wins */
     const char *output = NULL;
 
-    optind = 1;
-    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(CMD, argc, argv, "o:qvh", longopts)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
-        case 'q': cli_verbosity = 0; break;
-        case 'v': cli_verbosity++; break;
         case 'h': help(); return CLI_OK;
-        case ':':
-            if (optopt && optopt < 256) return cli_usage(CMD, "option '-%c' needs a value", optopt);
-            return cli_usage(CMD, "option '%s' needs a value", argv[optind - 1]);
-        case '?':
-            if (optopt && optopt < 256) return cli_usage(CMD, "unknown option '-%c'", optopt);
-            return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        case CLI_BAD_OPTION: return CLI_USAGE; /* cli_getopt said why */
         default:
             if (c >= O_GEOMETRY && c < O_END) val[c] = optarg;
             break;
@@ -248,7 +236,7 @@ int cmd_simulate(int argc, char **argv)
         rc = cli_fail_status(CMD, st);
         goto done;
     }
-    cli_info(2, "wrote '%s': %s geometry, %s domain, %zu pulses x %zu samples, %zu target%s",
+    cli_info(2, "sarbp: simulate: wrote '%s': %s geometry, %s domain, %zu pulses x %zu samples, %zu target%s",
              output, geom == SARBP_GEOM_LINEAR ? "linear" : "circular",
              dom == SARBP_DOMAIN_CHIRP ? "chirp" : "freq", phd->npulses, phd->nsamples,
              p.ntargets ? p.ntargets : 1, (p.ntargets == 1 || p.ntargets == 0) ? "" : "s");

@@ -32,6 +32,8 @@ static void usage(FILE *f)
                "error), 2 usage error.\n");
 }
 
+/* Every path out checks that stdout was written (cli_close_stdout): a
+ * result lost to a full disk or a closed pipe is a failure, not success. */
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return CLI_OK;
+        return cli_close_stdout("help", CLI_OK);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 #ifdef SARBP_HAVE_CUDA
@@ -48,10 +50,11 @@ int main(int argc, char **argv)
 #else
         printf("sarbp %s (back ends: cpu; built without CUDA)\n", SARBP_VERSION_STRING);
 #endif
-        return CLI_OK;
+        return cli_close_stdout("version", CLI_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name))
+            return cli_close_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "sarbp: '%s' is not a sarbp command\nTry 'sarbp --help' for the list.\n",
             argv[1]);
     return CLI_USAGE;

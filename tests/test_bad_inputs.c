@@ -1,0 +1,279 @@
+/* test_bad_inputs.c - every reproducer in ../shared/data/bad-inputs, and a
+ * truncated real Gotcha file, must end the way bad input should: exit 1 (not
+ * a signal), exactly one stderr line "sarbp: CMD: ..." naming the file, no
+ * output and no temporary left in the output directory, in under 5 s and
+ * 500 MB.
+ *
+ * The directory is enumerated at test time, so a new reproducer is covered
+ * the day it is added. Each file is run through `form` and `info`, and
+ * through `convert` too (the 1e12-sample file once made it write 11 GB).
+ * Each run is a child of this program with RLIMIT_AS of 1 GiB (not under
+ * AddressSanitizer, whose shadow memory needs terabytes of address space),
+ * measured by wait4 (peak RSS of sarbp and its probe child). The log shows,
+ * per file and command, the exit code, seconds and peak MB: the margin used.
+ * Exit 77 (skipped) when the directory is absent. */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SARBP_BAD_INPUTS_DIR
+#define SARBP_BAD_INPUTS_DIR "../shared/data/bad-inputs"
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(UNDER_ASAN)
+#define UNDER_ASAN 1
+#endif
+
+enum { MAX_FILES = 256 };
+static const double max_seconds = 5.0;
+static const double max_mb = 500.0;
+#ifndef UNDER_ASAN
+static const rlim_t as_limit = (rlim_t)1 << 30;
+#endif
+
+struct run_result {
+    int exited, code, signal;
+    double seconds, peak_mb;
+    char err[4096];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Runs SARBP_EXE argv[0..] with stdout to /dev/null and stderr captured,
+ * under the address-space limit; kills it after 60 s (the bar is 5). */
+static void run_sarbp(const char *const *args, struct run_result *r)
+{
+    memset(r, 0, sizeof *r);
+    char errpath[512];
+    snprintf(errpath, sizeof errpath, "%s/bad_inputs_%d.err", SARBP_TEST_TMP, (int)getpid());
+    const char *argv[16] = {SARBP_EXE};
+    size_t n = 1;
+    for (size_t i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    double t0 = now_s();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        int efd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (devnull < 0 || efd < 0) _exit(126);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(efd, STDERR_FILENO);
+#ifndef UNDER_ASAN
+        struct rlimit rl = {as_limit, as_limit};
+        setrlimit(RLIMIT_AS, &rl);
+#endif
+        execv(SARBP_EXE, (char *const *)argv);
+        _exit(127);
+    }
+    int ws = 0;
+    struct rusage ru;
+    for (;;) {
+        pid_t w = wait4(pid, &ws, WNOHANG, &ru);
+        if (w == pid) break;
+        assert_true(w == 0 || errno == EINTR);
+        if (now_s() - t0 > 60) kill(pid, SIGKILL);
+        usleep(2000);
+    }
+    r->seconds = now_s() - t0;
+    r->peak_mb = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux; includes the probe child */
+    r->exited = WIFEXITED(ws);
+    r->code = r->exited ? WEXITSTATUS(ws) : -1;
+    r->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    FILE *f = fopen(errpath, "r");
+    if (f) {
+        size_t got = fread(r->err, 1, sizeof r->err - 1, f);
+        r->err[got] = '\0';
+        fclose(f);
+    }
+    unlink(errpath);
+}
+
+/* An empty scratch directory for one run's outputs. */
+static const char *fresh_dir(const char *name)
+{
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", SARBP_TEST_TMP, name);
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char p[1024];
+        while ((e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    } else {
+        assert_int_equal(mkdir(dir, 0755), 0);
+    }
+    return dir;
+}
+
+/* The names left in dir, space-separated, into buf ("" when empty). */
+static void leftovers(const char *dir, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    size_t used = 0;
+    while ((e = readdir(d)) != NULL && used < n) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " " : "", e->d_name);
+    }
+    closedir(d);
+}
+
+/* Runs one command on path and checks everything the issue asks of it. */
+static void expect_refused(const char *cmd, const char *path)
+{
+    const char *dir = fresh_dir("bad_inputs_out");
+    char out[1024];
+    const char *args[12] = {0};
+    size_t n = 0;
+    args[n++] = cmd;
+    if (!strcmp(cmd, "form")) {
+        snprintf(out, sizeof out, "%s/img.npy", dir);
+        const char *a[] = {"--backend", "cpu", "--grid", "64x64", "-i", path, "-o", out};
+        for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) args[n++] = a[i];
+    } else if (!strcmp(cmd, "convert")) {
+        snprintf(out, sizeof out, "%s/out.h5", dir);
+        const char *a[] = {path, "-o", out};
+        for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) args[n++] = a[i];
+    } else {
+        args[n++] = path;
+    }
+    args[n] = NULL;
+    struct run_result r;
+    run_sarbp(args, &r);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    printf("  %-8s %-48s exit %-3d %6.2f s %7.1f MB%s\n", cmd, base, r.code, r.seconds,
+           r.peak_mb, r.signal ? "  (signal)" : "");
+    fflush(stdout);
+
+    if (!r.exited) fail_msg("%s '%s' died on signal %d: %s", cmd, base, r.signal, r.err);
+    if (r.code != 1) fail_msg("%s '%s' exited %d, not 1: %s", cmd, base, r.code, r.err);
+    size_t len = strlen(r.err);
+    const char *nl = strchr(r.err, '\n');
+    if (len == 0 || !nl || nl != r.err + len - 1)
+        fail_msg("%s '%s': stderr is not exactly one line: \"%s\"", cmd, base, r.err);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "sarbp: %s: ", cmd);
+    if (strncmp(r.err, prefix, strlen(prefix)))
+        fail_msg("%s '%s': stderr does not start with \"%s\": %s", cmd, base, prefix, r.err);
+    char quoted[1100];
+    snprintf(quoted, sizeof quoted, "'%s'", path);
+    if (!strstr(r.err, quoted)) fail_msg("%s: the message does not name %s: %s", cmd, quoted, r.err);
+    char left[1024];
+    leftovers(dir, left, sizeof left);
+    if (left[0]) fail_msg("%s '%s' left files behind: %s", cmd, base, left);
+    if (r.seconds >= max_seconds)
+        fail_msg("%s '%s' took %.2f s (bar %.0f s)", cmd, base, r.seconds, max_seconds);
+#ifndef UNDER_ASAN
+    if (r.peak_mb >= max_mb)
+        fail_msg("%s '%s' peaked at %.0f MB (bar %.0f MB)", cmd, base, r.peak_mb, max_mb);
+#endif
+}
+
+static void test_file(void **state)
+{
+    const char *path = *state;
+    expect_refused("form", path);
+    expect_refused("info", path);
+    if (strstr(path, "1e12") || strstr(path, "convert")) expect_refused("convert", path);
+}
+
+/* The first 402232 bytes of a real Gotcha file (bad-inputs/README.md): once
+ * formed with exit 0, af.r_correct holding phi's values. */
+static int make_truncated_gotcha(char *path, size_t n)
+{
+    char src[1024];
+    snprintf(src, sizeof src, "%s/data_3dsar_pass1_az001_HH.mat", tu_gotcha_dir());
+    FILE *in = fopen(src, "rb");
+    if (!in) return 0;
+    snprintf(path, n, "%s", tu_tmp("truncated_gotcha_az001.mat"));
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    static char buf[402232];
+    size_t got = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    assert_int_equal(got, sizeof buf);
+    assert_int_equal(fwrite(buf, 1, got, out), got);
+    assert_int_equal(fclose(out), 0);
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void)
+{
+    DIR *d = opendir(SARBP_BAD_INPUTS_DIR);
+    if (!d) {
+        printf("skipped: no bad-inputs directory at %s\n", SARBP_BAD_INPUTS_DIR);
+        return 77;
+    }
+    static char *paths[MAX_FILES + 1];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < MAX_FILES) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "README.md")) continue;
+        char p[1024];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", SARBP_BAD_INPUTS_DIR, e->d_name);
+        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        paths[n++] = strdup(p);
+    }
+    closedir(d);
+    qsort(paths, n, sizeof paths[0], cmp_str);
+    static char truncated[1024];
+    if (make_truncated_gotcha(truncated, sizeof truncated)) paths[n++] = truncated;
+    else printf("note: no Gotcha data at %s: the truncated real file is not tried\n",
+                tu_gotcha_dir());
+    if (n == 0) {
+        printf("skipped: %s holds no files\n", SARBP_BAD_INPUTS_DIR);
+        return 77;
+    }
+    struct CMUnitTest *tests = calloc(n, sizeof *tests);
+    assert_non_null(tests);
+    for (size_t i = 0; i < n; i++) {
+        const char *slash = strrchr(paths[i], '/');
+        tests[i].name = slash ? slash + 1 : paths[i];
+        tests[i].test_func = test_file;
+        tests[i].initial_state = paths[i];
+    }
+    printf("bars: exit 1, one message, nothing left, < %.0f s, < %.0f MB%s\n", max_seconds,
+           max_mb, 
+#ifdef UNDER_ASAN
+           " (memory not limited or checked: AddressSanitizer)"
+#else
+           ""
+#endif
+    );
+    return _cmocka_run_group_tests("bad_inputs", tests, n, NULL, NULL);
+}
