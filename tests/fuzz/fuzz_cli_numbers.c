@@ -44,11 +44,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         PROMISE(n >= 1 && n <= 3);
         for (int i = 0; i < n; i++) PROMISE(isfinite(v[i]));
     }
+    int i;
+    if (cli_parse_int(s, -3, 1 << 20, &i) == 0) PROMISE(i >= -3 && i <= 1 << 20);
+    size_t a, b;
+    if (cli_parse_size_range(s, 0, (size_t)1 << 40, &a, &b) == 0)
+        PROMISE(a < b && b <= (size_t)1 << 40);
+    int iv[4];
+    n = cli_parse_int_list(s, ',', 1, 64, iv, 1, 4);
+    if (n >= 0) {
+        PROMISE(n >= 1 && n <= 4);
+        for (int k = 0; k < n; k++) PROMISE(iv[k] >= 1 && iv[k] <= 64);
+    }
     size_t nx, ny;
-    if (cli_parse_grid(s, &nx, &ny) == 0)
+    if (cli_parse_grid(s, (size_t)1 << 31, &nx, &ny) == 0)
         PROMISE(nx >= 1 && ny >= 1 && nx <= (size_t)1 << 31 && ny <= (size_t)1 << 31);
     size_t bytes;
-    (void)cli_parse_bytes(s, &bytes);
+    if (cli_parse_bytes(s, &bytes) == 0) PROMISE(bytes >= 1 && bytes <= (size_t)1 << 62);
 
     free(s);
     return 0;
