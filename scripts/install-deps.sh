@@ -8,8 +8,12 @@
 # when it is not.
 set -euo pipefail
 
+# clang, its sanitizer and libFuzzer runtimes (libclang-rt-dev) and llvm
+# (llvm-symbolizer for readable sanitizer stacks) serve the sanitizer build
+# and the fuzzing in scripts/test.sh; time (/usr/bin/time) is used by
+# scripts/fuzz.sh to measure the CLI's memory on a finding.
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
-          libcmocka-dev libmatio-dev)
+          libcmocka-dev libmatio-dev clang llvm libclang-rt-dev time)
 
 usage() {
     cat <<EOF
@@ -51,7 +55,7 @@ is_installed() {
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then
     # Not Debian-like: check what the build needs and say what is missing.
     missing=()
-    for tool in cmake pkg-config cc; do
+    for tool in cmake pkg-config cc clang llvm-symbolizer; do
         command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
     done
     if command -v pkg-config >/dev/null 2>&1; then

@@ -1,14 +1,31 @@
 /* test_backproject.c - the CPU backprojectors against theory and each other:
  * a unit target at the origin peaks at P times the kernel's on-bin gain
- * (within 0.1% of P on the default path); targets off the origin
- * peak within a quarter pixel of their true position; FP32 against FP64 on a
- * Gotcha-like scene keeps at least 70 dB SER at awkward sizes; linearity;
- * bit-identical FP32 images for any thread count. */
+ * (within 0.1% of P on the default path); targets off the origin peak at
+ * their true position; FP32 against FP64 on a Gotcha-like scene at awkward
+ * sizes; linearity; bit-identical FP32 images for any thread count.
+ *
+ * Bars: the figures measured on the CI machine class (2-core AMD EPYC,
+ * AVX-512; Release build with GCC, and the clang ASan/UBSan build) minus or
+ * plus a stated headroom, each checked and printed by tu_bar_* ('BAR'
+ * lines). The issue's floor for FP32 against FP64 (70 dB) lies below every
+ * SER bar here. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
+
+/* FP32 against FP64, dB: the FP32 path's rounding depends on the compiler
+ * and the vector width (-march=native, FMA contraction), by about a dB
+ * between the builds measured; 6 dB of headroom. */
+#define FP32_HEADROOM_DB 6.0
+/* Off-origin targets: worst sub-pixel position error 0.01 px (a
+ * parabola through three samples of a sinc is biased by about that). */
+#define OFF_ORIGIN_PX 0.01
+#define OFF_ORIGIN_HEADROOM_PX 0.05
+/* Linearity: relative error 2.6e-16 (FP64 rounding). */
+#define LINEARITY_REL 2.6e-16
+#define LINEARITY_HEADROOM 5e-15
 
 static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, sarbp_precision prec,
                          int threads)
@@ -108,7 +125,7 @@ static void test_unit_target_peak(void **state)
     sarbp_phd_free(p);
 }
 
-/* Issue 11's bar: with the default path (CPU FP32, cubic, 8x), a unit target
+/* Issue 11's bar: with the default path (CPU FP32, cubic, 4x), a unit target
  * at a pixel peaks within 0.1% of P. */
 static void test_unit_target_peak_issue_bar(void **state)
 {
@@ -198,9 +215,10 @@ static void test_targets_off_origin(void **state)
         double fy = parabola(mag(img, ix, iy - 1), mag(img, ix, iy), mag(img, ix, iy + 1));
         double x = sarbp_grid_x(&g, ix) + fx * g.dx, y = sarbp_grid_y(&g, iy) + fy * g.dy;
         double ex = (x - ts[k].x) / g.dx, ey = (y - ts[k].y) / g.dy;
-        print_message("target (%.2f, %.2f): peak (%.3f, %.3f), error (%.2f, %.2f) px\n", ts[k].x,
+        print_message("target (%.2f, %.2f): peak (%.4f, %.4f), error (%.4f, %.4f) px\n", ts[k].x,
                       ts[k].y, x, y, ex, ey);
-        assert_true(fabs(ex) < 0.25 && fabs(ey) < 0.25);
+        tu_bar_max(fmax(fabs(ex), fabs(ey)), OFF_ORIGIN_PX, OFF_ORIGIN_HEADROOM_PX, "px",
+                   "cpu fp64 target (%.2f, %.2f) position error", ts[k].x, ts[k].y);
         sarbp_image_free(img);
         sarbp_phd_free(p);
     }
@@ -223,30 +241,31 @@ static sarbp_phd *scene(size_t npulses)
     return p;
 }
 
-static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spacing, double min_db)
+/* measured_db: this case's FP32-vs-FP64 SER on the CI machine class. */
+static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spacing,
+                               double measured_db)
 {
     sarbp_phd *p = scene(npulses);
     sarbp_grid g = {nx, ny, spacing, spacing, 1.3, -0.7, 0};
     sarbp_image *ref = form(p, &g, SARBP_FP64, 0);
     sarbp_image *img = form(p, &g, SARBP_FP32, 0);
     double ser = tu_ser_c32(img->data, ref->data, nx * ny);
-    print_message("FP32 vs FP64, %zu x %zu, %zu pulses: SER %.1f dB (bar %.0f dB)\n", nx, ny,
-                  npulses, ser, min_db);
-    assert_true(ser >= min_db);
+    tu_bar_min(ser, measured_db, FP32_HEADROOM_DB, "dB", "cpu fp32 vs fp64 %zux%zux%zu SER", nx, ny,
+               npulses);
     sarbp_image_free(ref);
     sarbp_image_free(img);
     sarbp_phd_free(p);
 }
 
-static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 70); }
+static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 90.1); }
 static void test_fp32_awkward(void **state)
 {
     (void)state;
-    check_fp32_vs_fp64(17, 33, 257, 0.2, 70);
-    check_fp32_vs_fp64(1, 1, 1, 0.2, 70);
-    check_fp32_vs_fp64(1, 1, 257, 0.2, 70);
-    check_fp32_vs_fp64(100, 1, 255, 0.15, 70);
-    check_fp32_vs_fp64(33, 17, 1, 0.3, 70);
+    check_fp32_vs_fp64(17, 33, 257, 0.2, 99.3);
+    check_fp32_vs_fp64(1, 1, 1, 0.2, 132.9);
+    check_fp32_vs_fp64(1, 1, 257, 0.2, 129.3);
+    check_fp32_vs_fp64(100, 1, 255, 0.15, 100.8);
+    check_fp32_vs_fp64(33, 17, 1, 0.3, 90.5);
 }
 
 static void test_threads_bit_identical(void **state)
@@ -310,8 +329,8 @@ static void test_linearity(void **state)
         err += re * re + im * im;
         sig += ic[i].re * ic[i].re + ic[i].im * ic[i].im;
     }
-    print_message("linearity: relative error %.2e\n", sqrt(err / sig));
-    assert_true(sqrt(err / sig) < 1e-13);
+    tu_bar_max(sqrt(err / sig), LINEARITY_REL, LINEARITY_HEADROOM, "",
+               "cpu fp64 linearity relative error");
     free(ia);
     free(ib);
     free(ic);
@@ -360,5 +379,5 @@ int main(void)
         cmocka_unit_test(test_fp32_scene_512),
         cmocka_unit_test(test_bad_grid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

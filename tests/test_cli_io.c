@@ -313,7 +313,7 @@ static void test_convert_roundtrip(void **state)
 static void test_gotcha(void **state)
 {
     (void)state;
-    if (!tu_have_gotcha()) skip();
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
     const char *dir = tu_gotcha_dir();
     expect(run("info '%s'", dir), 0, out, "469");
     contains(out, "samples per pulse:  424");
@@ -405,7 +405,7 @@ static void test_every_command(void **state)
     expect(run("bench --json=yes"), 2, err, "sarbp: bench: option '--json' takes no value");
     expect(run("compare --min 3 a.h5 b.h5"), 2, err, "sarbp: compare: ambiguous option '--min'");
     expect(run("--version"), 0, out, "sarbp ");
-    if (!have_full) skip(); /* the option checks ran; the full-disk ones could not */
+    if (!have_full) tu_skip("no writable /dev/full: the option checks ran, the full-disk ones could not");
     assert_int_equal(run_full("--version"), 1);
 }
 
@@ -413,7 +413,7 @@ static void test_every_command(void **state)
 static void test_stdout_full(void **state)
 {
     (void)state;
-    if (access("/dev/full", W_OK) != 0) skip();
+    if (access("/dev/full", W_OK) != 0) tu_skip("no writable /dev/full");
     sarbp_phd *p = make_phd(20, 16);
     const char *in = tu_tmp("cli_full_in.h5");
     tu_ok(sarbp_phd_write_gotcha_h5(in, p));
@@ -613,7 +613,7 @@ static void test_interrupted_convert(void **state)
     }
     remove(in);
     print_message("interrupted %d of 3 runs while writing\n", tested);
-    if (tested < 3) skip(); /* runs ended before they could be interrupted */
+    if (tested < 3) tu_skip("the runs ended before they could be interrupted");
 }
 
 int main(void)

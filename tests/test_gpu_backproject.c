@@ -1,11 +1,44 @@
 /* test_gpu_backproject.c - the CUDA back end against the CPU FP64 reference
- * (label gpu; skipped without a device): every kernel variant at awkward
- * sizes and pulse counts (1 x 1 to 4096 x 4096, 1 to 2048 pulses), a unit
- * target's peak, streaming and banding (an image formed in bands of rows)
- * against one piece, and the real Gotcha files. */
+ * (label gpu): every kernel variant at awkward sizes and pulse counts (1 x 1
+ * to 4096 x 4096, 1 to 2048 pulses), a unit target's peak, streaming and
+ * banding (an image formed in bands of rows) against one piece, and the
+ * real Gotcha files. The program reports 'skipped' to CTest only where no
+ * GPU is visible (or CUDA was switched off); a visible GPU that CUDA cannot
+ * use fails it (tu_gpu_precondition).
+ *
+ * Bars: each is the figure measured on an NVIDIA H200 with the final code
+ * of issues 4/5 (kernels/BENCHMARKS.md, "GPU tests and checks") minus a
+ * stated headroom; every check prints a 'BAR' line with the value, the bar
+ * and the share of the headroom used. The issue's floors (70 dB, Gotcha
+ * 60 dB, 100 dB streamed/banded) lie below every bar here. */
 #include <math.h>
+#include <string.h>
 
 #include "test_util.h"
+
+/* FP32 image SER against CPU FP64, dB. The H200 results are deterministic
+ * for a given build (one thread owns a pixel and sums the pulses in order),
+ * so an H100 (also sm_90) gives the same figures; the headroom covers
+ * compiler and host differences, not noise. */
+#define FP32_HEADROOM_DB 5.0
+/* Awkward sizes, every variant and ppt: 82.6-142.1 dB over all cases; the
+ * per-case figures were not recorded, so the sweep's bar is its worst. */
+#define SIZES_WORST_DB 82.6
+/* 4096 x 4096, 257 pulses, default tile and ppt: v3 107.3, v3a 113.0, v4
+ * 106.9 dB. v1 and v2 were not recorded separately: the sweep's worst. */
+static const double SIZE4096_DB[TU_NVARIANTS] = {SIZES_WORST_DB, SIZES_WORST_DB, 107.3, 113.0, 106.9};
+/* v3a exists to be more accurate than v3: 113.0 - 107.3 = 5.7 dB there. */
+#define V3A_OVER_V3_DB 5.7
+#define V3A_OVER_V3_HEADROOM_DB 2.0
+/* Real Gotcha, 512 x 512 at 0.2 m: v3 90.9, v3a 94.9, v4 90.9 dB; v1 and v2
+ * not recorded separately: v3's figure (v1 is FP64, v2 exact arithmetic). */
+static const double GOTCHA_DB[TU_NVARIANTS] = {90.9, 90.9, 90.9, 94.9, 90.9};
+/* Streamed and banded against one piece: 124.5 dB (banded against streamed
+ * with the same blocks: identical). */
+#define STREAM_DB 124.5
+/* Unit target: |peak / P - 1| measured 1.2e-7 (256.99997 for P = 257). */
+#define UNIT_REL_ERR 1.2e-7
+#define UNIT_REL_HEADROOM 1e-6
 
 static void check_sizes(size_t nx, size_t ny, size_t npulses)
 {
@@ -21,9 +54,9 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
             if (v) o.ppt = ppts[k];
             sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
             double ser = tu_ser_c32(img->data, ref->data, nx * ny);
-            print_message("%-4s ppt %d, %zu x %zu, %zu pulses: SER %.1f dB (bar 70)\n", tu_variants[v],
-                          v ? ppts[k] : 1, nx, ny, npulses, ser);
-            assert_true(ser >= 70);
+            tu_bar_min(ser, SIZES_WORST_DB, FP32_HEADROOM_DB, "dB",
+                       "gpu fp32 %s ppt %d %zux%zux%zu SER", tu_variants[v], v ? ppts[k] : 1, nx, ny,
+                       npulses);
             sarbp_image_free(img);
         }
     }
@@ -34,7 +67,6 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
 static void test_sizes(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     check_sizes(1, 1, 1);
     check_sizes(17, 33, 255);
     check_sizes(17, 33, 257);
@@ -50,7 +82,6 @@ static void test_sizes(void **state)
 static void test_size_4096(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     const size_t n = 4096, npulses = 257;
     sarbp_phd *p = tu_clutter_scene(npulses);
     sarbp_grid g = {n, n, 0.025, 0.025, 0.7, -1.1, 0};
@@ -64,17 +95,19 @@ static void test_size_4096(void **state)
     tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o64, NULL, &ref, &st));
     print_message("%zu x %zu, %zu pulses: CPU FP64 reference in %.2f s (%d cores)\n", n, n, npulses,
                   st.total_s, sarbp_cpu_count());
+    double ser[TU_NVARIANTS];
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
         o.variant = tu_variants[v];
         sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
-        double ser = tu_ser_c32(img->data, ref->data, n * n);
-        print_message("%-4s default tile, %zu x %zu, %zu pulses: SER %.1f dB (bar 70)\n", tu_variants[v],
-                      n, n, npulses, ser);
-        assert_true(ser >= 70);
+        ser[v] = tu_ser_c32(img->data, ref->data, n * n);
+        tu_bar_min(ser[v], SIZE4096_DB[v], FP32_HEADROOM_DB, "dB",
+                   "gpu fp32 %s default tile %zux%zux%zu SER", tu_variants[v], n, n, npulses);
         sarbp_image_free(img);
     }
+    tu_bar_min(ser[3] - ser[2], V3A_OVER_V3_DB, V3A_OVER_V3_HEADROOM_DB, "dB",
+               "gpu fp32 v3a over v3 %zux%zux%zu SER margin", n, n, npulses);
     sarbp_image_free(ref);
     sarbp_phd_free(p);
 }
@@ -82,7 +115,6 @@ static void test_size_4096(void **state)
 static void test_unit_target(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     const sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, 257);
     sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0};
@@ -96,7 +128,8 @@ static void test_unit_target(void **state)
         size_t best = tu_peak_index(img, &bv);
         print_message("%s: peak %.6f at %zu (P = 257)\n", tu_variants[v], bv, best);
         assert_int_equal(best, c);
-        assert_true(fabs(bv / 257.0 - 1) < 1e-4);
+        tu_bar_max(fabs(bv / 257.0 - 1), UNIT_REL_ERR, UNIT_REL_HEADROOM, "",
+                   "gpu fp32 %s unit target |peak/P - 1|", tu_variants[v]);
         sarbp_image_free(img);
     }
     sarbp_phd_free(p);
@@ -105,7 +138,6 @@ static void test_unit_target(void **state)
 static void test_streaming_and_tiling(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     sarbp_phd *p = tu_clutter_scene(600);
     sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0};
     sarbp_bp_options one;
@@ -124,11 +156,9 @@ static void test_streaming_and_tiling(void **state)
     double s_ab = tu_ser_c32(b->data, a->data, g.nx * g.ny);
     double s_ac = tu_ser_c32(c->data, a->data, g.nx * g.ny);
     double s_bc = tu_ser_c32(c->data, b->data, g.nx * g.ny);
-    print_message("streamed vs one block: %.1f dB; banded vs one piece: %.1f dB; banded vs streamed "
-                  "(same blocks): %.1f dB (bar 100)\n", s_ab, s_ac, s_bc);
-    assert_true(s_ab >= 100);
-    assert_true(s_ac >= 100);
-    assert_true(s_bc >= 100);
+    tu_bar_min(s_ab, STREAM_DB, FP32_HEADROOM_DB, "dB", "gpu fp32 streamed vs one block SER");
+    tu_bar_min(s_ac, STREAM_DB, FP32_HEADROOM_DB, "dB", "gpu fp32 banded vs one piece SER");
+    tu_bar_min(s_bc, STREAM_DB, FP32_HEADROOM_DB, "dB", "gpu fp32 banded vs streamed SER");
     sarbp_image_free(a);
     sarbp_image_free(b);
     sarbp_image_free(c);
@@ -138,7 +168,7 @@ static void test_streaming_and_tiling(void **state)
 static void test_gotcha(void **state)
 {
     (void)state;
-    if (!tu_have_gpu() || !tu_have_gotcha()) skip();
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
     const char *in[] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
@@ -150,8 +180,7 @@ static void test_gotcha(void **state)
         o.variant = tu_variants[v];
         sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
         double ser = tu_ser_c32(img->data, ref->data, g.nx * g.ny);
-        print_message("Gotcha %s: SER %.1f dB (bar 60)\n", tu_variants[v], ser);
-        assert_true(ser >= 60);
+        tu_bar_min(ser, GOTCHA_DB[v], FP32_HEADROOM_DB, "dB", "gpu fp32 %s Gotcha SER", tu_variants[v]);
         sarbp_image_free(img);
     }
     sarbp_image_free(ref);
@@ -161,7 +190,6 @@ static void test_gotcha(void **state)
 static void test_bad_config(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     sarbp_phd *p = tu_clutter_scene(8);
     sarbp_grid g = {16, 16, 0.2, 0.2, 0, 0, 0};
     sarbp_rc_params rc;
@@ -183,6 +211,8 @@ static void test_bad_config(void **state)
 
 int main(void)
 {
+    const int pre = tu_gpu_precondition("test_gpu_backproject");
+    if (pre) return pre;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unit_target),
         cmocka_unit_test(test_bad_config),
@@ -191,5 +221,5 @@ int main(void)
         cmocka_unit_test(test_size_4096),
         cmocka_unit_test(test_gotcha),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

@@ -1,23 +1,59 @@
 /* test_gpu_fp16.c - the CUDA back end's FP16 path (profiles stored in FP16
  * with a power-of-two scale per pulse block, FP32 range and phase, FP32
- * accumulation) against the CPU FP64 reference (label gpu; skipped without
- * a device). The bars are the issue's:
- *  - SER >= 50 dB on the Gotcha-like simulated scene, every variant, raw
- *    samples uploaded in FP16 and in FP32, at awkward sizes and pulse
- *    counts, and on the real Gotcha files;
- *  - a unit target at the origin peaks at P to 1e-3;
- *  - a point target's PSLR within 0.5 dB and ISLR within 1 dB of FP64's in
- *    both cuts;
- *  - targets 80 dB below the brightest keep their peak (within 0.5 dB of
- *    FP64's) and their neighbourhood (local SER >= 30 dB), i.e. nothing
- *    flushes to zero;
+ * accumulation) against the CPU FP64 reference (label gpu; 'skipped' only
+ * where no GPU is visible, see tu_gpu_precondition). It checks:
+ *  - SER on the Gotcha-like simulated scene, every variant, raw samples
+ *    uploaded in FP16 and in FP32, at awkward sizes and pulse counts, and
+ *    on the real Gotcha files;
+ *  - a unit target at the origin peaks at P;
+ *  - a point target's PSLR and ISLR equal FP64's in both cuts;
+ *  - targets 80 dB below the brightest keep their peak and their
+ *    neighbourhood (local SER), i.e. nothing flushes to zero;
  *  - amplitudes scaled by 1e6 and 1e-6 neither overflow nor lose SER;
- *  - streamed and banded images equal the one-piece image (>= 100 dB).
- * Every measured figure is printed with its bar. */
+ *  - streamed and banded images equal the one-piece image.
+ *
+ * Bars: each is the figure measured on an NVIDIA H200 with the final code
+ * of issue 5 (kernels/BENCHMARKS.md, "GPU tests and checks"; session note
+ * of stop 7) minus a stated headroom; every check prints a 'BAR' line with
+ * the value, the bar and the share of the headroom used. The issue's
+ * floors (SER 50 dB, PSLR 0.5 dB, ISLR 1 dB, 100 dB streamed) lie below
+ * every bar here. */
 #include <math.h>
 #include <stdio.h>
 
 #include "test_util.h"
+
+/* SER against FP64, dB: 68.3-87 dB over the awkward sizes, variants, ppt
+ * and both raw formats; the per-case figures were not recorded, so the
+ * sweep's bar is the range's minimum (68.3, Gotcha with raw FP16). The
+ * default path on the benchmark scene reads 79.3 dB, the regression rows
+ * 73.2-81.2 dB (test_regression.c). */
+#define FP16_WORST_DB 68.3
+#define FP16_HEADROOM_DB 3.0
+/* Real Gotcha, 512 x 512 at 0.2 m: 70.7 dB raw FP32, 68.3 dB raw FP16. */
+#define GOTCHA_RAW32_DB 70.7
+#define GOTCHA_RAW16_DB 68.3
+/* Unit target: the peak is exactly P (the block scale is a power of two). */
+#define UNIT_REL_ERR 0.0
+#define UNIT_REL_HEADROOM 1e-5
+/* |PSLR, ISLR (FP16) - (FP64)| in both cuts: within 0.0013 dB. */
+#define IMPULSE_DIFF_DB 0.0013
+#define IMPULSE_HEADROOM_DB 0.05
+/* Weak targets 80 dB down, raw FP32: peak within 0.002 dB of FP64, local
+ * SER 60-65 dB; raw FP16 (strong target off the origin): peak within 0.05
+ * dB, local SER about 40 dB (39.4-40.7 in the CPU emulation). */
+#define DR_PEAK_RAW32_DB 0.002
+#define DR_PEAK_RAW16_DB 0.05
+#define DR_PEAK_HEADROOM_DB 0.1
+#define DR_LOCAL_RAW32_DB 60.0
+#define DR_LOCAL_RAW16_DB 39.4
+#define DR_LOCAL_HEADROOM_DB 4.0
+/* Amplitudes x 1e6 and x 1e-6: SER within 0.2 dB of x 1. */
+#define SCALE_DIFF_DB 0.2
+#define SCALE_DIFF_HEADROOM_DB 0.3
+/* Streamed against one block: 123-143 dB; banded against streamed: identical. */
+#define STREAM_DB 123.0
+#define STREAM_HEADROOM_DB 5.0
 
 static sarbp_image *ref64(const sarbp_phd *p, const sarbp_grid *g)
 {
@@ -95,11 +131,10 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
                 o.ppt = ppts[k];
                 sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &o);
                 double s = ser(img, ref);
-                print_message("fp16 %-4s raw %s ppt %d (0: default), %zu x %zu, %zu pulses: "
-                              "SER %.1f dB (bar 50)\n",
-                              tu_variants[v], raw ? "fp16" : "fp32", ppts[k], nx, ny, npulses, s);
                 assert_int_equal(nonfinite(img), 0);
-                assert_true(s >= 50);
+                tu_bar_min(s, FP16_WORST_DB, FP16_HEADROOM_DB, "dB",
+                           "gpu fp16 %s raw %s ppt %d %zux%zux%zu SER", tu_variants[v],
+                           raw ? "fp16" : "fp32", ppts[k], nx, ny, npulses);
                 sarbp_image_free(img);
             }
         }
@@ -111,7 +146,6 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
 static void test_fp16_sizes(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     check_sizes(1, 1, 1);
     check_sizes(17, 33, 255);
     check_sizes(17, 33, 257);
@@ -123,7 +157,6 @@ static void test_fp16_sizes(void **state)
 static void test_fp16_unit_target(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     const size_t P = 257;
     sarbp_phd *p = tu_targets(NULL, 0, P);
     sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0};
@@ -134,10 +167,12 @@ static void test_fp16_unit_target(void **state)
             double bv;
             size_t best = tu_peak_index(img, &bv);
             double rel = bv / (double)P - 1;
-            print_message("fp16 %-4s raw %s: peak %.6f at %zu (P = %zu), relative error %+.2e "
-                          "(bar 1e-3)\n", tu_variants[v], raw ? "fp16" : "fp32", bv, best, P, rel);
+            print_message("fp16 %-4s raw %s: peak %.6f at %zu (P = %zu)\n", tu_variants[v],
+                          raw ? "fp16" : "fp32", bv, best, P);
             assert_int_equal(best, c);
-            assert_true(fabs(rel) < 1e-3);
+            tu_bar_max(fabs(rel), UNIT_REL_ERR, UNIT_REL_HEADROOM, "",
+                       "gpu fp16 %s raw %s unit target |peak/P - 1|", tu_variants[v],
+                       raw ? "fp16" : "fp32");
             sarbp_image_free(img);
         }
     }
@@ -167,7 +202,6 @@ static sarbp_pt_result *measure(const sarbp_image *img, const char *what)
 static void test_fp16_impulse(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     sarbp_phd *p = tu_targets(NULL, 0, 512);
     const sarbp_grid g = {129, 129, 0.15, 0.15, 0, 0, 0};
     sarbp_image *i64 = ref64(p, &g);
@@ -181,10 +215,10 @@ static void test_fp16_impulse(void **state)
             for (int c = 0; c < 2; c++) {
                 double dp = r->cut[c].pslr_db - r64->cut[c].pslr_db;
                 double di = r->cut[c].islr_db - r64->cut[c].islr_db;
-                print_message("  cut %d: FP16 - FP64: PSLR %+.4f dB (bar 0.5), ISLR %+.4f dB (bar 1)\n",
-                              c, dp, di);
-                assert_true(fabs(dp) <= 0.5);
-                assert_true(fabs(di) <= 1.0);
+                tu_bar_max(fabs(dp), IMPULSE_DIFF_DB, IMPULSE_HEADROOM_DB, "dB",
+                           "gpu fp16 %s cut %d |PSLR - FP64's|", what, c);
+                tu_bar_max(fabs(di), IMPULSE_DIFF_DB, IMPULSE_HEADROOM_DB, "dB",
+                           "gpu fp16 %s cut %d |ISLR - FP64's|", what, c);
             }
             sarbp_pointtarget_free(r);
             sarbp_image_free(img);
@@ -219,7 +253,6 @@ static void test_fp16_impulse(void **state)
  * samples in FP16 only the global SER is asserted and the weak targets'
  * figures are printed, as a known limit of raw_fp16 = 1. */
 #define DR_WIN 7
-#define DR_LOCAL_BAR 30.0
 
 static void check_dynamic_range(double sx, double sy, int assert_raw16)
 {
@@ -254,18 +287,24 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
             sarbp_image *img = form16(p, &g, tu_variants[v], raw);
             assert_int_equal(nonfinite(img), 0);
             double s = ser(img, i64);
-            print_message("fp16 %-4s raw %s: global SER %.1f dB (bar 50)\n", tu_variants[v],
-                          raw ? "fp16" : "fp32", s);
-            assert_true(s >= 50);
+            tu_bar_min(s, FP16_WORST_DB, FP16_HEADROOM_DB, "dB",
+                       "gpu fp16 %s raw %s 80 dB scene (strong at %.1f,%.1f) global SER",
+                       tu_variants[v], raw ? "fp16" : "fp32", sx, sy);
             for (size_t k = 1; k < nt; k++) {
                 double d = 20 * log10(mag(img, px[k], py[k]) / m64[k]);
                 double ls = local_ser(img, i64, px[k], py[k], DR_WIN);
-                print_message("  weak target %zu: peak FP16 - FP64 %+.4f dB (bar 0.5), local SER "
-                              "(%d x %d) %.1f dB (bar %.0f)%s\n",
-                              k, d, DR_WIN, DR_WIN, ls, DR_LOCAL_BAR, check ? "" : ", not asserted");
-                if (!check) continue;
-                assert_true(fabs(d) <= 0.5);
-                assert_true(ls >= DR_LOCAL_BAR);
+                if (!check) {
+                    print_message("  weak target %zu: peak FP16 - FP64 %+.4f dB, local SER (%d x %d) "
+                                  "%.1f dB: not asserted (raw FP16, strong target at the origin)\n",
+                                  k, d, DR_WIN, DR_WIN, ls);
+                    continue;
+                }
+                tu_bar_max(fabs(d), raw ? DR_PEAK_RAW16_DB : DR_PEAK_RAW32_DB, DR_PEAK_HEADROOM_DB,
+                           "dB", "gpu fp16 %s raw %s weak target %zu |peak - FP64's|", tu_variants[v],
+                           raw ? "fp16" : "fp32", k);
+                tu_bar_min(ls, raw ? DR_LOCAL_RAW16_DB : DR_LOCAL_RAW32_DB, DR_LOCAL_HEADROOM_DB, "dB",
+                           "gpu fp16 %s raw %s weak target %zu local SER (%dx%d)", tu_variants[v],
+                           raw ? "fp16" : "fp32", k, DR_WIN, DR_WIN);
             }
             sarbp_image_free(img);
         }
@@ -277,7 +316,6 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
 static void test_fp16_dynamic_range(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     check_dynamic_range(2.2, -1.4, 1);
     check_dynamic_range(0, 0, 0);
 }
@@ -288,14 +326,13 @@ static void test_fp16_dynamic_range(void **state)
  * at most); at 1e6 they are ~1e7, far beyond FP16's 65504, and at 1e-6 ~1e-5,
  * below FP16's smallest normal number (6.1e-5), where only a few bits are
  * left: only a working per-block scale keeps them. Each scaled image is
- * compared with its own FP64 reference; its SER must stay >= 50 dB and
- * within 3 dB of the unscaled scene's (same variant and raw format). */
-#define SCALE_SER_SLACK 3.0
+ * compared with its own FP64 reference; its SER must stay within
+ * SCALE_DIFF_DB (plus headroom) of the unscaled scene's (same variant and
+ * raw format). */
 
 static void test_fp16_amplitude_scale(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     sarbp_phd *p = tu_clutter_scene(512);
     const sarbp_grid g = {512, 512, 0.2, 0.2, 0.7, -1.1, 0};
     static const double scales[] = {1e6, 1e-6};
@@ -316,21 +353,19 @@ static void test_fp16_amplitude_scale(void **state)
         for (int raw = 1; raw >= 0; raw--) {
             sarbp_image *img = form16(p, &g, tu_variants[v], raw);
             double s1 = ser(img, ref);
-            print_message("fp16 %-4s raw %s: scale 1: SER %.1f dB (bar 50)\n", tu_variants[v],
-                          raw ? "fp16" : "fp32", s1);
-            assert_true(s1 >= 50);
+            tu_bar_min(s1, FP16_WORST_DB, FP16_HEADROOM_DB, "dB", "gpu fp16 %s raw %s scale 1 SER",
+                       tu_variants[v], raw ? "fp16" : "fp32");
             sarbp_image_free(img);
             for (size_t k = 0; k < 2; k++) {
                 img = form16(ps[k], &g, tu_variants[v], raw);
                 size_t bad = nonfinite(img);
-                double s = bad ? -INFINITY : ser(img, refs[k]);
-                print_message("fp16 %-4s raw %s: scale %g: %zu non-finite pixels, SER %.1f dB "
-                              "(bar 50), %+.2f dB from scale 1 (bar %.0f)\n",
-                              tu_variants[v], raw ? "fp16" : "fp32", scales[k], bad, s, s - s1,
-                              SCALE_SER_SLACK);
+                print_message("fp16 %-4s raw %s: scale %g: %zu non-finite pixels\n", tu_variants[v],
+                              raw ? "fp16" : "fp32", scales[k], bad);
                 assert_int_equal(bad, 0);
-                assert_true(s >= 50);
-                assert_true(fabs(s - s1) <= SCALE_SER_SLACK);
+                double s = ser(img, refs[k]);
+                tu_bar_max(fabs(s - s1), SCALE_DIFF_DB, SCALE_DIFF_HEADROOM_DB, "dB",
+                           "gpu fp16 %s raw %s scale %g |SER - scale 1's|", tu_variants[v],
+                           raw ? "fp16" : "fp32", scales[k]);
                 sarbp_image_free(img);
             }
         }
@@ -356,7 +391,6 @@ static void test_fp16_amplitude_scale(void **state)
 static void test_fp16_streaming_and_banding(void **state)
 {
     (void)state;
-    if (!tu_have_gpu()) skip();
     sarbp_phd *p = tu_clutter_scene(600);
     const sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0};
     sarbp_image *ref = ref64(p, &g);
@@ -378,18 +412,20 @@ static void test_fp16_streaming_and_banding(void **state)
             sarbp_bp_options banded = streamed;
             banded.gpu_mem = budget[raw];
             sarbp_image *c = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &banded);
-            double s_a = ser(a, ref), s_ab = ser(b, a), s_bc = ser(c, b), s_ac = ser(c, a);
-            print_message("fp16 %-4s raw %s: one block vs FP64 %.1f dB (bar 50); streamed vs one "
-                          "block %.1f dB; banded (%zu bands, gpu_mem %.2f MiB) vs streamed %.1f dB, "
-                          "vs one block %.1f dB (bar 100)\n",
-                          tu_variants[v], raw ? "fp16" : "fp32", s_a, s_ab, passes[raw],
-                          banded.gpu_mem / 1048576.0, s_bc, s_ac);
             assert_int_equal(nonfinite(a) + nonfinite(b) + nonfinite(c), 0);
+            double s_a = ser(a, ref), s_ab = ser(b, a), s_bc = ser(c, b), s_ac = ser(c, a);
+            const char *rf = raw ? "fp16" : "fp32";
+            print_message("fp16 %-4s raw %s: banded in %zu bands, gpu_mem %.2f MiB\n", tu_variants[v],
+                          rf, passes[raw], banded.gpu_mem / 1048576.0);
             assert_true(passes[raw] >= 2);
-            assert_true(s_a >= 50);
-            assert_true(s_ab >= 100);
-            assert_true(s_bc >= 100);
-            assert_true(s_ac >= 100);
+            tu_bar_min(s_a, FP16_WORST_DB, FP16_HEADROOM_DB, "dB",
+                       "gpu fp16 %s raw %s one block vs FP64 SER", tu_variants[v], rf);
+            tu_bar_min(s_ab, STREAM_DB, STREAM_HEADROOM_DB, "dB",
+                       "gpu fp16 %s raw %s streamed vs one block SER", tu_variants[v], rf);
+            tu_bar_min(s_bc, STREAM_DB, STREAM_HEADROOM_DB, "dB",
+                       "gpu fp16 %s raw %s banded vs streamed SER", tu_variants[v], rf);
+            tu_bar_min(s_ac, STREAM_DB, STREAM_HEADROOM_DB, "dB",
+                       "gpu fp16 %s raw %s banded vs one block SER", tu_variants[v], rf);
             sarbp_image_free(a);
             sarbp_image_free(b);
             sarbp_image_free(c);
@@ -404,7 +440,7 @@ static void test_fp16_streaming_and_banding(void **state)
 static void test_fp16_gotcha(void **state)
 {
     (void)state;
-    if (!tu_have_gpu() || !tu_have_gotcha()) skip();
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
     const char *in[] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
@@ -413,11 +449,11 @@ static void test_fp16_gotcha(void **state)
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
             sarbp_image *img = form16(p, &g, tu_variants[v], raw);
-            double s = ser(img, ref);
-            print_message("Gotcha (%zu pulses) fp16 %-4s raw %s: SER %.1f dB (bar 50)\n", p->npulses,
-                          tu_variants[v], raw ? "fp16" : "fp32", s);
             assert_int_equal(nonfinite(img), 0);
-            assert_true(s >= 50);
+            double s = ser(img, ref);
+            tu_bar_min(s, raw ? GOTCHA_RAW16_DB : GOTCHA_RAW32_DB, FP16_HEADROOM_DB, "dB",
+                       "gpu fp16 %s raw %s Gotcha (%zu pulses) SER", tu_variants[v],
+                       raw ? "fp16" : "fp32", p->npulses);
             sarbp_image_free(img);
         }
     }
@@ -427,6 +463,8 @@ static void test_fp16_gotcha(void **state)
 
 int main(void)
 {
+    const int pre = tu_gpu_precondition("test_gpu_fp16");
+    if (pre) return pre;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fp16_unit_target),
         cmocka_unit_test(test_fp16_sizes),
@@ -436,5 +474,5 @@ int main(void)
         cmocka_unit_test(test_fp16_streaming_and_banding),
         cmocka_unit_test(test_fp16_gotcha),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

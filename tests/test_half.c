@@ -301,5 +301,5 @@ int main(void)
         cmocka_unit_test(test_f32_boundaries), cmocka_unit_test(test_f32_sweep),
         cmocka_unit_test(test_block_scale),    cmocka_unit_test(test_c32_to_half2),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

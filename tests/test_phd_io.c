@@ -1072,7 +1072,7 @@ static const char *gotcha_file(int i)
 static void test_gotcha_files(void **state)
 {
     (void)state;
-    if (!tu_have_gotcha()) skip();
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
     const char *dir = tu_gotcha_dir();
     sarbp_reader *rd = open1(dir);
     const sarbp_phd *m = sarbp_reader_meta(rd);
@@ -1167,7 +1167,7 @@ static void test_gotcha_files(void **state)
 static void test_gotcha_copies(void **state)
 {
     (void)state;
-    if (!tu_have_gotcha()) skip();
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
     const char *orig = gotcha_file(0);
     mat_t *in = Mat_Open(orig, MAT_ACC_RDONLY);
     assert_non_null(in);

@@ -8,6 +8,11 @@
 
 #include "test_util.h"
 
+/* Compressed chirp: 3 dB width against 0.886 c / 2B, measured 0.028 %
+ * at most off (linear interpolation of the crossings); the old bar was 5 %. */
+#define CHIRP_WIDTH_PCT 0.028
+#define CHIRP_WIDTH_HEADROOM_PCT 0.5
+
 /* One FREQ pulse whose samples are a target at differential range dR. */
 static sarbp_phd *tone_phd(size_t K, double f0, double df, double dR)
 {
@@ -151,9 +156,9 @@ static void test_chirp_compression(void **state)
         double xr = r - (half - mr) / (mr1 - mr);
         double width = (xr - xl) * pr->dr[i];
         double theory = 0.886 * SARBP_C / (2 * B);
-        print_message("chirp 3 dB width %.4f m, theory %.4f m (%.1f%%)\n", width, theory,
-                      100 * (width / theory - 1));
-        assert_true(fabs(width / theory - 1) < 0.05);
+        print_message("chirp 3 dB width %.5f m, theory %.5f m\n", width, theory);
+        tu_bar_max(100 * fabs(width / theory - 1), CHIRP_WIDTH_PCT, CHIRP_WIDTH_HEADROOM_PCT, "%",
+                   "chirp pulse %zu 3 dB width |width / theory - 1|", i);
     }
     sarbp_profiles_free(pr);
     sarbp_rc_plan_free(plan);
@@ -182,5 +187,5 @@ int main(void)
         cmocka_unit_test(test_chirp_compression),
         cmocka_unit_test(test_bad_upsample),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

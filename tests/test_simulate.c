@@ -214,10 +214,11 @@ static void test_linearity(void **state)
             sum[j].re = a->data[j].re + b->data[j].re;
             sum[j].im = a->data[j].im + b->data[j].im;
         }
+        /* measured 147.2 (freq) and 147.3 dB (chirp): FP32 rounding of the
+         * samples; the issue's floor was 120 dB */
         double ser = tu_ser_c32(sum, all->data, n);
-        printf("  %s: SER of sim(A) + sim(B) against sim(A+B) %.1f dB (need >= 120)\n",
-               d ? "chirp" : "freq", ser);
-        assert_true(ser >= 120);
+        tu_bar_min(ser, d ? 147.3 : 147.2, 6.0, "dB", "simulate %s: sim(A) + sim(B) vs sim(A+B) SER",
+                   d ? "chirp" : "freq");
         free(sum);
         sarbp_phd_free(all);
         sarbp_phd_free(a);
@@ -516,5 +517,5 @@ int main(void)
         cmocka_unit_test(test_invalid_params),
         cmocka_unit_test(test_one_pulse_one_sample),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

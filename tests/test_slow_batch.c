@@ -132,5 +132,5 @@ int main(void)
         cmocka_unit_test(test_four_windows),
         cmocka_unit_test(test_failed_window_does_not_stop_others),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

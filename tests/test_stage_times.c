@@ -113,5 +113,5 @@ int main(void)
         cmocka_unit_test(test_options_default),
         cmocka_unit_test(test_cli_verbose),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }

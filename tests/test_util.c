@@ -88,6 +88,18 @@ int tu_have_gotcha(void)
     return tu_exists(p);
 }
 
+/* The SER of error energy e against signal energy s (both sums of
+ * squares); fails the test when the reference has no energy or a sum is
+ * not finite. */
+static double ser_db(double s, double e, size_t n)
+{
+    if (!isfinite(s) || !isfinite(e))
+        fail_msg("SER: an image holds inf or NaN (signal %g, error %g over %zu pixels)", s, e, n);
+    if (!(s > 0)) fail_msg("SER: the reference has no energy (%zu pixels, all zero)", n);
+    if (e == 0) return INFINITY;
+    return 10 * log10(s / e);
+}
+
 double tu_ser_c32(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
 {
     double s = 0, e = 0;
@@ -96,8 +108,7 @@ double tu_ser_c32(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
         s += (double)r[i].re * r[i].re + (double)r[i].im * r[i].im;
         e += dr * dr + di * di;
     }
-    if (e == 0) return INFINITY;
-    return 10 * log10(s / e);
+    return ser_db(s, e, n);
 }
 
 double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n)
@@ -108,11 +119,104 @@ double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n)
         s += r[i].re * r[i].re + r[i].im * r[i].im;
         e += dr * dr + di * di;
     }
-    if (e == 0) return INFINITY;
-    return 10 * log10(s / e);
+    return ser_db(s, e, n);
+}
+
+/* ---- accuracy bars -------------------------------------------------------- */
+
+static void bar_check(int higher_is_better, double value, double measured, double headroom,
+                      const char *unit, const char *fmt, va_list ap)
+{
+    char what[512];
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (!(headroom >= 0) || !isfinite(measured))
+        fail_msg("%s: bad bar (measured %g, headroom %g)", what, measured, headroom);
+    const double bar = higher_is_better ? measured - headroom : measured + headroom;
+    const int ok = higher_is_better ? value >= bar : value <= bar; /* NaN fails */
+    const double used = higher_is_better ? measured - value : value - measured;
+    char pct[64];
+    if (isnan(value)) snprintf(pct, sizeof pct, "n/a");
+    else if (isinf(used)) snprintf(pct, sizeof pct, "%s", used < 0 ? "none (identical)" : "all");
+    else if (headroom > 0) snprintf(pct, sizeof pct, "%.0f%%", round(100 * used / headroom) + 0.0);
+    else snprintf(pct, sizeof pct, "%s", used > 0 ? "inf%" : "0%");
+    const char *sp = *unit ? " " : "";
+    print_message("BAR %-4s %s: %.6g%s%s %s %.6g%s%s (measured %.6g, headroom %.6g): %s of headroom "
+                  "used\n", ok ? "ok" : "FAIL", what, value, sp, unit, higher_is_better ? ">=" : "<=",
+                  bar, sp, unit, measured, headroom, pct);
+    if (!ok)
+        fail_msg("%s: %.6g %s is past the bar %.6g %s (measured %.6g, headroom %.6g)", what, value,
+                 unit, bar, unit, measured, headroom);
+}
+
+void tu_bar_min(double value, double measured, double headroom, const char *unit, const char *what,
+                ...)
+{
+    va_list ap;
+    va_start(ap, what);
+    bar_check(1, value, measured, headroom, unit, what, ap);
+    va_end(ap);
+}
+
+void tu_bar_max(double value, double measured, double headroom, const char *unit, const char *what,
+                ...)
+{
+    va_list ap;
+    va_start(ap, what);
+    bar_check(0, value, measured, headroom, unit, what, ap);
+    va_end(ap);
+}
+
+/* ---- skipping honestly ----------------------------------------------------- */
+
+int tu_nskipped;
+
+int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
+                 CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+    tu_nskipped = 0;
+    int rc = _cmocka_run_group_tests(name, tests, n, setup, teardown);
+    if (rc == 0 && n > 0 && (size_t)tu_nskipped >= n) {
+        printf("%s: every test was skipped: reporting 'skipped' (exit %d) to CTest\n", name,
+               TU_SKIP_RC);
+        return TU_SKIP_RC;
+    }
+    if (rc == 0 && tu_nskipped > 0)
+        printf("%s: %d of %zu tests skipped (see the 'skipped:' lines)\n", name, tu_nskipped, n);
+    return rc;
 }
 
 int tu_have_gpu(void) { return sarbp_backend_cuda.available(NULL); }
+
+int tu_gpu_visible(void) { return system("nvidia-smi -L 2>/dev/null | grep -q '^GPU '") == 0; }
+
+int tu_gpu_precondition(const char *program)
+{
+    if (tu_have_gpu()) return 0;
+    const int visible = tu_gpu_visible();
+#if defined(SARBP_HAVE_CUDA)
+    const int built = 1;
+#else
+    const int built = 0;
+#endif
+    const int switched_off = !strcmp(SARBP_CUDA_CONFIG, "OFF");
+    if (!visible) {
+        printf("%s: skipped: no GPU visible ('nvidia-smi -L' lists none)\n", program);
+        return TU_SKIP_RC;
+    }
+    if (!built && switched_off) {
+        printf("%s: skipped: sarbp was configured with SARBP_CUDA=OFF\n", program);
+        return TU_SKIP_RC;
+    }
+    if (!built)
+        fprintf(stderr, "%s: FAILED: 'nvidia-smi -L' lists a GPU but sarbp was built without "
+                "CUDA (SARBP_CUDA=%s; nvcc not found?)\nhint: configure with -DSARBP_CUDA=OFF "
+                "to skip the GPU tests on purpose\n", program, SARBP_CUDA_CONFIG);
+    else
+        fprintf(stderr, "%s: FAILED: 'nvidia-smi -L' lists a GPU but the CUDA back end is "
+                "unusable (cudaGetDeviceCount gives no device: driver, runtime or "
+                "CUDA_VISIBLE_DEVICES?)\n", program);
+    return 1;
+}
 
 const char *const tu_variants[TU_NVARIANTS] = {"v1", "v2", "v3", "v3a", "v4"};
 

@@ -37,9 +37,60 @@ const char *tu_gotcha_dir(void);
 int tu_have_gotcha(void);
 
 /* SER in dB of test against ref (n complex values): 10 log10(sum|r|^2 / sum|r-t|^2);
- * +INFINITY when identical. */
+ * +INFINITY when identical. A reference with no energy (all zero, or
+ * n == 0) or a non-finite value in either image fails the test: there is
+ * no SER to speak of. */
 double tu_ser_c32(const sarbp_c32 *t, const sarbp_c32 *r, size_t n);
 double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n);
+
+/* ---- accuracy bars -------------------------------------------------------- */
+
+/* Every accuracy bar is a figure measured on the reference machine minus
+ * (for tu_bar_min: higher is better) or plus (tu_bar_max: lower is better)
+ * a stated headroom. Each check prints one line that grep can find:
+ *
+ *   BAR ok   fp32 v3 4096x4096 SER: 107.30 dB >= 100.00 dB (measured 107.30,
+ *            headroom 7.30): 0% of headroom used
+ *
+ * ('BAR FAIL' and the test fails when the value is past the bar or NaN).
+ * The percentage is how much of the headroom the value used up; negative
+ * when it beat the measured figure. what is printf-style. */
+void tu_bar_min(double value, double measured, double headroom, const char *unit, const char *what,
+                ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+void tu_bar_max(double value, double measured, double headroom, const char *unit, const char *what,
+                ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* ---- skipping honestly ----------------------------------------------------- */
+
+/* Skips the current test, saying why on one line ("skipped: ..."), and
+ * counts it for tu_run_group. Use instead of cmocka's bare skip(). */
+extern int tu_nskipped;
+#define tu_skip(...)                                                             \
+    do {                                                                         \
+        print_message("skipped: " __VA_ARGS__);                                  \
+        print_message("\n");                                                     \
+        tu_nskipped++;                                                           \
+        skip();                                                                  \
+    } while (0)
+
+/* Runs a cmocka group and returns the program's exit status for CTest:
+ * cmocka's (the number of failures) when something failed or ran; 77,
+ * CTest's SKIP_RETURN_CODE, when every test was skipped (tu_skip), so a
+ * program that could not run is reported as skipped, never as passed. */
+int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
+                 CMFixtureFunction setup, CMFixtureFunction teardown);
+#define tu_run_tests(tests) tu_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), NULL, NULL)
+
+/* CTest's code for "skipped" (tests/CMakeLists.txt: SKIP_RETURN_CODE). */
+#define TU_SKIP_RC 77
 
 /* Asserts a status is SARBP_OK, printing the error detail when not. */
 #define tu_ok(expr)                                                              \
@@ -52,8 +103,19 @@ double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n);
 
 /* ---- the CUDA back end (test_gpu_*.c) ------------------------------------ */
 
-/* Whether a CUDA device is usable (tests skip() when it is not). */
+/* Whether a CUDA device is usable. */
 int tu_have_gpu(void);
+
+/* Whether 'nvidia-smi -L' lists a GPU. */
+int tu_gpu_visible(void);
+
+/* For the main() of a program that needs the CUDA back end, before any
+ * test: 0 when it works here; TU_SKIP_RC when it cannot run for a reason
+ * that is no fault of sarbp (no GPU visible, or sarbp configured with
+ * SARBP_CUDA=OFF); 1, with the reason on stderr, when a GPU is visible but
+ * the CUDA back end is unusable or was not built although not switched
+ * off. A GPU machine never reports the GPU tests as skipped. */
+int tu_gpu_precondition(const char *program);
 
 /* The CUDA kernel variants, in order: v1, v2, v3, v3a, v4. */
 #define TU_NVARIANTS 5

@@ -225,5 +225,5 @@ int main(void)
         cmocka_unit_test(test_parse_format),
         cmocka_unit_test(test_parse_bad),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_tests(tests);
 }
