@@ -241,7 +241,8 @@ static sarbp_phd *scene(size_t npulses)
     return p;
 }
 
-/* measured_db: this case's FP32-vs-FP64 SER on the CI machine class. */
+/* measured_db: this case's FP32-vs-FP64 SER on the CI machine class, with the
+ * default cubic 4x and the staged AVX-512 FP32 path of issue 11. */
 static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spacing,
                                double measured_db)
 {
@@ -257,15 +258,15 @@ static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spac
     sarbp_phd_free(p);
 }
 
-static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 90.1); }
+static void test_fp32_scene_512(void **state) { (void)state; check_fp32_vs_fp64(512, 512, 512, 0.2, 102.5); }
 static void test_fp32_awkward(void **state)
 {
     (void)state;
-    check_fp32_vs_fp64(17, 33, 257, 0.2, 99.3);
-    check_fp32_vs_fp64(1, 1, 1, 0.2, 132.9);
-    check_fp32_vs_fp64(1, 1, 257, 0.2, 129.3);
-    check_fp32_vs_fp64(100, 1, 255, 0.15, 100.8);
-    check_fp32_vs_fp64(33, 17, 1, 0.3, 90.5);
+    check_fp32_vs_fp64(17, 33, 257, 0.2, 107.4);
+    check_fp32_vs_fp64(1, 1, 1, 0.2, 126.5);
+    check_fp32_vs_fp64(1, 1, 257, 0.2, 114.5);
+    check_fp32_vs_fp64(100, 1, 255, 0.15, 103.4);
+    check_fp32_vs_fp64(33, 17, 1, 0.3, 102.2);
 }
 
 static void test_threads_bit_identical(void **state)
