@@ -13,7 +13,7 @@ set -euo pipefail
 # and the fuzzing in scripts/test.sh; time (/usr/bin/time) is used by
 # scripts/fuzz.sh to measure the CLI's memory on a finding.
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
-          libcmocka-dev libmatio-dev clang llvm libclang-rt-dev time)
+          libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time)
 
 usage() {
     cat <<EOF

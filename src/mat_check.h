@@ -15,8 +15,11 @@
  * every element inside its parent, dimensions that do not overflow, numeric
  * data holding every declared element (real and imaginary parts), struct
  * field-name tables that hold their fields. Compressed variables (v7) are
- * checked at the top level only: their insides are zlib streams that only
- * matio inflates (the probe in probe.h contains what that may do).
+ * inflated, one at a time, into memory (at most 1032 times their compressed
+ * length and 4 GiB: deflate expands no more) and their insides checked the
+ * same way against the inflated length; a zlib stream that is corrupt,
+ * truncated or inflates past that bound is refused. Memory: the largest
+ * variable's inflated size, freed before returning.
  * SARBP_ERR_FORMAT naming the file, the variable and what does not fit. */
 sarbp_status mat_check_layout(const char *path);
 

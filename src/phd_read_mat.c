@@ -83,7 +83,7 @@ static double elem(const void *buf, enum matio_classes c, size_t i)
 }
 
 /* Elements of v; SIZE_MAX when the product overflows (mat_check_layout has
- * ruled that out for uncompressed files, not for compressed ones). */
+ * ruled that out already; this stays as the reader's own guard). */
 static size_t numel(const matvar_t *v)
 {
     size_t n = 1;
