@@ -38,12 +38,12 @@ static const reg_row ROWS[] = {
     {"point_targets",  "cpu",  "fp32", 76.95, 3},
     {"clutter",        "cpu",  "fp32", 90.31, 3},
     {"stripmap_chirp", "cpu",  "fp32", 81.61, 3},
-    {"point_targets",  "cuda", "fp32", 76.9, 5},
-    {"clutter",        "cuda", "fp32", 90.3, 5},
-    {"stripmap_chirp", "cuda", "fp32", 81.6, 5},
-    {"point_targets",  "cuda", "fp16", 70.0, 5},
-    {"clutter",        "cuda", "fp16", 70.0, 5},
-    {"stripmap_chirp", "cuda", "fp16", 70.0, 5},
+    {"point_targets",  "cuda", "fp32", 76.94, 5},
+    {"clutter",        "cuda", "fp32", 87.96, 5},
+    {"stripmap_chirp", "cuda", "fp32", 81.21, 5},
+    {"point_targets",  "cuda", "fp16", 73.69, 5},
+    {"clutter",        "cuda", "fp16", 72.51, 5},
+    {"stripmap_chirp", "cuda", "fp16", 78.05, 5},
 };
 
 #define MAX_SETS 32
