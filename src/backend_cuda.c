@@ -646,19 +646,7 @@ static sarbp_status cuda_finish(void *vp, sarbp_c32 *image)
     struct cuda_plan *p = vp;
     double t0 = sarbp_now_s();
     CUDA_TRY(cudaSetDevice(p->device));
-    /* the copy back into pinned memory runs at several times the pageable
-     * rate; pinning the caller's image (a few ms, while the last chunks
-     * still compute) is worth it for images of tens of MiB and more.
-     * Where the system refuses, the copy goes pageable. */
-    const size_t bytes = p->grid.nx * p->grid.ny * sizeof(sarbp_c32);
-    int pinned = 0;
-    if (p->passes == 1 && bytes >= ((size_t)16 << 20)) {
-        pinned = cudaHostRegister(image, bytes, cudaHostRegisterDefault) == cudaSuccess;
-        if (!pinned) cudaGetLastError();
-    }
-    sarbp_status st = band_to_host(p, p->passes == 1 ? image : p->h_img);
-    if (pinned) cudaHostUnregister(image);
-    SARBP_TRY(st);
+    SARBP_TRY(band_to_host(p, p->passes == 1 ? image : p->h_img));
     for (int k = 0; k < NSLOT; k++) SARBP_TRY(count_slot(p, &p->s[k]));
     if (p->passes > 1) memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
     p->times.finish_s += sarbp_now_s() - t0;
