@@ -206,6 +206,14 @@ static void test_file(void **state)
     if (strstr(path, "1e12") || strstr(path, "convert")) expect_refused("convert", path);
 }
 
+/* Image files the fuzzer found (tests/fuzz/regressions/image_h5): read by
+ * metrics and compare, whose HDF5 opens the probe guards. */
+static void test_image_file(void **state)
+{
+    const char *path = *state;
+    expect_refused("metrics", path);
+}
+
 /* The first 402232 bytes of a real Gotcha file (bad-inputs/README.md): once
  * formed with exit 0, af.r_correct holding phi's values. */
 static int make_truncated_gotcha(char *path, size_t n)
@@ -251,6 +259,16 @@ int main(void)
     }
     closedir(d);
     qsort(paths, n, sizeof paths[0], cmp_str);
+    const size_t nphd = n;
+    d = opendir(SARBP_IMAGE_REGRESSIONS_DIR);
+    while (d && (e = readdir(d)) != NULL && n < MAX_FILES - 1) {
+        if (e->d_name[0] == '.') continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", SARBP_IMAGE_REGRESSIONS_DIR, e->d_name);
+        paths[n++] = strdup(p);
+    }
+    if (d) closedir(d);
+    const size_t nimg = n - nphd;
     static char truncated[1024];
     if (make_truncated_gotcha(truncated, sizeof truncated)) paths[n++] = truncated;
     else printf("note: no Gotcha data at %s: the truncated real file is not tried\n",
@@ -264,7 +282,7 @@ int main(void)
     for (size_t i = 0; i < n; i++) {
         const char *slash = strrchr(paths[i], '/');
         tests[i].name = slash ? slash + 1 : paths[i];
-        tests[i].test_func = test_file;
+        tests[i].test_func = i >= nphd && i < nphd + nimg ? test_image_file : test_file;
         tests[i].initial_state = paths[i];
     }
     printf("bars: exit 1, one message, nothing left, < %.0f s, < %.0f MB%s\n", max_seconds,
