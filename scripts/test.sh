@@ -14,7 +14,7 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: scripts/test.sh [-h|--help] [--no-deps] [--no-sanitize] [--no-fuzz]
-                       [--fuzz-time SEC] [CTEST_ARG...]
+                       [--fuzz-time SEC] [--fuzz-seed N] [CTEST_ARG...]
 
 What CI runs (no options): installs what is missing
 (scripts/install-deps.sh), then
@@ -29,7 +29,9 @@ What CI runs (no options): installs what is missing
             made it (leaks too, but those listed in tests/lsan.supp);
   fuzz      scripts/fuzz.sh --time SEC: every libFuzzer harness (readers,
             number parsers) for SEC seconds (default 60) from its seed
-            corpus; fails on a finding that is sarbp's or an upstream
+            corpus, with a fixed random seed (--fuzz-seed, default 1) so
+            that every CI run tries the same inputs (long runs with new
+            seeds are scripts/fuzz.sh's job); fails on a finding that is sarbp's or an upstream
             crash the CLI does not contain (see scripts/fuzz.sh --help).
 Each part's time and result are printed at the end.
 
@@ -42,6 +44,7 @@ configure arguments for the release build can be given in $SARBP_CMAKE_ARGS.
   --no-sanitize     skip the sanitizer build and run
   --no-fuzz         skip the fuzzing
   --fuzz-time SEC   seconds per fuzz harness (default 60)
+  --fuzz-seed N     libFuzzer's seed for the fuzz part (default 1)
   -h, --help        show this help
 
 A quick local run: scripts/test.sh --no-deps --no-sanitize --no-fuzz
@@ -51,7 +54,7 @@ exit codes: 0 every part passed (tests passed or skipped); 1 a part failed
 EOF
 }
 
-deps=1 sanitize=1 fuzz=1 fuzz_time=60
+deps=1 sanitize=1 fuzz=1 fuzz_time=60 fuzz_seed=1
 ctest_args=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -66,6 +69,13 @@ while [[ $# -gt 0 ]]; do
             exit 2
         fi
         fuzz_time=$2; shift ;;
+    --fuzz-seed)
+        if [[ $# -lt 2 || ! $2 =~ ^[0-9]+$ || $2 -eq 0 ]]; then
+            echo "test.sh: --fuzz-seed needs a number > 0" >&2
+            echo "Try 'scripts/test.sh --help' for more information." >&2
+            exit 2
+        fi
+        fuzz_seed=$2; shift ;;
     *) ctest_args+=("$1") ;;
     esac
     shift
@@ -154,7 +164,7 @@ fi
 # ---- fuzz ------------------------------------------------------------------
 if [[ $fuzz -eq 1 ]]; then
     t=$(date +%s)
-    if "$root/scripts/fuzz.sh" --time "$fuzz_time" --cli "$build_dir/sarbp"; then
+    if "$root/scripts/fuzz.sh" --time "$fuzz_time" --seed "$fuzz_seed" --cli "$build_dir/sarbp"; then
         part fuzz $(( $(date +%s) - t )) passed "$fuzz_time s per harness; logs in build-fuzz/logs"
     else
         part fuzz $(( $(date +%s) - t )) FAILED "findings: scripts/fuzz.sh's summary above; inputs in build-fuzz/artifacts"

@@ -260,10 +260,13 @@ done:
 }
 
 /* The probe's walk (probe.h), in the child: the whole read for files up to
- * PROBE_FULL_READ bytes (fuzzing found corrupt files on which HDF5's own
- * H5Dread crashes inside the pixel read: the child takes that crash, at the
- * cost of reading such an image twice, about 0.1 s for 128 MiB), read_h5's
- * metadata calls alone for larger ones (their pixel read is not isolated). */
+ * PROBE_FULL_READ bytes, and the image comes back through the probe's pipe
+ * (probe_reply) as the sarbp_image struct followed by its pixels, so that
+ * the parent never opens such a file with HDF5 (fuzzing found corrupt files
+ * on which HDF5 crashes inside the pixel read, and attribute tables on which
+ * H5Aiterate2 reads uninitialised memory and then allocates gigabytes: in
+ * the child, its address-space limit turns that into an error). Larger
+ * files: read_h5's metadata calls alone, and the parent reads the pixels. */
 #define PROBE_FULL_READ ((off_t)256 << 20)
 static sarbp_status probe_walk(const char *path, void *arg)
 {
@@ -272,8 +275,49 @@ static sarbp_status probe_walk(const char *path, void *arg)
     const int full = stat(path, &sb) == 0 && sb.st_size <= PROBE_FULL_READ;
     sarbp_image *img = NULL;
     sarbp_status st = read_h5(path, full ? &img : NULL, !full);
-    sarbp_image_free(img);
-    return st;
+    if (st != SARBP_OK || !full) {
+        sarbp_image_free(img);
+        return st;
+    }
+    /* the child's memory is its own and ends with it: one block, never freed */
+    size_t npix = img->grid.nx * img->grid.ny, len = sizeof *img + npix * sizeof(sarbp_c32);
+    unsigned char *msg = malloc(len);
+    if (!msg) return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+    sarbp_image head = *img;
+    head.data = NULL;
+    memcpy(msg, &head, sizeof head);
+    memcpy(msg + sizeof head, img->data, npix * sizeof(sarbp_c32));
+    probe_reply(msg, len);
+    return SARBP_OK;
+}
+
+/* The image a probe child sent (probe_walk), checked like any input:
+ * grid valid, length matching its pixels. */
+static sarbp_status image_from_reply(const char *path, const unsigned char *msg, size_t len,
+                                     sarbp_image **out)
+{
+    sarbp_image head;
+    if (len < sizeof head) goto bad;
+    memcpy(&head, msg, sizeof head);
+    if (sarbp_grid_validate(&head.grid) != SARBP_OK || head.nattrs > SARBP_IMAGE_MAX_ATTRS ||
+        head.grid.nx > SARBP_GRID_MAX_PIXELS / head.grid.ny ||
+        len - sizeof head != head.grid.nx * head.grid.ny * sizeof(sarbp_c32))
+        goto bad;
+    sarbp_image *img;
+    SARBP_TRY(sarbp_image_alloc(&head.grid, &img));
+    sarbp_c32 *data = img->data;
+    *img = head;
+    img->data = data;
+    memcpy(img->data, msg + sizeof head, len - sizeof head);
+    for (size_t a = 0; a < img->nattrs; a++) { /* strings end inside their slots */
+        img->attrs[a].key[sizeof img->attrs[a].key - 1] = '\0';
+        img->attrs[a].value[sizeof img->attrs[a].value - 1] = '\0';
+    }
+    *out = img;
+    return SARBP_OK;
+bad:
+    return sarbp_error(SARBP_ERR_INTERNAL, "'%s': the image read in the probe came back damaged",
+                       path);
 }
 
 /* ---- .npy ----------------------------------------------------------------- */
@@ -506,8 +550,15 @@ sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
                            path);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (H5Fis_hdf5(path) > 0) {
-        SARBP_TRY(probe_run(path, "HDF5", probe_walk, NULL));
-        return read_h5(path, out, 0);
+        void *msg;
+        size_t len;
+        SARBP_TRY(probe_run_reply(path, "HDF5", probe_walk, NULL,
+                                  sizeof(sarbp_image) + SARBP_GRID_MAX_PIXELS * sizeof(sarbp_c32),
+                                  &msg, &len));
+        if (!msg) return read_h5(path, out, 0); /* no probe, or a file too large for it */
+        sarbp_status st = image_from_reply(path, msg, len, out);
+        free(msg);
+        return st;
     }
     return sarbp_error(SARBP_ERR_FORMAT, "'%s' is not a sarbp image (neither HDF5 nor .npy)", path);
 }

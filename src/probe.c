@@ -61,7 +61,18 @@ static double timeout_s(void)
 struct report {
     int32_t status;
     char detail[1024];
+    uint64_t reply_len; /* bytes of reply that follow the report */
 };
+
+/* In the child only: the reply its walk handed over (probe_reply). */
+static const void *child_reply;
+static size_t child_reply_len;
+
+void probe_reply(const void *data, size_t len)
+{
+    child_reply = data;
+    child_reply_len = len;
+}
 
 #ifndef PROBE_ASAN /* ASan reserves terabytes of shadow: an address-space limit breaks it */
 /* Address space the child already has (bytes), from /proc/self/statm. */
@@ -133,35 +144,46 @@ static double now_s(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* Reads the child's report until EOF or the deadline; the bytes read. */
-static size_t read_report(int fd, struct report *r, double deadline, int *timed_out)
+/* Reads n bytes into buf (NULL: reads and drops them) until EOF or the
+ * deadline; the bytes read. */
+static size_t read_exact(int fd, void *buf, size_t n, double deadline, int *timed_out)
 {
     size_t got = 0;
     *timed_out = 0;
-    for (;;) {
+    while (got < n) {
         double left = deadline - now_s();
         if (left <= 0) {
             *timed_out = 1;
             return got;
         }
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int n = poll(&p, 1, (int)(left * 1000) + 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return got;
-        if (n == 0) continue; /* the deadline check above ends it */
-        char *dst = (char *)r + got;
-        size_t room = sizeof *r - got;
-        char sink[256];
-        ssize_t m = read(fd, room ? (void *)dst : (void *)sink, room ? room : sizeof sink);
+        int k = poll(&p, 1, (int)(left * 1000) + 1);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return got;
+        if (k == 0) continue; /* the deadline check above ends it */
+        char sink[4096];
+        size_t want = n - got;
+        if (!buf && want > sizeof sink) want = sizeof sink;
+        ssize_t m = read(fd, buf ? (char *)buf + got : sink, want);
         if (m < 0 && errno == EINTR) continue;
         if (m <= 0) return got; /* EOF: the child exited or died */
-        if (room) got += (size_t)m;
+        got += (size_t)m;
     }
+    return got;
 }
 
 sarbp_status probe_run(const char *path, const char *lib,
                        sarbp_status (*walk)(const char *path, void *arg), void *arg)
 {
+    return probe_run_reply(path, lib, walk, arg, 0, NULL, NULL);
+}
+
+sarbp_status probe_run_reply(const char *path, const char *lib,
+                             sarbp_status (*walk)(const char *path, void *arg), void *arg,
+                             size_t max_reply, void **reply, size_t *reply_len)
+{
+    if (reply) *reply = NULL;
+    if (reply_len) *reply_len = 0;
     if (!sarbp_probe_enabled()) return SARBP_OK;
     const double limit = timeout_s();
     int fd[2];
@@ -181,27 +203,51 @@ sarbp_status probe_run(const char *path, const char *lib,
         struct stat sb;
         limit_child(stat(path, &sb) == 0 ? (unsigned long long)sb.st_size : 0);
         sarbp_error_clear();
+        child_reply = NULL;
+        child_reply_len = 0;
         struct report r = {0};
         r.status = (int32_t)walk(path, arg);
         if (r.status != SARBP_OK) snprintf(r.detail, sizeof r.detail, "%s", sarbp_error_detail());
+        if (r.status == SARBP_OK && reply && child_reply) r.reply_len = child_reply_len;
         write_all(fd[1], &r, sizeof r);
+        if (r.reply_len) write_all(fd[1], child_reply, child_reply_len);
         _exit(0);
     }
     close(fd[1]);
     struct report r;
     memset(&r, 0, sizeof r);
+    const double deadline = now_s() + limit;
     int timed_out;
-    size_t got = read_report(fd[0], &r, now_s() + limit, &timed_out);
+    size_t got = read_exact(fd[0], &r, sizeof r, deadline, &timed_out);
+    void *buf = NULL;
+    int reply_ok = 1;
+    if (got == sizeof r && !timed_out && r.status == SARBP_OK && r.reply_len) {
+        /* the child is sarbp's own code, but it ran on a hostile file:
+         * its length is checked like any declared size */
+        if (!reply || r.reply_len > max_reply || !(buf = malloc((size_t)r.reply_len)) ||
+            read_exact(fd[0], buf, (size_t)r.reply_len, deadline, &timed_out) != r.reply_len)
+            reply_ok = 0;
+    }
     close(fd[0]);
     int ws = 0;
     if (timed_out) kill(pid, SIGKILL);
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
     }
     if (got == sizeof r && !timed_out && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
-        if (r.status == SARBP_OK) return SARBP_OK;
+        if (r.status == SARBP_OK && reply_ok) {
+            if (reply) *reply = buf;
+            if (reply_len) *reply_len = buf ? (size_t)r.reply_len : 0;
+            return SARBP_OK;
+        }
+        free(buf);
+        if (r.status == SARBP_OK)
+            return sarbp_error(buf || r.reply_len > max_reply ? SARBP_ERR_FORMAT : SARBP_ERR_NOMEM,
+                               "'%s': %s read it, but its %llu bytes did not come back", path,
+                               lib, (unsigned long long)r.reply_len);
         r.detail[sizeof r.detail - 1] = '\0';
         return sarbp_error((sarbp_status)r.status, "%s", r.detail);
     }
+    free(buf);
     if (timed_out)
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': malformed file: %s did not finish reading "
                            "its metadata in %g s", path, lib, limit);

@@ -27,7 +27,7 @@ extern "C" {
 #define SARBP_PROBE_TIMEOUT_S 3                       /* default time limit */
 /* Address space the child may add to the parent's: this plus eight times
  * the input's length. */
-#define SARBP_PROBE_MEMORY ((unsigned long long)512 << 20)
+#define SARBP_PROBE_MEMORY ((unsigned long long)384 << 20)
 
 /* Turns the probe on (the default) or off for the whole process. Not
  * thread-safe: call before reading inputs. */
