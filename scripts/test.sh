@@ -54,6 +54,16 @@ exit codes: 0 every part passed (tests passed or skipped); 1 a part failed
 EOF
 }
 
+# the value $2 of option $1 (what $3 names), a whole number > 0; else exit 2
+positive() {
+    if [[ ! $2 =~ ^[0-9]+$ || $2 -eq 0 ]]; then
+        echo "test.sh: $1 needs $3 > 0" >&2
+        echo "Try 'scripts/test.sh --help' for more information." >&2
+        exit 2
+    fi
+    echo "$2"
+}
+
 deps=1 sanitize=1 fuzz=1 fuzz_time=60 fuzz_seed=1
 ctest_args=()
 while [[ $# -gt 0 ]]; do
@@ -62,20 +72,8 @@ while [[ $# -gt 0 ]]; do
     --no-deps) deps=0 ;;
     --no-sanitize) sanitize=0 ;;
     --no-fuzz) fuzz=0 ;;
-    --fuzz-time)
-        if [[ $# -lt 2 || ! $2 =~ ^[0-9]+$ || $2 -eq 0 ]]; then
-            echo "test.sh: --fuzz-time needs seconds > 0" >&2
-            echo "Try 'scripts/test.sh --help' for more information." >&2
-            exit 2
-        fi
-        fuzz_time=$2; shift ;;
-    --fuzz-seed)
-        if [[ $# -lt 2 || ! $2 =~ ^[0-9]+$ || $2 -eq 0 ]]; then
-            echo "test.sh: --fuzz-seed needs a number > 0" >&2
-            echo "Try 'scripts/test.sh --help' for more information." >&2
-            exit 2
-        fi
-        fuzz_seed=$2; shift ;;
+    --fuzz-time) fuzz_time=$(positive "$1" "${2:-}" seconds) || exit 2; shift ;;
+    --fuzz-seed) fuzz_seed=$(positive "$1" "${2:-}" "a number") || exit 2; shift ;;
     *) ctest_args+=("$1") ;;
     esac
     shift

@@ -32,84 +32,11 @@
 #define SARBP_BAD_INPUTS_DIR "../shared/data/bad-inputs"
 #endif
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(UNDER_ASAN)
-#define UNDER_ASAN 1
-#endif
 
 enum { MAX_FILES = 256 };
 static const double max_seconds = 5.0;
 static const double max_mb = 500.0;
-#ifndef UNDER_ASAN
-static const rlim_t as_limit = (rlim_t)1 << 30;
-#endif
-
-struct run_result {
-    int exited, code, signal;
-    double seconds, peak_mb;
-    char err[4096];
-};
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-/* Runs SARBP_EXE argv[0..] with stdout to /dev/null and stderr captured,
- * under the address-space limit; kills it after 60 s (the bar is 5). */
-static void run_sarbp(const char *const *args, struct run_result *r)
-{
-    memset(r, 0, sizeof *r);
-    char errpath[512];
-    snprintf(errpath, sizeof errpath, "%s/bad_inputs_%d.err", SARBP_TEST_TMP, (int)getpid());
-    const char *argv[16] = {SARBP_EXE};
-    size_t n = 1;
-    for (size_t i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
-    argv[n] = NULL;
-    double t0 = now_s();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        int efd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (devnull < 0 || efd < 0) _exit(126);
-        dup2(devnull, STDOUT_FILENO);
-        dup2(efd, STDERR_FILENO);
-#ifndef UNDER_ASAN
-        struct rlimit rl = {as_limit, as_limit};
-        setrlimit(RLIMIT_AS, &rl);
-#endif
-        execv(SARBP_EXE, (char *const *)argv);
-        _exit(127);
-    }
-    int ws = 0;
-    struct rusage ru;
-    for (;;) {
-        pid_t w = wait4(pid, &ws, WNOHANG, &ru);
-        if (w == pid) break;
-        assert_true(w == 0 || errno == EINTR);
-        if (now_s() - t0 > 60) kill(pid, SIGKILL);
-        usleep(2000);
-    }
-    r->seconds = now_s() - t0;
-    r->peak_mb = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux; includes the probe child */
-    r->exited = WIFEXITED(ws);
-    r->code = r->exited ? WEXITSTATUS(ws) : -1;
-    r->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-    FILE *f = fopen(errpath, "r");
-    if (f) {
-        size_t got = fread(r->err, 1, sizeof r->err - 1, f);
-        r->err[got] = '\0';
-        fclose(f);
-    }
-    unlink(errpath);
-}
+static const unsigned long long as_limit = 1ULL << 30; /* not under ASan */
 
 /* An empty scratch directory for one run's outputs. */
 static const char *fresh_dir(const char *name)
@@ -168,8 +95,8 @@ static void expect_outcome(const char *cmd, const char *path, int bounded)
         args[n++] = path;
     }
     args[n] = NULL;
-    struct run_result r;
-    run_sarbp(args, &r);
+    tu_limited_run r;
+    tu_run_limited(args, as_limit, 60, &r); /* killed after 60 s (the bar is 5) */
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     printf("  %-8s %-48s exit %-3d %6.2f s %7.1f MB%s\n", cmd, base, r.code, r.seconds,
            r.peak_mb, r.signal ? "  (signal)" : "");
@@ -195,10 +122,8 @@ static void expect_outcome(const char *cmd, const char *path, int bounded)
 limits:
     if (r.seconds >= max_seconds)
         fail_msg("%s '%s' took %.2f s (bar %.0f s)", cmd, base, r.seconds, max_seconds);
-#ifndef UNDER_ASAN
-    if (r.peak_mb >= max_mb)
+    if (!tu_under_asan() && r.peak_mb >= max_mb)
         fail_msg("%s '%s' peaked at %.0f MB (bar %.0f MB)", cmd, base, r.peak_mb, max_mb);
-#endif
 }
 
 static void expect_refused(const char *cmd, const char *path)
@@ -300,12 +225,7 @@ int main(void)
         tests[i].initial_state = paths[i];
     }
     printf("bars: exit 1, one message, nothing left, < %.0f s, < %.0f MB%s\n", max_seconds,
-           max_mb, 
-#ifdef UNDER_ASAN
-           " (memory not limited or checked: AddressSanitizer)"
-#else
-           ""
-#endif
-    );
+           max_mb,
+           tu_under_asan() ? " (memory not limited or checked: AddressSanitizer)" : "");
     return _cmocka_run_group_tests("bad_inputs", tests, n, NULL, NULL);
 }

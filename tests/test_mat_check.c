@@ -33,81 +33,19 @@
 #define SARBP_MAT_REGRESSIONS_DIR "tests/fuzz/regressions/phd_mat"
 #endif
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(UNDER_ASAN)
-#define UNDER_ASAN 1
-#endif
 
 static const double max_seconds = 5.0;
 static const double max_mb = 500.0;
-#ifndef UNDER_ASAN
-static const rlim_t as_limit = (rlim_t)1 << 30;
-#endif
 
-struct run_result {
-    int exited, code, signal;
-    double seconds, peak_mb;
-    char err[4096];
-};
-
-static double now_s(void)
+/* `sarbp info path` under a 1 GiB address-space limit (not under ASan);
+ * killed after 60 s (the bar is 5). */
+static void run_info(const char *path, tu_limited_run *r)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+    const char *args[] = {"info", path, NULL};
+    tu_run_limited(args, 1ULL << 30, 60, r);
 }
 
-/* `sarbp info path`, stdout to /dev/null, stderr captured, under a 1 GiB
- * address-space limit (not under ASan); killed after 60 s (the bar is 5). */
-static void run_info(const char *path, struct run_result *r)
-{
-    memset(r, 0, sizeof *r);
-    char errpath[512];
-    snprintf(errpath, sizeof errpath, "%s/mat_check_%d.err", SARBP_TEST_TMP, (int)getpid());
-    double t0 = now_s();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        int efd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (devnull < 0 || efd < 0) _exit(126);
-        dup2(devnull, STDOUT_FILENO);
-        dup2(efd, STDERR_FILENO);
-#ifndef UNDER_ASAN
-        struct rlimit rl = {as_limit, as_limit};
-        setrlimit(RLIMIT_AS, &rl);
-#endif
-        execl(SARBP_EXE, SARBP_EXE, "info", path, (char *)NULL);
-        _exit(127);
-    }
-    int ws = 0;
-    struct rusage ru;
-    for (;;) {
-        pid_t w = wait4(pid, &ws, WNOHANG, &ru);
-        if (w == pid) break;
-        assert_true(w == 0 || errno == EINTR);
-        if (now_s() - t0 > 60) kill(pid, SIGKILL);
-        usleep(2000);
-    }
-    r->seconds = now_s() - t0;
-    r->peak_mb = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux; includes the probe child */
-    r->exited = WIFEXITED(ws);
-    r->code = r->exited ? WEXITSTATUS(ws) : -1;
-    r->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-    FILE *f = fopen(errpath, "r");
-    if (f) {
-        size_t got = fread(r->err, 1, sizeof r->err - 1, f);
-        r->err[got] = '\0';
-        fclose(f);
-    }
-    unlink(errpath);
-}
-
-static void print_run(const char *path, const struct run_result *r)
+static void print_run(const char *path, const tu_limited_run *r)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     printf("  info %-52s exit %-3d %6.2f s %7.1f MB%s\n", base, r->code, r->seconds, r->peak_mb,
@@ -119,7 +57,7 @@ static void print_run(const char *path, const struct run_result *r)
  * given), within the bars. */
 static void expect_refused(const char *path, const char *want)
 {
-    struct run_result r;
+    tu_limited_run r;
     run_info(path, &r);
     print_run(path, &r);
     if (!r.exited) fail_msg("info '%s' died on signal %d: %s", path, r.signal, r.err);
@@ -136,10 +74,8 @@ static void expect_refused(const char *path, const char *want)
     if (want && !strstr(r.err, want)) fail_msg("the message lacks \"%s\": %s", want, r.err);
     if (r.seconds >= max_seconds)
         fail_msg("info '%s' took %.2f s (bar %.0f s)", path, r.seconds, max_seconds);
-#ifndef UNDER_ASAN
-    if (r.peak_mb >= max_mb)
+    if (!tu_under_asan() && r.peak_mb >= max_mb)
         fail_msg("info '%s' peaked at %.0f MB (bar %.0f MB)", path, r.peak_mb, max_mb);
-#endif
 }
 
 /* ---- MATLAB v5 files by hand (little-endian) --------------------------------- */
@@ -290,7 +226,7 @@ static void test_compressed_valid(void **state)
     fclose(f);
     assert_int_equal(tag[0], 15);
 
-    struct run_result r;
+    tu_limited_run r;
     run_info(path, &r);
     print_run(path, &r);
     if (r.code != 0) fail_msg("info on a valid compressed file exited %d: %s", r.code, r.err);
@@ -340,12 +276,7 @@ static void test_fuzz_regressions(void **state)
 int main(void)
 {
     printf("bars: exit 1, one message, < %.0f s, < %.0f MB%s\n", max_seconds, max_mb,
-#ifdef UNDER_ASAN
-           " (memory not limited or checked: AddressSanitizer)"
-#else
-           ""
-#endif
-    );
+           tu_under_asan() ? " (memory not limited or checked: AddressSanitizer)" : "");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compressed_lies),
         cmocka_unit_test(test_compressed_valid),

@@ -1,12 +1,18 @@
 /* test_util.c - helpers shared by sarbp's cmocka tests. */
 #include "test_util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void slurp(const char *path, char *buf, size_t n)
@@ -305,4 +311,72 @@ size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
     *passes = sarbp_backend_cuda.passes(plan);
     sarbp_backend_cuda.destroy(plan);
     return t.gpu_mem;
+}
+
+/* ---- the CLI under limits ------------------------------------------------ */
+
+int tu_under_asan(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#else
+    return 0;
+#endif
+#else
+    return 0;
+#endif
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+void tu_run_limited(const char *const *args, unsigned long long as_limit, double kill_s,
+                    tu_limited_run *r)
+{
+    memset(r, 0, sizeof *r);
+    char errpath[512];
+    snprintf(errpath, sizeof errpath, "%s/limited_%d.err", SARBP_TEST_TMP, (int)getpid());
+    const char *argv[16] = {SARBP_EXE};
+    size_t n = 1;
+    for (size_t i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    const double t0 = mono_s();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        int efd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (devnull < 0 || efd < 0) _exit(126);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(efd, STDERR_FILENO);
+        if (as_limit && !tu_under_asan()) {
+            struct rlimit rl = {(rlim_t)as_limit, (rlim_t)as_limit};
+            setrlimit(RLIMIT_AS, &rl);
+        }
+        execv(SARBP_EXE, (char *const *)argv);
+        _exit(127);
+    }
+    int ws = 0;
+    struct rusage ru;
+    for (;;) {
+        pid_t w = wait4(pid, &ws, WNOHANG, &ru);
+        if (w == pid) break;
+        assert_true(w == 0 || errno == EINTR);
+        if (mono_s() - t0 > kill_s) kill(pid, SIGKILL);
+        usleep(2000);
+    }
+    r->seconds = mono_s() - t0;
+    r->peak_mb = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux; includes the probe child */
+    r->exited = WIFEXITED(ws);
+    r->code = r->exited ? WEXITSTATUS(ws) : -1;
+    r->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    slurp(errpath, r->err, sizeof r->err);
+    unlink(errpath);
 }

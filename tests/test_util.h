@@ -101,6 +101,24 @@ int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
                      sarbp_error_detail());                                      \
     } while (0)
 
+/* ---- the CLI under limits (test_bad_inputs.c, test_mat_check.c) ---------- */
+
+/* 1 in a build with AddressSanitizer (its shadow memory needs terabytes of
+ * address space: no address-space limit, and peak memory means nothing). */
+int tu_under_asan(void);
+
+typedef struct {
+    int exited, code, signal; /* exit status, or the signal that ended it */
+    double seconds, peak_mb;  /* wall clock; peak resident memory (probe child included) */
+    char err[4096];           /* stderr, truncated */
+} tu_limited_run;
+
+/* Runs SARBP_EXE with args (NULL-terminated, at most 14), stdout to
+ * /dev/null and stderr captured, under an address-space limit of as_limit
+ * bytes (0: none; never under ASan); killed after kill_s seconds. */
+void tu_run_limited(const char *const *args, unsigned long long as_limit, double kill_s,
+                    tu_limited_run *r);
+
 /* ---- the CUDA back end (test_gpu_*.c) ------------------------------------ */
 
 /* Whether a CUDA device is usable. */
