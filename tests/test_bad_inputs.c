@@ -178,6 +178,24 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Appends the regular files of dir (but README.md and dot files) to
+ * paths[n..max); returns the new count. */
+static size_t add_files(const char *dir, char **paths, size_t n, size_t max)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL && n < max) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "README.md")) continue;
+        char p[1024];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        paths[n++] = strdup(p);
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 int main(void)
 {
     DIR *d = opendir(SARBP_BAD_INPUTS_DIR);
@@ -185,28 +203,14 @@ int main(void)
         printf("skipped: no bad-inputs directory at %s\n", SARBP_BAD_INPUTS_DIR);
         return 77;
     }
-    static char *paths[MAX_FILES + 1];
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < MAX_FILES) {
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "README.md")) continue;
-        char p[1024];
-        struct stat sb;
-        snprintf(p, sizeof p, "%s/%s", SARBP_BAD_INPUTS_DIR, e->d_name);
-        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
-        paths[n++] = strdup(p);
-    }
     closedir(d);
+    static char *paths[MAX_FILES + 1];
+    size_t n = add_files(SARBP_BAD_INPUTS_DIR, paths, 0, MAX_FILES);
+    /* phase-history files the fuzzer found: the same bars */
+    n = add_files(SARBP_PHD_REGRESSIONS_DIR, paths, n, MAX_FILES);
     qsort(paths, n, sizeof paths[0], cmp_str);
     const size_t nphd = n;
-    d = opendir(SARBP_IMAGE_REGRESSIONS_DIR);
-    while (d && (e = readdir(d)) != NULL && n < MAX_FILES - 1) {
-        if (e->d_name[0] == '.') continue;
-        char p[1024];
-        snprintf(p, sizeof p, "%s/%s", SARBP_IMAGE_REGRESSIONS_DIR, e->d_name);
-        paths[n++] = strdup(p);
-    }
-    if (d) closedir(d);
+    n = add_files(SARBP_IMAGE_REGRESSIONS_DIR, paths, n, MAX_FILES - 1);
     const size_t nimg = n - nphd;
     static char truncated[1024];
     if (make_truncated_gotcha(truncated, sizeof truncated)) paths[n++] = truncated;
