@@ -1,0 +1,43 @@
+/* sarbp/ffbp.h - fast factorized backprojection (src/ffbp.c). */
+#ifndef SARBP_FFBP_H
+#define SARBP_FFBP_H
+
+#include "sarbp/grid.h"
+#include "sarbp/rangecomp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The factorization: stage 0 backprojects runs of `base` pulses onto
+ * coarse polar grids; each later stage merges `merge` neighbouring
+ * sub-apertures; merging stops once at most `final_subs` remain, which are
+ * summed at the pixels. os_theta: angular oversampling of every polar grid
+ * over its Nyquist rate (>= 1). */
+typedef struct {
+    size_t base, merge, final_subs;
+    double os_theta;
+    double os_rho; /* range sampling: the profiles' bin spacing / os_rho (>= 1) */
+} sarbp_ffbp_params;
+
+/* base 8, merge 2, final_subs 8, os_theta 4, os_rho 2. */
+void sarbp_ffbp_params_default(sarbp_ffbp_params *p);
+
+typedef struct {
+    int stages;            /* polar stages, stage 0 included */
+    size_t final_subs;     /* sub-apertures summed at the pixels */
+    size_t polar_samples;  /* samples of every polar grid, all stages */
+} sarbp_ffbp_info;
+
+/* Adds the FFBP image of FP64 profiles pr on grid g to img[ny][nx] (as
+ * sarbp_bp_cpu_fp64 does for direct backprojection). The antenna must be
+ * outside the image footprint (SARBP_ERR_INVALID otherwise). info may be
+ * NULL. */
+sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
+                                 const sarbp_ffbp_params *prm, sarbp_c64 *img,
+                                 sarbp_ffbp_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
