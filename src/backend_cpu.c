@@ -212,8 +212,10 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
     p->base.block = cpu_block(meta, o);
     st = sarbp_rc_plan_create(meta, d->rc, o->precision, p->base.block, &p->rc);
     const size_t nbins = st ? 0 : sarbp_rc_plan_nbins(p->rc);
-    if (!st && !exact && p->base.keep_pulses)
+    if (!st && !exact && p->base.keep_pulses) {
         st = sarbp_profiles_alloc(p->base.keep_pulses, nbins, o->precision, &p->keep);
+        if (!st) p->keep->interp = sarbp_rc_plan_interp(p->rc); /* views of it inherit it */
+    }
     if (!st && !exact && p->base.keep_pulses < meta->npulses)
         st = sarbp_profiles_alloc(p->base.block, nbins, o->precision, &p->pr);
     if (!st && exact) {
