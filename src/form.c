@@ -47,9 +47,9 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
 
 /* The output image is fresh, lazily mapped memory: its first touch costs a
  * page fault per page (tens of ms for a 4096^2 image, single-threaded),
- * which would land in finish(), after the compute. Threads touch it while
- * the back end computes instead, with transparent huge pages asked for
- * where the system offers them. */
+ * which would land in finish(), after the compute. Threads touch each band's
+ * rows while the back end computes that band instead, with transparent huge
+ * pages asked for where the system offers them. */
 #define PREFAULT_MIN_BYTES ((size_t)16 << 20)
 #define PREFAULT_THREADS 8
 
@@ -73,7 +73,7 @@ static void *prefault_main(void *arg)
     return NULL;
 }
 
-static void prefault_start(struct prefault *pf, void *mem, size_t n)
+static void prefault_start(struct prefault *pf, void *mem, size_t n, int nparts)
 {
     pf->nth = 0;
     if (n < PREFAULT_MIN_BYTES) return;
@@ -84,7 +84,7 @@ static void prefault_start(struct prefault *pf, void *mem, size_t n)
         if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
     }
 #endif
-    int nth = sarbp_cpu_count() / 2;
+    int nth = sarbp_cpu_count() / 2 / nparts; /* the cores' half, shared among the devices */
     if (nth < 1) nth = 1;
     if (nth > PREFAULT_THREADS) nth = PREFAULT_THREADS;
     pf->mem = mem;
@@ -194,10 +194,11 @@ struct form_shared {
     const sarbp_rc_params *rc;
     const sarbp_bp_options *o;
     sarbp_image *img;
-    pthread_mutex_t lock;      /* the reader, progress, prefault */
+    pthread_mutex_t lock;      /* the reader, progress */
     sarbp_progress *progress;
     size_t done, total;        /* pulses x bands, for progress */
-    struct prefault pf;
+    int prefault;              /* the back end does not accumulate in the image */
+    int nparts;
 };
 
 struct form_part_job {
@@ -238,6 +239,9 @@ static sarbp_status form_part(struct form_part_job *job)
         const size_t nrows = pt->row0 + pt->nrows - row0 < pt->band_rows ? pt->row0 + pt->nrows - row0
                                                                           : pt->band_rows;
         if (b > 0) st = sarbp_bp_plan_region(plan, (sarbp_region){row0, nrows});
+        struct prefault pf = {0};
+        if (!st && sh->prefault)
+            prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32), sh->nparts);
         const int reuse = pt->kept && b > 0; /* the profiles are resident */
         for (size_t p0 = 0; !st && p0 < P; p0 += block) {
             const size_t np = P - p0 < block ? P - p0 : block;
@@ -251,10 +255,7 @@ static sarbp_status form_part(struct form_part_job *job)
             if (!st) st = sarbp_bp_plan_execute(plan, p0, np, reuse ? NULL : buf, stages);
             part_progress(sh, np);
         }
-        /* the band's rows are written in place: the prefault must be done */
-        pthread_mutex_lock(&sh->lock);
-        prefault_join(&sh->pf);
-        pthread_mutex_unlock(&sh->lock);
+        prefault_join(&pf); /* before the band's rows are written */
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
     }
     sarbp_bp_plan_destroy(plan);
@@ -292,8 +293,8 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
                              .o = o, .img = img, .lock = PTHREAD_MUTEX_INITIALIZER,
                              .progress = progress};
     for (int k = 0; k < lay.nparts; k++) sh.total += lay.part[k].bands * meta->npulses;
-    /* a back end that accumulates in the image touches it as it goes */
-    if (!m.in_place) prefault_start(&sh.pf, img->data, g->nx * g->ny * sizeof(sarbp_c32));
+    sh.prefault = !m.in_place; /* a back end that accumulates in the image touches it as it goes */
+    sh.nparts = lay.nparts;
     struct form_part_job jobs[SARBP_MAX_DEVICES];
     pthread_t th[SARBP_MAX_DEVICES];
     int started[SARBP_MAX_DEVICES] = {0};
@@ -317,7 +318,6 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
             if (jobs[k].status)
                 st = sarbp_error(jobs[k].status, "device %d: %s", lay.part[k].device, jobs[k].why);
     }
-    prefault_join(&sh.pf);
     pthread_mutex_destroy(&sh.lock);
     if (st) {
         sarbp_image_free(img);
