@@ -83,8 +83,8 @@ static sarbp_status cuda_create(const sarbp_bp_desc *d, const sarbp_bp_options *
     return sarbp_cuda_plan_create(d, &c, out, stats);
 }
 
-const sarbp_backend sarbp_backend_cpu = {"cpu", cpu_available, cpu_memory, cpu_create};
-const sarbp_backend sarbp_backend_cuda = {"cuda", cuda_available, cuda_memory, cuda_create};
+const sarbp_backend sarbp_backend_cpu = {"cpu", 0, cpu_available, cpu_memory, cpu_create};
+const sarbp_backend sarbp_backend_cuda = {"cuda", 1, cuda_available, cuda_memory, cuda_create};
 
 static const sarbp_backend *const backends[] = {&sarbp_backend_cpu, &sarbp_backend_cuda};
 

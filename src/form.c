@@ -128,7 +128,7 @@ static sarbp_status plan_part(const sarbp_phd *meta, const sarbp_grid *g, const 
                            "memory budget of %.0f MiB is too small: blocks of pulses need %.0f MiB "
                            "plus one image row (%.2f MiB)%s",
                            m->budget / 1048576.0, m->fixed / 1048576.0, per_row / 1048576.0,
-                           be == &sarbp_backend_cuda ? " on the device" : "");
+                           be->multi_device ? " on the device" : "");
     const size_t avail = m->budget - m->fixed;
     size_t rows_all = avail / per_row;
     if (o->band_rows && o->band_rows < rows_all) rows_all = o->band_rows;
@@ -162,7 +162,7 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
 {
     memset(out, 0, sizeof *out);
     SARBP_TRY(sarbp_grid_validate(g));
-    const int multi = be == &sarbp_backend_cuda && o->ndevices > 0;
+    const int multi = be->multi_device && o->ndevices > 0;
     int n = multi ? o->ndevices : 1;
     if (n > SARBP_MAX_DEVICES)
         return sarbp_error(SARBP_ERR_INVALID, "%d devices: at most %d", n, SARBP_MAX_DEVICES);

@@ -7,6 +7,9 @@
  *    layout says which path ran;
  *  - a plan executed in blocks of odd sizes (1, 7, 13, ...) gives the image of
  *    one block; kept profiles backprojected again in subsets give it too;
+ *  - the threaded path of several devices, through a stand-in back end that
+ *    runs CPU plans as "devices": rows shared, each its own budget, bit for
+ *    bit the image of one piece;
  *  - the layer's refusals: a budget that cannot hold one band, kept pulses
  *    asked for a region the plan was not made for. */
 #include <stdint.h>
@@ -294,6 +297,90 @@ static void test_layout_refusals(void **state)
     assert_int_equal(lay.nparts, 1);
 }
 
+/* A stand-in multi-device back end: the CPU plan behind a registry row that
+ * takes a device list, so the partition layer's threads run here. Each
+ * "device" counts its calls. */
+static int fake_calls[4];
+
+static int fake_available(const sarbp_bp_options *o)
+{
+    (void)o;
+    return 1;
+}
+
+static sarbp_status fake_memory(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                                sarbp_bp_memory *m)
+{
+    (void)device;
+    return sarbp_backend_cpu.memory(d, o, 0, m);
+}
+
+static sarbp_status fake_create(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                                sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    if (device < 0 || device >= 4) return sarbp_error(SARBP_ERR_NODEVICE, "no fake device %d", device);
+    __atomic_add_fetch(&fake_calls[device], 1, __ATOMIC_SEQ_CST);
+    if (device == 3) return sarbp_error(SARBP_ERR_NODEVICE, "fake device 3 is broken");
+    return sarbp_backend_cpu.create(d, o, 0, out, stats);
+}
+
+static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create};
+
+static void test_devices_threads(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(120, 200);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.threads = 1;
+    sarbp_image *one = form_o(&g, &o, NULL);
+    o.ndevices = 3;
+    o.devices[0] = 2;
+    o.devices[1] = 0;
+    o.devices[2] = 1;
+    sarbp_form_stats st;
+    sarbp_image *three;
+    tu_ok(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
+    assert_int_equal(st.layout.nparts, 3);
+    size_t next = 0;
+    for (int k = 0; k < 3; k++) {
+        const sarbp_form_part *pt = &st.layout.part[k];
+        print_message("device %d: rows %zu to %zu, %zu band(s), %.3f s\n", pt->device, pt->row0,
+                      pt->row0 + pt->nrows, pt->bands, st.dev[k].total_s);
+        assert_int_equal(pt->device, o.devices[k]);
+        assert_int_equal(pt->row0, next);
+        assert_int_equal(pt->row0 % 16, 0);
+        next = pt->row0 + pt->nrows;
+        assert_true(st.dev[k].pairs > 0);
+    }
+    assert_int_equal(next, g.ny);
+    assert_same(three, one, "three threaded parts vs one piece");
+    sarbp_image_free(three);
+    /* each part in bands of its own, profiles kept */
+    o.band_rows = 20;
+    tu_ok(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
+    for (int k = 0; k < 3; k++) assert_true(st.layout.part[k].bands >= 3 && st.layout.part[k].kept);
+    assert_same(three, one, "three threaded parts in bands vs one piece");
+    sarbp_image_free(three);
+    /* a failing device fails the form, saying which */
+    o.devices[1] = 3;
+    sarbp_image *bad = NULL;
+    assert_int_equal(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &bad, NULL),
+                     SARBP_ERR_NODEVICE);
+    assert_null(bad);
+    assert_non_null(strstr(sarbp_error_detail(), "device 3: fake device 3 is broken"));
+    /* more devices than 16-row units: no empty share */
+    const sarbp_grid small = grid(40, 20);
+    o.band_rows = 0;
+    o.devices[1] = 0;
+    tu_ok(sarbp_form_phd(scene, &small, &fake_multi, &rc, &o, NULL, &three, &st));
+    assert_int_equal(st.layout.nparts, 2);
+    sarbp_image_free(three);
+    sarbp_image_free(one);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_plan_odd_blocks),
         cmocka_unit_test(test_plan_kept_subsets),
         cmocka_unit_test(test_layout_refusals),
+        cmocka_unit_test(test_devices_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

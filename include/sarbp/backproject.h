@@ -159,6 +159,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
 /* ---- the registry (backend_registry.c) ---- */
 typedef struct sarbp_backend_s {
     const char *name;
+    int multi_device;          /* 1: o->devices lists devices of this back end, one thread each */
     /* Nonzero when the back end can run here (o->device exists, ...); o may be NULL. */
     int (*available)(const sarbp_bp_options *o);
     /* The memory model of a plan for d on device `device` (CUDA). */
