@@ -113,8 +113,9 @@ static size_t align_down(size_t n, size_t a)
     return a > 1 && n >= a ? n - n % a : n;
 }
 
-/* The bands of one device's share: rows per band within its budget, with the
- * profiles kept when they leave room for bands of a fair size. */
+/* The bands of one device's share: rows per band within its budget (and
+ * o->band_rows), with the profiles kept when they leave room for bands of a
+ * fair size. */
 static sarbp_status plan_part(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
                               const sarbp_rc_params *rc, const sarbp_bp_options *o,
                               sarbp_form_part *pt, sarbp_bp_memory *m)
@@ -135,15 +136,17 @@ static sarbp_status plan_part(const sarbp_phd *meta, const sarbp_grid *g, const 
     pt->kept = 0;
     pt->band_rows = rows_all;
     if (rows_all < pt->nrows) {
-        /* more than one band: keep the profiles when bands of at least a
-         * tile row fit beside them (a band costs a few launches; streaming
-         * costs reading and compressing every pulse again) */
+        /* more than one band: keep the profiles when the bands beside them
+         * keep at least an eighth of the rows (and a tile row): a band more
+         * costs a few launches and a copy back; streaming costs reading and
+         * compressing every pulse again for every band */
         const int can_keep = !o->stream && m->per_kept_pulse != SIZE_MAX &&
                              m->per_kept_pulse <= (avail - 1) / (P ? P : 1);
         if (can_keep) {
             size_t rows_keep = (avail - P * m->per_kept_pulse) / per_row;
             if (rows_keep > rows_all) rows_keep = rows_all;
-            if (rows_keep >= (m->row_align ? m->row_align : 1)) {
+            const size_t floor_rows = rows_all / 8 > m->row_align ? rows_all / 8 : m->row_align;
+            if (rows_keep >= (floor_rows ? floor_rows : 1)) {
                 pt->kept = 1;
                 pt->band_rows = rows_keep;
             }
