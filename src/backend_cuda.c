@@ -9,10 +9,14 @@
  * into one image) and launched one block behind, so the device always has
  * the next one queued. The pass's last NSLOT blocks are held and run
  * together in row chunks; each chunk is copied back as soon as it is final,
- * while the later chunks compute. Device memory is bounded by the block
- * size, not by the number of pulses. An image larger than the device-memory
- * budget is formed in bands of whole tile rows, one pass over all pulses per
- * band.
+ * while the later chunks compute ("last" by pulse position: the blocks
+ * that end within NSLOT blocks of the aperture's end; finish launches
+ * whatever is still held). Device memory is bounded by the block size and
+ * the region, not by the number of pulses. A plan forms one region (a band
+ * of whole tile rows) at a time; which bands, on which device, is the
+ * partition layer's choice (form.c). With keep_pulses the profiles are
+ * compressed straight into a resident store (with their pulse table and
+ * FP16 bound), and later regions backproject them without samples.
  *
  * Range compression runs on the GPU. FREQ data: window and prefilter,
  * centring, zero-pad and fftshift in one pack pass, batched inverse cuFFT
@@ -30,6 +34,7 @@
 #include <string.h>
 
 #include "bp_kernels.h"
+#include "bp_plan.h"
 #include "half.h"
 #include "sarbp/backproject.h"
 #include "sarbp/progress.h"
@@ -83,64 +88,99 @@ struct slot {
     void *d_raw;             /* [block][K] raw samples */
     void *d_fft;             /* [sub][nbins] c32 FFT scratch (CHIRP: sub = block) */
     void *d_spec;            /* CHIRP: [block][nmf] c32, the echoes' spectra */
-    void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h) */
+    void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h); NULL when kept */
     float *d_bound;          /* fp16: the block's magnitude bound */
     sarbp_dpulse *d_pulses;
     cufftHandle fft;         /* inverse, nbins, batch of sub pulses; one per slot (own work area) */
     cufftHandle fwd;         /* CHIRP: forward, nmf, batch of block pulses */
     int fft_ok, fwd_ok;
     cudaStream_t stream;
-    cudaEvent_t ev[5];       /* last block: before upload, uploaded, compressed, bp start, done */
+    cudaEvent_t ev[5];       /* last unit: before upload, uploaded, compressed, bp start, done */
     int pending;             /* ev[] recorded and not yet counted */
-    sarbp_bp_launch la;      /* the block's backprojection, prepared by execute() */
+    int held;                /* its unit ends within NSLOT blocks of the aperture's end */
+    int fresh;               /* its unit's profiles were compressed by it (not kept ones) */
+    sarbp_bp_launch la;      /* the unit's backprojection, prepared by execute() */
 };
 
-#define NSLOT 3              /* pulse-block buffers: the last NSLOT blocks of a pass are
+#define NSLOT 3              /* pulse-block buffers: the last NSLOT blocks of a region are
                                 backprojected together in ROW_CHUNKS row chunks so the
                                 image copy back (about a third of the backprojection time
                                 at 4096^2 x 2048) overlaps them */
 #define ROW_CHUNKS 8
 
 struct cuda_plan {
-    const sarbp_phd *meta;
-    sarbp_grid grid;
+    sarbp_bp_plan base;      /* first: ops and common state (meta, grid, region, block) */
     sarbp_bp_config cfg;
     int device, half, raw_half, cubic;
     size_t kc;               /* FREQ: the sample at frequency index 0 (profiles centred) */
-    size_t block, sub, K, nbins;
-    size_t band_rows, passes, pass, band_row0, band_ny;
+    size_t sub, K, nbins;
+    size_t band_row0, band_ny; /* the current region */
     sarbp_rc_plan *rc;       /* CPU plan: window and filter tables, geometry */
     sarbp_profiles *hpr;     /* per-pulse geometry of one block */
     struct slot s[NSLOT];
-    struct slot *pend[NSLOT]; /* compressed blocks whose backprojections are not launched */
+    struct slot *pend[NSLOT]; /* units whose backprojections are not launched, oldest first */
     int npend;
     int next, have_prev;
     cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
     cudaEvent_t chunk_ev[ROW_CHUNKS];
-    size_t chunk_row[ROW_CHUNKS + 1], nchunks; /* row chunks of the last block (band rows) */
+    size_t chunk_row[ROW_CHUNKS + 1], nchunks; /* row chunks of the held units (region rows) */
     void *d_w;               /* complex pack weights [K] (CHIRP: ones) */
     void *d_filt;            /* CHIRP: matched filter with window and prefilter [nmf], float2 */
     size_t nmf;              /* CHIRP: matched-filter FFT length */
     float *d_waz;            /* [npulses] */
-    void *d_img;             /* [band_rows][nx] float2 */
-    sarbp_c32 *h_img;        /* full image when passes > 1 */
-    sarbp_stage_times times;
+    void *d_img;             /* [max_rows][nx] float2 */
+    /* kept profiles of pulses [0, keep_pulses) */
+    void *d_keep;            /* [keep][nbins] bins */
+    sarbp_dpulse *d_keep_pulses, *h_keep_pulses; /* [keep] */
+    float *d_keep_bound;     /* fp16: [keep], the bound of a unit at its first pulse */
+    size_t *keep_unit0;      /* [keep]: the first pulse of the unit that compressed it */
+    size_t setup_bytes[2];   /* pulse and image bytes, for stats */
 };
 
-static int cuda_available(const sarbp_bp_options *o)
+/* SARBP_ERR_NODEVICE unless device is a usable ordinal. */
+static sarbp_status check_device(int device)
+{
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        cudaGetLastError();
+        return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device (%s)",
+                           e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    }
+    if (device < 0 || device >= ndev)
+        return sarbp_error(SARBP_ERR_NODEVICE, "there is no CUDA device %d (%d found)", device, ndev);
+    return SARBP_OK;
+}
+
+static int cuda_available_dev(int device)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
-    return n > 0 && (!o || o->device < n);
+    return n > 0 && device < n;
 }
 
-static void cuda_destroy(void *vp)
+int sarbp_cuda_device_count(void)
 {
-    struct cuda_plan *p = vp;
-    if (!p) return;
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+void sarbp_cuda_options_default(sarbp_cuda_options *o)
+{
+    *o = (sarbp_cuda_options){0};
+    o->precision = SARBP_FP32;
+}
+
+static void cuda_destroy(sarbp_bp_plan *bp)
+{
+    struct cuda_plan *p = (struct cuda_plan *)bp;
     cudaSetDevice(p->device);
     cudaDeviceSynchronize();
     for (int k = 0; k < NSLOT; k++) {
@@ -166,9 +206,14 @@ static void cuda_destroy(void *vp)
     cudaFree(p->d_filt);
     cudaFree(p->d_waz);
     cudaFree(p->d_img);
-    free(p->h_img);
+    cudaFree(p->d_keep);
+    cudaFree(p->d_keep_pulses);
+    cudaFree(p->d_keep_bound);
+    free(p->h_keep_pulses);
+    free(p->keep_unit0);
     sarbp_rc_plan_free(p->rc);
     sarbp_profiles_free(p->hpr);
+    sarbp_bp_plan_release(&p->base);
     free(p);
 }
 
@@ -180,29 +225,82 @@ static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
     return e;
 }
 
-static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const sarbp_bp_options *o)
+static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
 {
-    const sarbp_phd *m = p->meta;
+    size_t b = o->pulse_block ? o->pulse_block : CUDA_DEFAULT_BLOCK;
+    return b > meta->npulses ? meta->npulses : b;
+}
+
+/* The device memory of a plan, without allocating: NSLOT slots (raw block,
+ * FFT scratch and cuFFT work areas, profiles, pulse table), the tables, a
+ * margin; per image row; per kept pulse. */
+sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    size_t budget, sarbp_bp_memory *m)
+{
+    *m = (sarbp_bp_memory){0};
+    const sarbp_phd *meta = d->meta;
+    const int freq = meta->domain == SARBP_DOMAIN_FREQ, half = o->precision == SARBP_FP16;
+    const int raw_half = half && o->raw_fp16 && freq;
+    const int cubic = d->rc->interp == SARBP_INTERP_CUBIC;
+    const size_t block = cuda_block(meta, o), K = meta->nsamples;
+    sarbp_bp_config cfg = {o->variant, o->tile_x, o->tile_y, o->ppt, 0};
+    char why[160];
+    if (sarbp_bp_config_resolve(&cfg, why, sizeof why)) return sarbp_error(SARBP_ERR_INVALID, "%s", why);
+    sarbp_rc_plan *rc = NULL;
+    SARBP_TRY(sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, block, &rc));
+    const size_t nbins = sarbp_rc_plan_nbins(rc), nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
+    sarbp_rc_plan_free(rc);
+    if (nbins > (1u << 30) / 16)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", nbins);
+    const size_t sub = freq ? (block < 16 ? block : 16) : block;
+    SARBP_TRY(check_device(o->device));
+    CUDA_TRY(cudaSetDevice(o->device));
+    size_t fft_work = 0, ws = 0;
+    int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
+    CUFFT_TRY(cufftEstimateMany(1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C, (int)sub, &ws));
+    fft_work += ws;
+    if (!freq) {
+        CUFFT_TRY(cufftEstimateMany(1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
+                                    (int)block, &ws));
+        fft_work += ws;
+    }
+    const size_t raw_e = raw_half ? 4 : 8, prof_e = SARBP_BIN_BYTES(half, cubic);
+    const size_t per_slot = block * (K * raw_e + nbins * prof_e + sizeof(sarbp_dpulse)) +
+                            sub * nbins * 8 + block * nmf * 8 + 256;
+    m->fixed = NSLOT * (per_slot + fft_work) + meta->npulses * 4 + K * 8 + ((size_t)32 << 20);
+    m->per_row = d->grid->nx * sizeof(sarbp_c32);
+    m->per_kept_pulse = nbins * prof_e + sizeof(sarbp_dpulse) + sizeof(float);
+    size_t free_b = 0, total_b = 0;
+    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
+    if (m->budget > free_b) m->budget = free_b;
+    m->row_align = (size_t)cfg.tile_y;
+    m->in_place = 0;
+    return SARBP_OK;
+}
+
+static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
+{
+    const sarbp_phd *m = p->base.meta;
+    const size_t block = p->base.block, keep = p->base.keep_pulses;
     const int freq = m->domain == SARBP_DOMAIN_FREQ;
     CUDA_TRY(cudaSetDevice(p->device));
-    SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, p->block, &p->rc));
+    SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, block, &p->rc));
     p->nbins = sarbp_rc_plan_nbins(p->rc);
     p->cubic = sarbp_rc_plan_interp(p->rc) == SARBP_INTERP_CUBIC;
     p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
     /* host profiles: only their per-pulse geometry is used (one bin) */
-    SARBP_TRY(sarbp_profiles_alloc(p->block, 1, SARBP_FP32, &p->hpr));
+    SARBP_TRY(sarbp_profiles_alloc(block, 1, SARBP_FP32, &p->hpr));
     /* FFT scratch: FREQ 16 pulses per slot; CHIRP the whole block (the
      * FP16 bound of a block must be known before any of its bins) */
-    p->sub = freq ? (p->block < 16 ? p->block : 16) : p->block;
+    p->sub = freq ? (block < 16 ? block : 16) : block;
     p->nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(p->rc);
 
-    /* memory: the slots, then the image band */
     const size_t raw_e = p->raw_half ? 4 : 8; /* bytes per raw element */
-    const size_t raw_n = p->K;
     const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
-    size_t fft_work = 0;
+    size_t *pb = &p->setup_bytes[0];
     int dims[1] = {(int)p->nbins}, fdims[1] = {(int)p->nmf};
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
@@ -211,57 +309,38 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
         s->fft_ok = 1;
         CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
                                     (int)p->sub, &ws));
-        fft_work += ws;
+        *pb += ws;
         if (!freq) {
             CUFFT_TRY(cufftCreate(&s->fwd));
             s->fwd_ok = 1;
             CUFFT_TRY(cufftMakePlanMany(s->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0],
-                                        CUFFT_C2C, (int)p->block, &ws));
-            fft_work += ws;
+                                        CUFFT_C2C, (int)block, &ws));
+            *pb += ws;
         }
     }
-    size_t per_slot = p->block * (raw_n * raw_e + p->nbins * prof_e + sizeof(sarbp_dpulse)) +
-                      p->sub * p->nbins * 8 + p->block * p->nmf * 8 + 256;
-    size_t fixed = NSLOT * per_slot + fft_work + m->npulses * 4 + p->K * 8 + ((size_t)32 << 20);
-    size_t free_b = 0, total_b = 0;
-    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    size_t budget = o->gpu_mem ? o->gpu_mem : (size_t)(0.85 * (double)free_b);
-    if (budget > free_b) budget = free_b;
-    size_t row_b = p->grid.nx * 8;
-    if (budget <= fixed || (budget - fixed) / row_b < 1)
-        return sarbp_error(SARBP_ERR_NOMEM,
-                           "device memory budget of %.0f MiB is too small: blocks of %zu pulses "
-                           "need %.0f MiB plus one image row",
-                           budget / 1048576.0, p->block, fixed / 1048576.0);
-    p->band_rows = (budget - fixed) / row_b;
-    if (p->band_rows > p->grid.ny) p->band_rows = p->grid.ny;
-    /* bands of whole tile rows: every band then has the tiles one piece has,
-     * and forms the same image to rounding */
-    const size_t ty = (size_t)p->cfg.tile_y;
-    if (p->band_rows < p->grid.ny && p->band_rows >= ty) p->band_rows -= p->band_rows % ty;
-    p->passes = (p->grid.ny + p->band_rows - 1) / p->band_rows;
-    CUDA_TRY(dalloc(&p->d_img, p->band_rows * row_b, &p->times.image_bytes));
-    if (p->passes > 1) {
-        p->h_img = malloc(p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
-        if (!p->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of host memory for the image");
-    }
-
-    size_t *pb = &p->times.pulse_bytes;
-    *pb += fft_work;
+    CUDA_TRY(dalloc(&p->d_img, p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32), &p->setup_bytes[1]));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
         CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
         for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
-        CUDA_TRY(cudaMallocHost(&s->h_raw, p->block * raw_n * raw_e));
-        CUDA_TRY(cudaMallocHost((void **)&s->h_pulses, p->block * sizeof(sarbp_dpulse)));
-        CUDA_TRY(dalloc(&s->d_raw, p->block * raw_n * raw_e, pb));
+        CUDA_TRY(cudaMallocHost(&s->h_raw, block * p->K * raw_e));
+        CUDA_TRY(cudaMallocHost((void **)&s->h_pulses, block * sizeof(sarbp_dpulse)));
+        CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
         CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
-        if (!freq) CUDA_TRY(dalloc(&s->d_spec, p->block * p->nmf * 8, pb));
-        CUDA_TRY(dalloc(&s->d_prof, p->block * p->nbins * prof_e, pb));
-        CUDA_TRY(dalloc((void **)&s->d_pulses, p->block * sizeof(sarbp_dpulse), pb));
+        if (!freq) CUDA_TRY(dalloc(&s->d_spec, block * p->nmf * 8, pb));
+        if (keep < m->npulses) CUDA_TRY(dalloc(&s->d_prof, block * p->nbins * prof_e, pb));
+        CUDA_TRY(dalloc((void **)&s->d_pulses, block * sizeof(sarbp_dpulse), pb));
         if (p->half) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
         CUFFT_TRY(cufftSetStream(s->fft, s->stream));
         if (!freq) CUFFT_TRY(cufftSetStream(s->fwd, s->stream));
+    }
+    if (keep) {
+        CUDA_TRY(dalloc(&p->d_keep, keep * p->nbins * prof_e, pb));
+        CUDA_TRY(dalloc((void **)&p->d_keep_pulses, keep * sizeof(sarbp_dpulse), pb));
+        if (p->half) CUDA_TRY(dalloc((void **)&p->d_keep_bound, keep * sizeof(float), pb));
+        p->h_keep_pulses = malloc(keep * sizeof(sarbp_dpulse));
+        p->keep_unit0 = malloc(keep * sizeof(size_t));
+        if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
     for (int c = 0; c < ROW_CHUNKS; c++)
@@ -316,85 +395,35 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc, const 
     return SARBP_OK;
 }
 
-static sarbp_status cuda_create(const sarbp_phd *meta, const sarbp_grid *grid,
-                                const sarbp_rc_params *rc, const sarbp_bp_options *o, void **out)
-{
-    *out = NULL;
-    double t0 = sarbp_now_s();
-    if (o->precision == SARBP_FP64)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED,
-                           "the cuda back end does fp32 and fp16; fp64 is the cpu reference");
-    SARBP_TRY(sarbp_grid_validate(grid));
-    if (grid->nx > (1u << 30) || grid->ny > (1u << 30))
-        return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels", grid->nx, grid->ny);
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        cudaGetLastError();
-        return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device (%s)",
-                           e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    }
-    if (o->device < 0 || o->device >= ndev)
-        return sarbp_error(SARBP_ERR_NODEVICE, "there is no CUDA device %d (%d found)", o->device, ndev);
-    struct cuda_plan *p = calloc(1, sizeof *p);
-    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    p->meta = meta;
-    p->grid = *grid;
-    p->device = o->device;
-    p->half = o->precision == SARBP_FP16;
-    p->raw_half = p->half && o->raw_fp16 && meta->domain == SARBP_DOMAIN_FREQ;
-    p->K = meta->nsamples;
-    p->cfg.variant = o->variant;
-    p->cfg.tile_x = o->tile_x;
-    p->cfg.tile_y = o->tile_y;
-    p->cfg.ppt = o->ppt;
-    char why[160];
-    if (sarbp_bp_config_resolve(&p->cfg, why, sizeof why)) {
-        free(p);
-        return sarbp_error(SARBP_ERR_INVALID, "%s", why);
-    }
-    p->block = o->pulse_block ? o->pulse_block : CUDA_DEFAULT_BLOCK;
-    if (p->block > meta->npulses) p->block = meta->npulses;
-    sarbp_status st = setup(p, rc, o);
-    if (st) {
-        cuda_destroy(p);
-        return st;
-    }
-    p->times.setup_s = sarbp_now_s() - t0;
-    *out = p;
-    return SARBP_OK;
-}
-
-static size_t cuda_block_pulses(const void *vp) { return ((const struct cuda_plan *)vp)->block; }
-static size_t cuda_passes(const void *vp) { return ((const struct cuda_plan *)vp)->passes; }
-
-/* Adds a finished block's device times to the totals. */
-static sarbp_status count_slot(struct cuda_plan *p, struct slot *s)
+/* Adds a finished unit's device times to stats (may be NULL). */
+static sarbp_status count_slot(struct slot *s, sarbp_stage_times *stats)
 {
     if (!s->pending) return SARBP_OK;
     float up, rc, bp; /* ev[2] -> ev[3] is the wait for the previous backprojection */
     CUDA_TRY(cudaEventElapsedTime(&up, s->ev[0], s->ev[1]));
     CUDA_TRY(cudaEventElapsedTime(&rc, s->ev[1], s->ev[2]));
     CUDA_TRY(cudaEventElapsedTime(&bp, s->ev[3], s->ev[4]));
-    p->times.transfer_s += 1e-3 * up;
-    p->times.rc_s += 1e-3 * rc;
-    p->times.bp_s += 1e-3 * bp;
+    if (stats) {
+        stats->transfer_s += 1e-3 * up;
+        stats->rc_s += 1e-3 * rc;
+        stats->bp_s += 1e-3 * bp;
+    }
     s->pending = 0;
     return SARBP_OK;
 }
 
-/* Copies rows [r0, r1) of the current band to their place in dst (the full
- * image, row-major) once event ev (may be NULL) has passed. */
+/* Copies rows [r0, r1) of the current region to dst (the region's rows,
+ * row-major) once event ev (may be NULL) has passed. */
 static sarbp_status rows_to_host(struct cuda_plan *p, sarbp_c32 *dst, size_t r0, size_t r1, cudaEvent_t ev)
 {
     if (ev) CUDA_TRY(cudaEventSynchronize(ev));
-    const size_t nx = p->grid.nx;
-    CUDA_TRY(cudaMemcpy(dst + (p->band_row0 + r0) * nx, (sarbp_c32 *)p->d_img + r0 * nx,
+    const size_t nx = p->base.grid.nx;
+    CUDA_TRY(cudaMemcpy(dst + r0 * nx, (sarbp_c32 *)p->d_img + r0 * nx,
                         (r1 - r0) * nx * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
     return SARBP_OK;
 }
 
-/* Launches slot t's backprojection over the whole band on its stream,
+/* Launches slot t's backprojection over the whole region on its stream,
  * after the previous one (they accumulate into one image). */
 static sarbp_status launch_bp(struct cuda_plan *p, struct slot *t)
 {
@@ -405,31 +434,32 @@ static sarbp_status launch_bp(struct cuda_plan *p, struct slot *t)
     CUDA_TRY(cudaEventRecord(t->ev[4], t->stream));
     t->pending = 1;
     p->have_prev = 1;
+    p->nchunks = 0; /* row chunks recorded before this are not final any more */
     return SARBP_OK;
 }
 
-/* The pass's held blocks t[0..n-1] (the last one last) in row chunks
- * aligned to the tiles: chunk c of the band is final once all of them have
- * run over it, so its copy back (rows_to_host) overlaps the later chunks. */
+/* The held units t[0..n-1] (the last one last) in row chunks aligned to the
+ * tiles: chunk c of the region is final once all of them have run over it,
+ * so its copy back (rows_to_host) overlaps the later chunks. */
 static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
 {
     struct slot *b = t[n - 1];
     cudaStream_t st = b->stream;
     size_t step = (p->band_ny + ROW_CHUNKS - 1) / ROW_CHUNKS;
     step = (step + p->cfg.tile_y - 1) / p->cfg.tile_y * p->cfg.tile_y;
-    p->nchunks = (p->band_ny + step - 1) / step;
-    for (size_t c = 0; c <= p->nchunks; c++)
-        p->chunk_row[c] = c * step < p->band_ny ? c * step : p->band_ny;
     if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(st, p->prev_bp, 0));
     for (int k = 0; k < n - 1; k++) /* their profiles are ready */
         CUDA_TRY(cudaStreamWaitEvent(st, t[k]->ev[2], 0));
     CUDA_TRY(cudaEventRecord(b->ev[3], st));
-    for (size_t c = 0; c < p->nchunks; c++) {
+    const size_t nchunks = (p->band_ny + step - 1) / step;
+    for (size_t c = 0; c <= nchunks; c++)
+        p->chunk_row[c] = c * step < p->band_ny ? c * step : p->band_ny;
+    for (size_t c = 0; c < nchunks; c++) {
         for (int k = 0; k < n; k++) {
             sarbp_bp_launch ac = t[k]->la;
-            ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->grid.nx;
+            ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->base.grid.nx;
             ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
-            ac.y0 = sarbp_grid_y(&p->grid, p->band_row0 + p->chunk_row[c]);
+            ac.y0 = sarbp_grid_y(&p->base.grid, p->band_row0 + p->chunk_row[c]);
             LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &ac, st));
         }
         CUDA_TRY(cudaEventRecord(p->chunk_ev[c], st));
@@ -442,10 +472,11 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
         t[k]->pending = 1;
     }
     p->have_prev = 1;
+    p->nchunks = nchunks;
     return SARBP_OK;
 }
 
-/* Launches the pending blocks, oldest first. */
+/* Launches the pending units, oldest first, each over the whole region. */
 static sarbp_status launch_pending(struct cuda_plan *p)
 {
     for (int k = 0; k < p->npend; k++) SARBP_TRY(launch_bp(p, p->pend[k]));
@@ -453,10 +484,16 @@ static sarbp_status launch_pending(struct cuda_plan *p)
     return SARBP_OK;
 }
 
-/* Launches what is still pending and copies the band into dst: chunk by
- * chunk as each is final when the last blocks ran in chunks. */
+/* Launches what is still pending (in row chunks when every pending unit is
+ * held) and copies the region into dst: chunk by chunk as each is final. */
 static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
 {
+    int all_held = p->npend > 0 && p->band_ny >= 2 * (size_t)p->cfg.tile_y;
+    for (int k = 0; k < p->npend; k++) all_held &= p->pend[k]->held;
+    if (all_held) {
+        SARBP_TRY(launch_last(p, p->pend, p->npend));
+        p->npend = 0;
+    }
     SARBP_TRY(launch_pending(p));
     if (p->nchunks) {
         for (size_t c = 0; c < p->nchunks; c++)
@@ -470,20 +507,20 @@ static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
     return SARBP_OK;
 }
 
-static sarbp_status cuda_begin_pass(void *vp, size_t k)
+static sarbp_status cuda_region(sarbp_bp_plan *bp, sarbp_region r)
 {
-    struct cuda_plan *p = vp;
-    if (k >= p->passes) return sarbp_error(SARBP_ERR_INTERNAL, "pass %zu of %zu", k, p->passes);
+    struct cuda_plan *p = (struct cuda_plan *)bp;
     CUDA_TRY(cudaSetDevice(p->device));
-    if (k > 0) SARBP_TRY(band_to_host(p, p->h_img));
-    p->pass = k;
+    /* whatever the last region still had in flight is dropped with it */
+    SARBP_TRY(launch_pending(p));
+    CUDA_TRY(cudaDeviceSynchronize());
     p->nchunks = 0;
-    p->band_row0 = k * p->band_rows;
-    p->band_ny = p->grid.ny - p->band_row0 < p->band_rows ? p->grid.ny - p->band_row0 : p->band_rows;
-    /* the band is cleared on a slot stream and the first backprojection of
-     * the pass waits for it (prev_bp), like every later one */
+    p->band_row0 = r.row0;
+    p->band_ny = r.nrows;
+    /* the region is cleared on a slot stream and its first backprojection
+     * waits for it (prev_bp), like every later one */
     cudaStream_t st = p->s[p->next].stream;
-    CUDA_TRY(cudaMemsetAsync(p->d_img, 0, p->band_ny * p->grid.nx * sizeof(sarbp_c32), st));
+    CUDA_TRY(cudaMemsetAsync(p->d_img, 0, r.nrows * p->base.grid.nx * sizeof(sarbp_c32), st));
     CUDA_TRY(cudaEventRecord(p->prev_bp, st));
     p->have_prev = 1;
     return SARBP_OK;
@@ -528,7 +565,7 @@ static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, 
 static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np,
                                 const sarbp_c32 *samples, float *raw_inv)
 {
-    const sarbp_phd *m = p->meta;
+    const sarbp_phd *m = p->base.meta;
     *raw_inv = 1.0f;
     for (size_t j = 0; j < np; j++) sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->hpr, j);
     if (p->raw_half) {
@@ -555,113 +592,199 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
     return SARBP_OK;
 }
 
-/* Range compression of the slot's uploaded block into d_prof. */
-static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv)
+/* Range compression of the slot's uploaded block into prof (with the pulse
+ * table d_pulses on the device and, FP16, the bound at bound). */
+static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv,
+                                   void *prof, const sarbp_dpulse *d_pulses, float *bound)
 {
     const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
-    if (p->half) CUDA_TRY(cudaMemsetAsync(s->d_bound, 0, sizeof(float), s->stream));
-    if (p->meta->domain == SARBP_DOMAIN_CHIRP) {
+    if (p->half) CUDA_TRY(cudaMemsetAsync(bound, 0, sizeof(float), s->stream));
+    if (p->base.meta->domain == SARBP_DOMAIN_CHIRP) {
         /* echoes zero-padded to nmf (azimuth weight), forward FFT, matched
          * filter into the upsampled spectrum (motion compensation folded
          * in, FP16 bound), inverse FFT, interpolation-ready bins */
-        LAUNCH_TRY(sarbp_rc_pack(s->d_raw, 0, s->d_spec, p->d_w, p->d_waz + p0, 1.0f, (int)p->block,
-                                 (int)np, (int)p->K, 0, (int)p->nmf, s->stream));
+        LAUNCH_TRY(sarbp_rc_pack(s->d_raw, 0, s->d_spec, p->d_w, p->d_waz + p0, 1.0f,
+                                 (int)p->base.block, (int)np, (int)p->K, 0, (int)p->nmf, s->stream));
         CUFFT_TRY(cufftExecC2C(s->fwd, s->d_spec, s->d_spec, CUFFT_FORWARD));
-        LAUNCH_TRY(sarbp_rc_chirp_filter(s->d_spec, s->d_fft, p->d_filt, s->d_pulses, (int)np,
-                                         (int)p->nmf, (int)p->nbins, p->half ? s->d_bound : NULL,
+        LAUNCH_TRY(sarbp_rc_chirp_filter(s->d_spec, s->d_fft, p->d_filt, d_pulses, (int)np,
+                                         (int)p->nmf, (int)p->nbins, p->half ? bound : NULL,
                                          s->stream));
         CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, s->d_prof, (int)np, (int)p->nbins, p->cubic,
-                                         p->half ? s->d_bound : NULL, s->stream));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, prof, (int)np, (int)p->nbins, p->cubic,
+                                         p->half ? bound : NULL, s->stream));
         return SARBP_OK;
     }
     const size_t raw_e = p->raw_half ? 4 : 8;
     if (p->half)
         LAUNCH_TRY(sarbp_rc_bound(s->d_raw, p->raw_half, p->d_w, p->d_waz + p0, raw_inv, (int)np,
-                                  (int)p->K, s->d_bound, s->stream));
+                                  (int)p->K, bound, s->stream));
     for (size_t j0 = 0; j0 < np; j0 += p->sub) {
         size_t nv = np - j0 < p->sub ? np - j0 : p->sub;
         LAUNCH_TRY(sarbp_rc_pack((const char *)s->d_raw + j0 * p->K * raw_e, p->raw_half, s->d_fft,
                                  p->d_w, p->d_waz + p0 + j0, raw_inv, (int)p->sub, (int)nv,
                                  (int)p->K, (int)p->kc, (int)p->nbins, s->stream));
         CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)s->d_prof + j0 * p->nbins * prof_e, (int)nv,
-                                         (int)p->nbins, p->cubic, p->half ? s->d_bound : NULL,
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)prof + j0 * p->nbins * prof_e, (int)nv,
+                                         (int)p->nbins, p->cubic, p->half ? bound : NULL,
                                          s->stream));
     }
     return SARBP_OK;
 }
 
-static sarbp_status cuda_execute(void *vp, size_t p0, size_t np, const sarbp_c32 *samples)
+/* One unit of at most block pulses [p0, p0 + np): from samples (compressed
+ * here, into the kept store when the plan keeps them) or, samples NULL,
+ * from kept profiles of one compressed unit. Backprojections run one unit
+ * behind: the previous unit's goes to the device before this one is
+ * staged. Units that end within NSLOT blocks of the aperture's end are
+ * held and run together in row chunks (launch_last) when the last arrives,
+ * or at finish. */
+static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
+                              sarbp_stage_times *stats)
 {
-    struct cuda_plan *p = vp;
-    const sarbp_phd *m = p->meta;
-    if (np == 0) return SARBP_OK;
-    if (np > p->block) return sarbp_error(SARBP_ERR_INTERNAL, "block of %zu pulses exceeds %zu", np, p->block);
-    CUDA_TRY(cudaSetDevice(p->device));
-    /* Backprojections run one block behind: the previous block's goes to the
-     * device before this one is staged. The pass's last NSLOT blocks are
-     * held and run together in row chunks (launch_last). */
-    const size_t nblocks = (m->npulses + p->block - 1) / p->block, b = p0 / p->block;
-    const int last = p0 + np == m->npulses;
+    const size_t end = p->base.meta->npulses, block = p->base.block;
     const int chunkable = p->band_ny >= 2 * (size_t)p->cfg.tile_y;
-    const int held = chunkable && b + NSLOT >= nblocks;
+    const int held = chunkable && p0 + np + (NSLOT - 1) * block >= end;
     struct slot *s = &p->s[p->next];
     p->next = (p->next + 1) % NSLOT;
-    /* only held blocks stay pending: at most NSLOT, this one included */
-    if (!held || b + NSLOT == nblocks) SARBP_TRY(launch_pending(p));
+    /* only held units stay pending (at most NSLOT, this one included), and
+     * never one whose slot this unit takes */
+    int launch = !held || p->npend >= NSLOT;
+    for (int k = 0; k < p->npend; k++) launch |= !p->pend[k]->held || p->pend[k] == s;
+    if (!samples) /* kept profiles: those compressed by pending units must be backprojected first */
+        for (int k = 0; k < p->npend; k++) launch |= p->pend[k]->fresh;
+    if (launch) SARBP_TRY(launch_pending(p));
     CUDA_TRY(cudaEventSynchronize(s->ev[4])); /* the slot's buffers are free again */
-    SARBP_TRY(count_slot(p, s));
+    SARBP_TRY(count_slot(s, stats));
 
-    float raw_inv;
-    SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
-    const size_t raw_bytes = np * p->K * (p->raw_half ? 4 : 8);
-    CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
-    CUDA_TRY(cudaMemcpyAsync(s->d_pulses, s->h_pulses, np * sizeof(sarbp_dpulse),
-                             cudaMemcpyHostToDevice, s->stream));
-    CUDA_TRY(cudaMemcpyAsync(s->d_raw, s->h_raw, raw_bytes, cudaMemcpyHostToDevice, s->stream));
-    CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
-    SARBP_TRY(compress_block(p, s, p0, np, raw_inv));
-    CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
-
+    const int keep = p0 + np <= p->base.keep_pulses;
+    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
+    void *prof = keep ? (char *)p->d_keep + p0 * p->nbins * prof_e : s->d_prof;
+    sarbp_dpulse *d_pulses = keep ? p->d_keep_pulses + p0 : s->d_pulses;
+    const sarbp_dpulse *h_pulses = keep ? p->h_keep_pulses + p0 : s->h_pulses;
+    float *bound = !p->half ? NULL : keep ? p->d_keep_bound + (samples ? p0 : p->keep_unit0[p0])
+                                          : s->d_bound;
+    if (samples) {
+        float raw_inv;
+        SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
+        const size_t raw_bytes = np * p->K * (p->raw_half ? 4 : 8);
+        CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
+        CUDA_TRY(cudaMemcpyAsync(d_pulses, s->h_pulses, np * sizeof(sarbp_dpulse),
+                                 cudaMemcpyHostToDevice, s->stream));
+        CUDA_TRY(cudaMemcpyAsync(s->d_raw, s->h_raw, raw_bytes, cudaMemcpyHostToDevice, s->stream));
+        CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+        SARBP_TRY(compress_block(p, s, p0, np, raw_inv, prof, d_pulses, bound));
+        CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
+        if (keep) {
+            memcpy(p->h_keep_pulses + p0, s->h_pulses, np * sizeof(sarbp_dpulse));
+            for (size_t j = 0; j < np; j++) p->keep_unit0[p0 + j] = p0;
+            memset(p->base.kept + p0, 1, np);
+        }
+    } else {
+        for (int e = 0; e < 3; e++) CUDA_TRY(cudaEventRecord(s->ev[e], s->stream));
+    }
+    s->held = held;
+    s->fresh = samples != NULL;
     s->la = (sarbp_bp_launch){
-        s->d_prof, s->d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->grid.nx,
-        (int)p->band_ny, sarbp_grid_x(&p->grid, 0), sarbp_grid_y(&p->grid, p->band_row0),
-        p->grid.dx, p->grid.dy, p->grid.zc, p->half, p->cubic, s->d_bound, 0, 0, 0, 0,
+        prof, d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->base.grid.nx,
+        (int)p->band_ny, sarbp_grid_x(&p->base.grid, 0), sarbp_grid_y(&p->base.grid, p->band_row0),
+        p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->half, p->cubic, bound, 0, 0, 0, 0,
     };
-    launch_bounds(&s->la, s->h_pulses, np, &p->grid, p->band_row0, p->band_ny);
+    launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny);
     if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
     p->pend[p->npend++] = s;
-    if (last && held) {
-        SARBP_TRY(launch_last(p, p->pend, p->npend));
-        p->npend = 0;
-    } else if (last) {
-        SARBP_TRY(launch_pending(p));
+    if (p0 + np == end) { /* the aperture's last unit */
+        if (held) {
+            SARBP_TRY(launch_last(p, p->pend, p->npend));
+            p->npend = 0;
+        } else {
+            SARBP_TRY(launch_pending(p));
+        }
     }
     return SARBP_OK;
 }
 
-static sarbp_status cuda_finish(void *vp, sarbp_c32 *image)
+static sarbp_status cuda_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
+                                 sarbp_stage_times *stats)
 {
-    struct cuda_plan *p = vp;
-    double t0 = sarbp_now_s();
+    struct cuda_plan *p = (struct cuda_plan *)bp;
     CUDA_TRY(cudaSetDevice(p->device));
-    SARBP_TRY(band_to_host(p, p->passes == 1 ? image : p->h_img));
-    for (int k = 0; k < NSLOT; k++) SARBP_TRY(count_slot(p, &p->s[k]));
-    if (p->passes > 1) memcpy(image, p->h_img, p->grid.nx * p->grid.ny * sizeof(sarbp_c32));
-    p->times.finish_s += sarbp_now_s() - t0;
+    const size_t block = p->base.block;
+    for (size_t q = p0; q < p0 + np;) {
+        size_t n = p0 + np - q < block ? p0 + np - q : block;
+        if (!samples) /* kept: one launch per compressed unit (one FP16 bound) */
+            for (size_t j = 1; j < n; j++)
+                if (p->keep_unit0[q + j] != p->keep_unit0[q]) {
+                    n = j;
+                    break;
+                }
+        SARBP_TRY(cuda_unit(p, q, n, samples ? samples + (q - p0) * p->K : NULL, stats));
+        q += n;
+    }
     return SARBP_OK;
 }
 
-static void cuda_stage_times(const void *vp, sarbp_stage_times *t)
+static sarbp_status cuda_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
 {
-    *t = ((const struct cuda_plan *)vp)->times;
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    double t0 = sarbp_now_s();
+    CUDA_TRY(cudaSetDevice(p->device));
+    SARBP_TRY(band_to_host(p, out));
+    for (int k = 0; k < NSLOT; k++) SARBP_TRY(count_slot(&p->s[k], stats));
+    if (stats) stats->finish_s += sarbp_now_s() - t0;
+    return SARBP_OK;
 }
 
-const sarbp_backend sarbp_backend_cuda = {
-    "cuda", cuda_available, cuda_create, cuda_block_pulses, cuda_passes, cuda_begin_pass,
-    cuda_execute, cuda_finish, cuda_destroy, cuda_stage_times,
-};
+static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy};
+
+sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    *out = NULL;
+    double t0 = sarbp_now_s();
+    if (o->precision != SARBP_FP32 && o->precision != SARBP_FP16)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "the cuda back end does fp32 and fp16; fp64 is the cpu reference");
+    SARBP_TRY(sarbp_grid_validate(d->grid));
+    if (d->grid->nx > (1u << 30) || d->grid->ny > (1u << 30))
+        return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels",
+                           d->grid->nx, d->grid->ny);
+    SARBP_TRY(check_device(o->device));
+    struct cuda_plan *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    p->device = o->device;
+    sarbp_status st = sarbp_bp_plan_init(&p->base, &cuda_ops, d);
+    if (st) {
+        cuda_destroy(&p->base);
+        return st;
+    }
+    const sarbp_phd *meta = d->meta;
+    p->half = o->precision == SARBP_FP16;
+    p->raw_half = p->half && o->raw_fp16 && meta->domain == SARBP_DOMAIN_FREQ;
+    p->K = meta->nsamples;
+    p->cfg.variant = o->variant;
+    p->cfg.tile_x = o->tile_x;
+    p->cfg.tile_y = o->tile_y;
+    p->cfg.ppt = o->ppt;
+    char why[160];
+    if (sarbp_bp_config_resolve(&p->cfg, why, sizeof why)) {
+        cuda_destroy(&p->base);
+        return sarbp_error(SARBP_ERR_INVALID, "%s", why);
+    }
+    p->base.block = cuda_block(meta, o);
+    st = setup(p, d->rc);
+    if (!st) st = cuda_region(&p->base, d->region);
+    if (st) {
+        cuda_destroy(&p->base);
+        return st;
+    }
+    if (stats) {
+        stats->pulse_bytes = p->setup_bytes[0];
+        stats->image_bytes = p->setup_bytes[1];
+        stats->setup_s += sarbp_now_s() - t0;
+    }
+    *out = &p->base;
+    return SARBP_OK;
+}
 
 /* ---- benchmarking ------------------------------------------------------------ */
 
@@ -750,7 +873,7 @@ sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid 
 {
     if (pr->precision != SARBP_FP32 || !pr->data32)
         return sarbp_error(SARBP_ERR_INVALID, "kernel benchmarks take FP32 profiles");
-    if (!cuda_available(NULL)) return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device");
+    if (!cuda_available_dev(kc->device)) return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device");
     struct bench_bufs b;
     memset(&b, 0, sizeof b);
     sarbp_status st = bench_run(&b, pr, g, kc, reps, median_ms, img);

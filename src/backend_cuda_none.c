@@ -2,41 +2,27 @@
  * available, and says so. */
 #include "sarbp/backproject.h"
 
-static int none_available(const sarbp_bp_options *o)
+void sarbp_cuda_options_default(sarbp_cuda_options *o)
 {
-    (void)o;
-    return 0;
+    *o = (sarbp_cuda_options){0};
+    o->precision = SARBP_FP32;
 }
 
-static sarbp_status none_create(const sarbp_phd *meta, const sarbp_grid *grid,
-                                const sarbp_rc_params *rc, const sarbp_bp_options *o, void **plan)
+int sarbp_cuda_device_count(void) { return 0; }
+
+sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    size_t budget, sarbp_bp_memory *m)
 {
-    (void)meta, (void)grid, (void)rc, (void)o;
-    *plan = NULL;
+    (void)d, (void)o, (void)budget;
+    *m = (sarbp_bp_memory){0};
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 
-static size_t none_block(const void *p) { (void)p; return 1; }
-static sarbp_status none_execute(void *p, size_t p0, size_t np, const sarbp_c32 *s)
+sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
-    (void)p, (void)p0, (void)np, (void)s;
-    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
-}
-static sarbp_status none_finish(void *p, sarbp_c32 *img)
-{
-    (void)p, (void)img;
-    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
-}
-static void none_destroy(void *p) { (void)p; }
-static void none_stage_times(const void *p, sarbp_stage_times *t)
-{
-    (void)p;
-    *t = (sarbp_stage_times){0};
-}
-static size_t none_passes(const void *p) { (void)p; return 1; }
-static sarbp_status none_begin(void *p, size_t k)
-{
-    (void)p, (void)k;
+    (void)d, (void)o, (void)stats;
+    *out = NULL;
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 
@@ -54,8 +40,3 @@ sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_co
     (void)device, (void)name, (void)n, (void)sm_count, (void)clock_mhz, (void)mem_clock_mhz;
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
-
-const sarbp_backend sarbp_backend_cuda = {
-    "cuda", none_available, none_create, none_block, none_passes, none_begin, none_execute,
-    none_finish, none_destroy, none_stage_times,
-};

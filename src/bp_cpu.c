@@ -348,6 +348,7 @@ static size_t stage_floats(int wmax)
 struct fp32_ctx {
     const sarbp_profiles *pr;
     const sarbp_grid *g;
+    size_t row0, nrows;           /* the rows formed; img row 0 = grid row row0 */
     sarbp_c32 *img;
     size_t tw, th;                /* tile shape, at most TILE_X x TILE_Y */
     size_t ntx, nty;
@@ -440,9 +441,9 @@ static void run_group(void *vctx, size_t task, int worker)
             struct tile_info *t = &ti[nt];
             struct tile_scratch *s = &scr[nt++];
             t->x0 = tx * c->tw;
-            t->y0 = ty * c->th;
+            t->y0 = c->row0 + ty * c->th;
             t->nx = (t->x0 + c->tw <= g->nx) ? c->tw : g->nx - t->x0;
-            t->ny = (t->y0 + c->th <= g->ny) ? c->th : g->ny - t->y0;
+            t->ny = (t->y0 + c->th <= c->row0 + c->nrows) ? c->th : c->row0 + c->nrows - t->y0;
             const size_t n = t->nx * t->ny;
             /* tile centre (FP64) and pixel offsets from it (FP32, small); the
              * padding lanes sit at the centre and are never written back */
@@ -459,7 +460,7 @@ static void run_group(void *vctx, size_t task, int worker)
                 s->dx[j] = (float)dx;
                 s->dy[j] = (float)dy;
                 s->dd[j] = (float)(dx * dx + dy * dy);
-                const sarbp_c32 v = c->img[iy * g->nx + ix];
+                const sarbp_c32 v = c->img[(iy - c->row0) * g->nx + ix];
                 s->are[j] = v.re;
                 s->aim[j] = v.im;
             }
@@ -475,8 +476,8 @@ static void run_group(void *vctx, size_t task, int worker)
         const size_t n = ti[k].nx * ti[k].ny;
         for (size_t j = 0; j < n; j++) {
             const size_t ix = ti[k].x0 + j % ti[k].nx, iy = ti[k].y0 + j / ti[k].nx;
-            c->img[iy * g->nx + ix].re = scr[k].are[j];
-            c->img[iy * g->nx + ix].im = scr[k].aim[j];
+            c->img[(iy - c->row0) * g->nx + ix].re = scr[k].are[j];
+            c->img[(iy - c->row0) * g->nx + ix].im = scr[k].aim[j];
         }
     }
 }
@@ -484,15 +485,27 @@ static void run_group(void *vctx, size_t task, int worker)
 sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, int threads,
                                sarbp_c32 *img)
 {
+    return sarbp_bp_cpu_fp32_rows(pr, g, (sarbp_region){0, g->ny}, threads, img);
+}
+
+sarbp_status sarbp_bp_cpu_fp32_rows(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_region r,
+                                    int threads, sarbp_c32 *img)
+{
     if (pr->precision == SARBP_FP64 || !pr->data32)
         return sarbp_error(SARBP_ERR_INTERNAL, "FP32 backprojection needs FP32 profiles");
     if (pr->nbins > INT32_MAX / 4)
         return sarbp_error(SARBP_ERR_INVALID, "too many range bins for the CPU path");
     SARBP_TRY(sarbp_grid_validate(g));
+    if (r.row0 > g->ny || r.nrows > g->ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID, "rows %zu to %zu are outside the grid's %zu", r.row0,
+                           r.row0 + r.nrows, g->ny);
+    if (r.nrows == 0) return SARBP_OK;
     if (threads <= 0) threads = sarbp_cpu_count();
     struct fp32_ctx c;
     c.pr = pr;
     c.g = g;
+    c.row0 = r.row0;
+    c.nrows = r.nrows;
     c.img = img;
     /* The FP32 phase of a pixel at d from its tile centre carries about
      * 2^-24 of the ddR kcyc cycles it spans: smaller tiles (down to 8 x 8)
@@ -511,7 +524,7 @@ sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, in
         else c.th /= 2;
     }
     c.ntx = (g->nx + c.tw - 1) / c.tw;
-    c.nty = (g->ny + c.th - 1) / c.th;
+    c.nty = (r.nrows + c.th - 1) / c.th;
     /* smaller groups where there would be too few to share among the threads */
     c.gw = GROUP_X;
     c.gh = GROUP_Y;

@@ -11,13 +11,15 @@
 struct ref_ctx {
     const sarbp_profiles *pr;
     const sarbp_grid *g;
+    size_t row0;      /* grid row of img's row 0 */
     sarbp_c64 *img;
 };
 
-static void ref_row(void *vctx, size_t iy, int worker)
+static void ref_row(void *vctx, size_t r, int worker)
 {
     (void)worker;
     const struct ref_ctx *c = vctx;
+    const size_t iy = c->row0 + r;
     const sarbp_profiles *pr = c->pr;
     const sarbp_grid *g = c->g;
     const double y = sarbp_grid_y(g, iy), z = g->zc;
@@ -25,7 +27,7 @@ static void ref_row(void *vctx, size_t iy, int worker)
     /* segments n = 0 .. nbins - 2, as on the GPU (bp_kernels.h) */
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
     const double lo = 0.0, hi = (double)pr->nbins - 1.0;
-    sarbp_c64 *row = c->img + iy * g->nx;
+    sarbp_c64 *row = c->img + r * g->nx;
     for (size_t i = 0; i < pr->npulses; i++) {
         const double *a = pr->pos + 3 * i;
         const sarbp_c64 *prof = pr->data64 + i * pr->nbins;
@@ -63,11 +65,20 @@ static void ref_row(void *vctx, size_t iy, int worker)
     }
 }
 
-sarbp_status sarbp_bp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_c64 *img)
+sarbp_status sarbp_bp_cpu_fp64_rows(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_region r,
+                                    sarbp_c64 *img)
 {
     if (pr->precision != SARBP_FP64 || !pr->data64)
         return sarbp_error(SARBP_ERR_INTERNAL, "FP64 backprojection needs FP64 profiles");
     SARBP_TRY(sarbp_grid_validate(g));
-    struct ref_ctx c = {pr, g, img};
-    return sarbp_parallel_for(0, g->ny, ref_row, &c);
+    if (r.row0 > g->ny || r.nrows > g->ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID, "rows %zu to %zu are outside the grid's %zu", r.row0,
+                           r.row0 + r.nrows, g->ny);
+    struct ref_ctx c = {pr, g, r.row0, img};
+    return sarbp_parallel_for(0, r.nrows, ref_row, &c);
+}
+
+sarbp_status sarbp_bp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_c64 *img)
+{
+    return sarbp_bp_cpu_fp64_rows(pr, g, (sarbp_region){0, g->ny}, img);
 }

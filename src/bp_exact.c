@@ -22,20 +22,22 @@ struct exact_ctx {
     const sarbp_c64 *Y;
     const double *fa, *fd, *pos, *r0;
     const sarbp_grid *g;
+    size_t row0;      /* grid row of img's row 0 */
     sarbp_c64 *img;
     double *scratch; /* per worker: 6 nx doubles */
 };
 
-static void exact_row(void *vctx, size_t iy, int worker)
+static void exact_row(void *vctx, size_t r, int worker)
 {
     const struct exact_ctx *c = vctx;
+    const size_t iy = c->row0 + r;
     const sarbp_grid *g = c->g;
     const size_t nx = g->nx;
     double *zr = c->scratch + (size_t)worker * 6 * nx, *zi = zr + nx; /* step z per pixel */
     double *ar = zi + nx, *ai = ar + nx;                             /* Horner's sums */
     double *cr = ai + nx, *ci = cr + nx;                             /* carrier */
     const double y = sarbp_grid_y(g, iy), z = g->zc;
-    sarbp_c64 *row = c->img + iy * nx;
+    sarbp_c64 *row = c->img + r * nx;
     for (size_t i = 0; i < c->np; i++) {
         const double *a = c->pos + 3 * i;
         const sarbp_c64 *Y = c->Y + i * c->nk;
@@ -69,17 +71,27 @@ static void exact_row(void *vctx, size_t iy, int worker)
     }
 }
 
+sarbp_status sarbp_bp_exact_rows(size_t np, size_t nk, const sarbp_c64 *Y, const double *fa,
+                                 const double *fd, const double *pos, const double *r0,
+                                 const sarbp_grid *g, sarbp_region r, int threads, sarbp_c64 *img)
+{
+    SARBP_TRY(sarbp_grid_validate(g));
+    if (r.row0 > g->ny || r.nrows > g->ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID, "rows %zu to %zu are outside the grid's %zu", r.row0,
+                           r.row0 + r.nrows, g->ny);
+    if (np == 0 || nk == 0) return SARBP_OK;
+    if (threads <= 0) threads = sarbp_cpu_count();
+    struct exact_ctx c = {np, nk, Y, fa, fd, pos, r0, g, r.row0, img, NULL};
+    c.scratch = malloc((size_t)threads * 6 * g->nx * sizeof(double));
+    if (!c.scratch) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the exact image's rows");
+    sarbp_status st = sarbp_parallel_for(threads, r.nrows, exact_row, &c);
+    free(c.scratch);
+    return st;
+}
+
 sarbp_status sarbp_bp_exact(size_t np, size_t nk, const sarbp_c64 *Y, const double *fa,
                             const double *fd, const double *pos, const double *r0,
                             const sarbp_grid *g, int threads, sarbp_c64 *img)
 {
-    SARBP_TRY(sarbp_grid_validate(g));
-    if (np == 0 || nk == 0) return SARBP_OK;
-    if (threads <= 0) threads = sarbp_cpu_count();
-    struct exact_ctx c = {np, nk, Y, fa, fd, pos, r0, g, img, NULL};
-    c.scratch = malloc((size_t)threads * 6 * g->nx * sizeof(double));
-    if (!c.scratch) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the exact image's rows");
-    sarbp_status st = sarbp_parallel_for(threads, g->ny, exact_row, &c);
-    free(c.scratch);
-    return st;
+    return sarbp_bp_exact_rows(np, nk, Y, fa, fd, pos, r0, g, (sarbp_region){0, g->ny}, threads, img);
 }

@@ -1,5 +1,9 @@
-/* form.c - the pipeline: pulses in blocks from a reader (or memory) through a
- * back end into an image, with attributes recording how it was made. */
+/* form.c - the pipeline and its partition layer: pulses in blocks from a
+ * reader (or memory) through a back end's typed plans into one image,
+ * written in place; the image's rows shared among devices (one host thread
+ * each, the reader behind a lock), each share formed in bands that fit its
+ * device's budget, over resident range profiles when they fit (form.h).
+ * Records attributes saying how the image was made. It never prints. */
 #include "sarbp/form.h"
 
 #include <pthread.h>
@@ -43,9 +47,9 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
 
 /* The output image is fresh, lazily mapped memory: its first touch costs a
  * page fault per page (tens of ms for a 4096^2 image, single-threaded),
- * which would land in finish(), after the compute. Threads touch it while
- * the back end computes instead, with transparent huge pages asked for
- * where the system offers them. */
+ * which would land in finish(), after the compute. Threads touch each band's
+ * rows while the back end computes that band instead, with transparent huge
+ * pages asked for where the system offers them. */
 #define PREFAULT_MIN_BYTES ((size_t)16 << 20)
 #define PREFAULT_THREADS 8
 
@@ -69,7 +73,7 @@ static void *prefault_main(void *arg)
     return NULL;
 }
 
-static void prefault_start(struct prefault *pf, void *mem, size_t n)
+static void prefault_start(struct prefault *pf, void *mem, size_t n, int nparts)
 {
     pf->nth = 0;
     if (n < PREFAULT_MIN_BYTES) return;
@@ -80,7 +84,7 @@ static void prefault_start(struct prefault *pf, void *mem, size_t n)
         if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
     }
 #endif
-    int nth = sarbp_cpu_count() / 2;
+    int nth = sarbp_cpu_count() / 2 / nparts; /* the cores' half, shared among the devices */
     if (nth < 1) nth = 1;
     if (nth > PREFAULT_THREADS) nth = PREFAULT_THREADS;
     pf->mem = mem;
@@ -102,52 +106,222 @@ static void prefault_join(struct prefault *pf)
     pf->nth = 0;
 }
 
+/* ---- the partition layer ---- */
+
+static size_t align_down(size_t n, size_t a)
+{
+    return a > 1 && n >= a ? n - n % a : n;
+}
+
+/* The bands of one device's share: rows per band within its budget (and
+ * o->band_rows), with the profiles kept when they leave room for bands of a
+ * fair size. */
+static sarbp_status plan_part(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
+                              const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                              sarbp_form_part *pt, sarbp_bp_memory *m)
+{
+    const sarbp_bp_desc d = {meta, g, rc, {pt->row0, pt->nrows}, 0, NULL};
+    SARBP_TRY(be->memory(&d, o, pt->device, m));
+    const size_t P = meta->npulses, per_row = m->per_row ? m->per_row : 1;
+    pt->budget = m->budget;
+    if (m->budget <= m->fixed || (m->budget - m->fixed) / per_row < 1)
+        return sarbp_error(SARBP_ERR_NOMEM,
+                           "memory budget of %.0f MiB is too small: blocks of pulses need %.0f MiB "
+                           "plus one image row (%.2f MiB)%s",
+                           m->budget / 1048576.0, m->fixed / 1048576.0, per_row / 1048576.0,
+                           be->multi_device ? " on the device" : "");
+    const size_t avail = m->budget - m->fixed;
+    size_t rows_all = avail / per_row;
+    if (o->band_rows && o->band_rows < rows_all) rows_all = o->band_rows;
+    pt->kept = 0;
+    pt->band_rows = rows_all;
+    if (rows_all < pt->nrows) {
+        /* more than one band: keep the profiles when the bands beside them
+         * keep at least an eighth of the rows (and a tile row): a band more
+         * costs a few launches and a copy back; streaming costs reading and
+         * compressing every pulse again for every band */
+        const int can_keep = !o->stream && m->per_kept_pulse != SIZE_MAX &&
+                             m->per_kept_pulse <= (avail - 1) / (P ? P : 1);
+        if (can_keep) {
+            size_t rows_keep = (avail - P * m->per_kept_pulse) / per_row;
+            if (rows_keep > rows_all) rows_keep = rows_all;
+            const size_t floor_rows = rows_all / 8 > m->row_align ? rows_all / 8 : m->row_align;
+            if (rows_keep >= (floor_rows ? floor_rows : 1)) {
+                pt->kept = 1;
+                pt->band_rows = rows_keep;
+            }
+        }
+        pt->band_rows = align_down(pt->band_rows, m->row_align);
+    }
+    if (pt->band_rows > pt->nrows) pt->band_rows = pt->nrows;
+    pt->bands = (pt->nrows + pt->band_rows - 1) / pt->band_rows;
+    pt->need = m->fixed + pt->band_rows * m->per_row + (pt->kept ? P * m->per_kept_pulse : 0);
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
+                                    const sarbp_backend *be, const sarbp_rc_params *rc,
+                                    const sarbp_bp_options *o, sarbp_form_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    SARBP_TRY(sarbp_grid_validate(g));
+    const int multi = be->multi_device && o->ndevices > 0;
+    int n = multi ? o->ndevices : 1;
+    if (n > SARBP_MAX_DEVICES)
+        return sarbp_error(SARBP_ERR_INVALID, "%d devices: at most %d", n, SARBP_MAX_DEVICES);
+    /* equal shares of rows on the back end's row alignment; no empty share */
+    sarbp_bp_memory m;
+    const sarbp_bp_desc d = {meta, g, rc, {0, g->ny}, 0, NULL};
+    SARBP_TRY(be->memory(&d, o, multi ? o->devices[0] : o->device, &m));
+    const size_t align = m.row_align ? m.row_align : 1, units = (g->ny + align - 1) / align;
+    if ((size_t)n > units) n = (int)units;
+    out->nparts = n;
+    for (int k = 0; k < n; k++) {
+        sarbp_form_part *pt = &out->part[k];
+        pt->device = multi ? o->devices[k] : o->device;
+        const size_t u0 = units * (size_t)k / (size_t)n, u1 = units * (size_t)(k + 1) / (size_t)n;
+        pt->row0 = u0 * align;
+        pt->nrows = (u1 * align < g->ny ? u1 * align : g->ny) - pt->row0;
+        SARBP_TRY(plan_part(meta, g, be, rc, o, pt, &m));
+    }
+    return SARBP_OK;
+}
+
+/* What the device threads share. */
+struct form_shared {
+    const sarbp_phd *meta;
+    read_fn rd;
+    void *src;
+    const sarbp_grid *g;
+    const sarbp_backend *be;
+    const sarbp_rc_params *rc;
+    const sarbp_bp_options *o;
+    sarbp_image *img;
+    pthread_mutex_t lock;      /* the reader, progress */
+    sarbp_progress *progress;
+    size_t done, total;        /* pulses x bands, for progress */
+    int prefault;              /* the back end does not accumulate in the image */
+    int nparts;
+};
+
+struct form_part_job {
+    struct form_shared *sh;
+    const sarbp_form_part *pt;
+    sarbp_form_dev_stats st;
+    sarbp_status status;
+    char why[512];             /* the worker thread's error message */
+};
+
+static void part_progress(struct form_shared *sh, size_t np)
+{
+    pthread_mutex_lock(&sh->lock);
+    sh->done += np;
+    sarbp_progress_update(sh->progress, sh->done, sh->total);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+/* Forms one device's share of the image, band by band. */
+static sarbp_status form_part(struct form_part_job *job)
+{
+    struct form_shared *sh = job->sh;
+    const sarbp_form_part *pt = job->pt;
+    const sarbp_phd *meta = sh->meta;
+    const size_t nx = sh->g->nx, P = meta->npulses;
+    const double t0 = sarbp_now_s();
+    sarbp_stage_times *stages = &job->st.stages;
+    sarbp_bp_plan *plan = NULL;
+    const sarbp_bp_desc d = {meta, sh->g, sh->rc, {pt->row0, pt->band_rows}, pt->kept ? P : 0,
+                             sh->img->data};
+    SARBP_TRY(sh->be->create(&d, sh->o, pt->device, &plan, stages));
+    const size_t block = sarbp_bp_plan_block(plan);
+    sarbp_c32 *buf = block ? malloc(block * meta->nsamples * sizeof(sarbp_c32)) : NULL;
+    sarbp_status st = buf ? SARBP_OK
+                          : sarbp_error(SARBP_ERR_NOMEM, "out of memory for a block of %zu pulses", block);
+    for (size_t b = 0; !st && b < pt->bands; b++) {
+        const size_t row0 = pt->row0 + b * pt->band_rows;
+        const size_t nrows = pt->row0 + pt->nrows - row0 < pt->band_rows ? pt->row0 + pt->nrows - row0
+                                                                          : pt->band_rows;
+        if (b > 0) st = sarbp_bp_plan_region(plan, (sarbp_region){row0, nrows});
+        struct prefault pf = {0};
+        if (!st && sh->prefault)
+            prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32), sh->nparts);
+        const int reuse = pt->kept && b > 0; /* the profiles are resident */
+        for (size_t p0 = 0; !st && p0 < P; p0 += block) {
+            const size_t np = P - p0 < block ? P - p0 : block;
+            if (!reuse) {
+                const double tr = sarbp_now_s();
+                pthread_mutex_lock(&sh->lock);
+                st = sh->rd(sh->src, p0, np, buf);
+                pthread_mutex_unlock(&sh->lock);
+                job->st.read_s += sarbp_now_s() - tr;
+            }
+            if (!st) st = sarbp_bp_plan_execute(plan, p0, np, reuse ? NULL : buf, stages);
+            part_progress(sh, np);
+        }
+        prefault_join(&pf); /* before the band's rows are written */
+        if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
+    }
+    sarbp_bp_plan_destroy(plan);
+    free(buf);
+    job->st.pairs = sarbp_grid_pairs(sh->g, P) * (double)pt->nrows / (double)sh->g->ny;
+    job->st.total_s = sarbp_now_s() - t0;
+    return st;
+}
+
+static void *form_part_main(void *arg)
+{
+    struct form_part_job *job = arg;
+    job->status = form_part(job);
+    if (job->status) snprintf(job->why, sizeof job->why, "%s", sarbp_error_detail());
+    return NULL;
+}
+
 static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,
                               const sarbp_backend *be, const sarbp_rc_params *rc,
                               const sarbp_bp_options *o, sarbp_progress *progress,
                               sarbp_image **out, sarbp_form_stats *stats)
 {
     *out = NULL;
-    double t_start = sarbp_now_s(), t_read = 0;
+    double t_start = sarbp_now_s();
     SARBP_TRY(sarbp_grid_validate(g));
     SARBP_TRY(sarbp_phd_validate(meta));
-    void *plan = NULL;
+    sarbp_form_layout lay;
+    SARBP_TRY(sarbp_form_plan_layout(meta, g, be, rc, o, &lay));
+    sarbp_bp_memory m;
+    const sarbp_bp_desc d0 = {meta, g, rc, {0, g->ny}, 0, NULL};
+    SARBP_TRY(be->memory(&d0, o, lay.part[0].device, &m));
     sarbp_image *img = NULL;
-    sarbp_c32 *buf = NULL;
-    double t_setup = sarbp_now_s();
-    sarbp_status st = be->create(meta, g, rc, o, &plan);
-    t_setup = sarbp_now_s() - t_setup;
-    size_t block = st ? 0 : be->block_pulses(plan);
-    if (!st && block == 0) st = sarbp_error(SARBP_ERR_INTERNAL, "back end wants blocks of 0 pulses");
-    if (!st) {
-        buf = malloc(block * meta->nsamples * sizeof(sarbp_c32));
-        if (!buf) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a block of %zu pulses", block);
-    }
-    if (!st) st = sarbp_image_alloc(g, &img);
-    struct prefault pf = {0};
-    if (!st) prefault_start(&pf, img->data, g->nx * g->ny * sizeof(sarbp_c32));
-    size_t passes = st ? 0 : be->passes(plan);
-    for (size_t k = 0; !st && k < passes; k++) {
-        st = be->begin_pass(plan, k);
-        for (size_t p0 = 0; !st && p0 < meta->npulses; p0 += block) {
-            size_t np = meta->npulses - p0 < block ? meta->npulses - p0 : block;
-            double t0 = sarbp_now_s();
-            st = rd(src, p0, np, buf);
-            t_read += sarbp_now_s() - t0;
-            if (!st) st = be->execute(plan, p0, np, buf);
-            sarbp_progress_update(progress, k * meta->npulses + p0 + np, passes * meta->npulses);
+    SARBP_TRY(sarbp_image_alloc(g, &img));
+    struct form_shared sh = {.meta = meta, .rd = rd, .src = src, .g = g, .be = be, .rc = rc,
+                             .o = o, .img = img, .lock = PTHREAD_MUTEX_INITIALIZER,
+                             .progress = progress};
+    for (int k = 0; k < lay.nparts; k++) sh.total += lay.part[k].bands * meta->npulses;
+    sh.prefault = !m.in_place; /* a back end that accumulates in the image touches it as it goes */
+    sh.nparts = lay.nparts;
+    struct form_part_job jobs[SARBP_MAX_DEVICES];
+    pthread_t th[SARBP_MAX_DEVICES];
+    int started[SARBP_MAX_DEVICES] = {0};
+    sarbp_status st = SARBP_OK;
+    for (int k = 0; k < lay.nparts; k++) jobs[k] = (struct form_part_job){.sh = &sh, .pt = &lay.part[k]};
+    if (lay.nparts == 1) {
+        st = form_part(&jobs[0]);
+    } else {
+        for (int k = 0; k < lay.nparts; k++) {
+            if (pthread_create(&th[k], NULL, form_part_main, &jobs[k])) {
+                jobs[k].status = sarbp_error(SARBP_ERR_NOMEM, "cannot start a thread for device %d",
+                                             lay.part[k].device);
+                snprintf(jobs[k].why, sizeof jobs[k].why, "%s", sarbp_error_detail());
+                break;
+            }
+            started[k] = 1;
         }
+        for (int k = 0; k < lay.nparts; k++)
+            if (started[k]) pthread_join(th[k], NULL);
+        for (int k = 0; k < lay.nparts && !st; k++)
+            if (jobs[k].status)
+                st = sarbp_error(jobs[k].status, "device %d: %s", lay.part[k].device, jobs[k].why);
     }
-    prefault_join(&pf);
-    double t_finish = sarbp_now_s();
-    if (!st) st = be->finish(plan, img->data);
-    t_finish = sarbp_now_s() - t_finish;
-    sarbp_stage_times stages = {0};
-    if (!st && be->stage_times) be->stage_times(plan, &stages);
-    if (stages.setup_s <= 0) stages.setup_s = t_setup;
-    if (stages.finish_s <= 0) stages.finish_s = t_finish;
-    be->destroy(plan);
-    free(buf);
+    pthread_mutex_destroy(&sh.lock);
     if (st) {
         sarbp_image_free(img);
         return st;
@@ -155,12 +329,25 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     record_attrs(img, be, rc, o, meta);
     double t_end = sarbp_now_s();
     if (stats) {
-        stats->read_s = t_read;
+        memset(stats, 0, sizeof *stats);
+        for (int k = 0; k < lay.nparts; k++) {
+            const sarbp_form_dev_stats *ds = &jobs[k].st;
+            stats->dev[k] = *ds;
+            stats->read_s += ds->read_s;
+            sarbp_stage_times *t = &stats->stages;
+            t->setup_s += ds->stages.setup_s;
+            t->transfer_s += ds->stages.transfer_s;
+            t->rc_s += ds->stages.rc_s;
+            t->bp_s += ds->stages.bp_s;
+            t->finish_s += ds->stages.finish_s;
+            t->pulse_bytes += ds->stages.pulse_bytes;
+            t->image_bytes += ds->stages.image_bytes;
+        }
         stats->total_s = t_end - t_start;
-        stats->compute_s = stats->total_s - t_read;
+        stats->compute_s = stats->total_s - stats->read_s;
         stats->npulses = meta->npulses;
         stats->pairs = sarbp_grid_pairs(g, meta->npulses);
-        stats->stages = stages;
+        stats->layout = lay;
     }
     *out = img;
     return SARBP_OK;

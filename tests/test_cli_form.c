@@ -434,6 +434,41 @@ static void test_number_ranges(void **state)
     }
 }
 
+/* --device: one device, a list or all; a bad list is a usage error with
+ * one message (exit 2), for form and bench alike. A list runs here too: the
+ * cpu back end ignores it, auto falls back to the cpu without a GPU. */
+static void test_device_list(void **state)
+{
+    (void)state;
+    const char *o = tu_tmp("cli_form_dev.npy");
+    static const char *const bad[] = {
+        "", "0,", ",1", "0,,1", "0,0", "1,2,1", "0,x", "x", "All", "0;1", "0 1", "-1,0",
+        "0,1025", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (int b = 0; b < 2; b++) {
+            const char *sub = b ? "bench" : "form";
+            int rc = b ? run("bench --backend cuda --device '%s'", bad[i])
+                       : run("form -q -i '%s' -o '%s' --device '%s'", sim, o, bad[i]);
+            char want[64];
+            snprintf(want, sizeof want, "sarbp: %s: --device", sub);
+            const char *nl = strchr(err, '\n');
+            const int lines = nl && strstr(nl + 1, "Try 'sarbp ") == nl + 1 && !strchr(strchr(nl + 1, '\n') + 1, '\n');
+            if (rc != 2 || strncmp(err, want, strlen(want)) || !lines)
+                fail_msg("'%s --device %s': exit %d, want 2 and one message; stderr: %s", sub, bad[i],
+                         rc, err);
+            assert_false(tu_exists(o));
+        }
+    }
+    /* good lists parse: the cpu back end forms the image (devices unused) */
+    static const char *const good[] = {"0", "3", "0,1", "1,0,2", "all"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int rc = run("form -q -i '%s' -o '%s' --grid 16x16 --backend cpu --device %s", sim, o, good[i]);
+        if (rc != 0) fail_msg("'form --backend cpu --device %s': exit %d; stderr: %s", good[i], rc, err);
+    }
+    remove(o);
+}
+
 /* -q: no notes on stderr (the no-GPU note included); -v: the sizes and
  * where the time went; by default (stderr not a terminal) nothing. */
 static void test_quiet_verbose(void **state)
@@ -473,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_nonfinite_image),
         cmocka_unit_test(test_number_ranges),
         cmocka_unit_test(test_quiet_verbose),
+        cmocka_unit_test(test_device_list),
     };
     return cmocka_run_group_tests(tests, make_sim, remove_sim);
 }

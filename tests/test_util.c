@@ -289,27 +289,25 @@ size_t tu_peak_index(const sarbp_image *img, double *peak)
 size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
                          size_t *passes)
 {
+    /* the smallest budget the layout takes, then a quarter of the rows more:
+     * a few bands (over kept profiles unless o->stream) */
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options t = *o;
+    sarbp_form_layout lay;
     size_t lo = 0, hi = (size_t)4 << 30; /* lo is refused, hi accepted */
-    void *plan = NULL;
     t.gpu_mem = hi;
-    tu_ok(sarbp_backend_cuda.create(p, g, &rc, &t, &plan));
-    sarbp_backend_cuda.destroy(plan);
+    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &t, &lay));
     while (hi - lo > ((size_t)64 << 10)) {
         t.gpu_mem = lo + (hi - lo) / 2;
-        plan = NULL;
-        sarbp_status s = sarbp_backend_cuda.create(p, g, &rc, &t, &plan);
-        sarbp_backend_cuda.destroy(plan);
+        sarbp_status s = sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &t, &lay);
         if (s == SARBP_OK) hi = t.gpu_mem;
         else if (s == SARBP_ERR_NOMEM) lo = t.gpu_mem;
-        else fail_msg("create with gpu_mem %zu: %s (%s)", t.gpu_mem, sarbp_strerror(s), sarbp_error_detail());
+        else fail_msg("layout with gpu_mem %zu: %s (%s)", t.gpu_mem, sarbp_strerror(s), sarbp_error_detail());
     }
-    t.gpu_mem = hi + g->ny / 4 * g->nx * sizeof(sarbp_c32);
-    tu_ok(sarbp_backend_cuda.create(p, g, &rc, &t, &plan));
-    *passes = sarbp_backend_cuda.passes(plan);
-    sarbp_backend_cuda.destroy(plan);
+    t.gpu_mem = hi + (p->npulses * 64 + g->ny / 4 * g->nx) * sizeof(sarbp_c32);
+    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &t, &lay));
+    *passes = lay.part[0].bands;
     return t.gpu_mem;
 }
 

@@ -1,10 +1,11 @@
-/* sarbp/backproject.h - backprojection back ends behind one interface.
+/* sarbp/backproject.h - backprojection back ends behind one typed plan.
  *
  * A back end turns blocks of raw pulses into an image: create a plan for a
- * phase history's metadata and a grid (all allocation happens there: FFT
- * plans, buffers, device memory), execute on consecutive blocks of pulses
- * (range compression + backprojection, accumulating), finish into an image,
- * destroy. Back ends: "cpu" (FFTW + pthreads; FP64 reference, FP32 tiled, or
+ * phase history's metadata and a region of a grid (all allocation happens
+ * there: FFT plans, buffers, device memory), execute on blocks of pulses
+ * (range compression + backprojection, accumulating), finish into the
+ * caller's memory, destroy. Which region, which device and in which order
+ * is the partition layer's business (form.h). Back ends: "cpu" (FFTW + pthreads; FP64 reference, FP32 tiled, or
  * the exact image by direct summation) and "cuda" (cuFFT + CUDA kernels;
  * FP32, FP16). */
 #ifndef SARBP_BACKPROJECT_H
@@ -18,15 +19,28 @@
 extern "C" {
 #endif
 
+#define SARBP_MAX_DEVICES 16
+
+/* What a whole form asks for: the CLI's knobs, for every back end at once.
+ * The registry (backend_registry.c) turns it into the chosen back end's own
+ * options below. */
 typedef struct {
     sarbp_precision precision; /* default FP32 */
     int threads;               /* CPU: 0 = all cores */
-    int device;                /* CUDA device ordinal, default 0 */
+    int device;                /* CUDA device ordinal, default 0 (used when ndevices is 0) */
+    int devices[SARBP_MAX_DEVICES]; /* several CUDA devices: the image's bands spread over */
+    int ndevices;              /* them, one host thread each; 0 = the one device above */
     const char *variant;       /* CUDA kernel variant name, NULL = dispatcher default */
-    int tile_x, tile_y;        /* CUDA/CPU tile shape, 0 = default */
+    int tile_x, tile_y;        /* CUDA tile shape, 0 = default */
     int ppt;                   /* CUDA pixels per thread (1, 2, 4, 8), 0 = default */
     size_t pulse_block;        /* pulses per block, 0 = default */
-    size_t gpu_mem;            /* device memory budget in bytes, 0 = most of the free memory */
+    size_t gpu_mem;            /* per-device memory budget in bytes, 0 = most of the free memory */
+    size_t host_mem;           /* CPU: bytes for the image band being formed plus kept range
+                                  profiles, 0 = no limit (bands only for tests) */
+    size_t band_rows;          /* at most this many image rows per band (rounded down to the
+                                  back end's tile rows), 0 = as many as the budget allows */
+    int stream;                /* 1: never keep range profiles (re-read and re-compress the
+                                  input for every band), for tests and comparisons */
     int raw_fp16;              /* CUDA fp16, frequency-domain data: raw samples travel to the
                                   device as FP16 (1: half the upload, but FP16 quantisation
                                   spurs of a dominant target cap the dynamic range near
@@ -35,10 +49,12 @@ typedef struct {
 } sarbp_bp_options;
 
 /* Where a plan's time and memory went, for benchmarks and --verbose. Times
- * are seconds summed over all blocks and passes; on the GPU they are device
- * times from CUDA events (stages on different streams overlap, so the sum
- * of the stages may exceed the wall-clock time). Fields a back end cannot
- * measure are 0. */
+ * are seconds; calls that take a sarbp_stage_times * add to it (+=) what
+ * they know by the time they return (on the GPU, device times from CUDA
+ * events arrive late: everything is in after finish). Stages on different
+ * streams overlap, so their sum may exceed the wall-clock time. Fields a
+ * back end cannot measure stay 0. Memory fields are set (not added) by
+ * create. */
 typedef struct {
     double setup_s;        /* create(): allocations, FFT plans, tables (wall) */
     double transfer_s;     /* host <-> device copies (device time) */
@@ -51,29 +67,107 @@ typedef struct {
 
 void sarbp_bp_options_default(sarbp_bp_options *o);
 
+/* ---- the typed plan ----
+ * A plan backprojects pulses of one phase history onto a region of one
+ * grid: rows [row0, row0 + nrows) of g, all nx columns (a band). FFTW's
+ * model: everything is allocated at create; execute only computes.
+ *
+ *   create   for meta (metadata; samples not needed), g, the range
+ *            compression rc and the first region (its rows are the most any
+ *            later region may have); keep_pulses > 0 keeps the range profiles
+ *            of pulses [0, keep_pulses) that execute computes, so later calls
+ *            can backproject them again without samples.
+ *   execute  range-compresses pulses [p0, p0 + np) of meta (samples
+ *            [np][nsamples], host memory, reusable once it returns) and
+ *            accumulates them onto the region; any np, any order of calls.
+ *            samples NULL: the kept profiles of those pulses instead.
+ *   region   starts a new region (image zero; in place: the caller's rows
+ *            as they are), e.g. the next band.
+ *   finish   waits for the work and writes the region's image into out
+ *            ([nrows][nx], host memory, row 0 = grid row row0).
+ *   destroy  frees everything; NULL is a no-op.
+ *
+ * With image set in the description (the whole [ny][nx] output, zero where
+ * the plan will work) a back end that can accumulate in place (the FP32
+ * CPU path) does so in the region's rows of it; finish then copies nothing
+ * when out is those rows. One plan is used by one thread at a time; plans on
+ * different devices run in parallel. */
+typedef struct {
+    size_t row0, nrows;
+} sarbp_region;
+
+typedef struct {
+    const sarbp_phd *meta;     /* must outlive the plan */
+    const sarbp_grid *grid;    /* copied */
+    const sarbp_rc_params *rc; /* copied */
+    sarbp_region region;
+    size_t keep_pulses;        /* 0: no profiles kept */
+    sarbp_c32 *image;          /* optional: the output image [ny][nx], see above */
+} sarbp_bp_desc;
+
+typedef struct sarbp_bp_plan_s sarbp_bp_plan;
+
+sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *plan, size_t p0, size_t np,
+                                   const sarbp_c32 *samples, sarbp_stage_times *stats);
+sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *plan, sarbp_region r);
+sarbp_status sarbp_bp_plan_finish(sarbp_bp_plan *plan, sarbp_c32 *out, sarbp_stage_times *stats);
+void sarbp_bp_plan_destroy(sarbp_bp_plan *plan);
+/* Pulses per internal block (execute splits larger calls into these). */
+size_t sarbp_bp_plan_block(const sarbp_bp_plan *plan);
+
+/* The CPU back end's own options. */
+typedef struct {
+    sarbp_precision precision; /* FP64 (reference), FP32 (tiled), EXACT; default FP32 */
+    int threads;               /* 0 = all cores */
+    size_t pulse_block;        /* pulses per internal block, 0 = 128 */
+} sarbp_cpu_options;
+void sarbp_cpu_options_default(sarbp_cpu_options *o);
+sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                   sarbp_bp_plan **out, sarbp_stage_times *stats);
+
+/* The CUDA back end's own options. */
+typedef struct {
+    sarbp_precision precision; /* FP32 (default) or FP16 */
+    int device;                /* ordinal; the plan calls cudaSetDevice itself */
+    const char *variant;       /* kernel variant, NULL = dispatcher default */
+    int tile_x, tile_y, ppt;   /* 0 = the variant's default */
+    size_t pulse_block;        /* pulses per internal block, 0 = 256 */
+    int raw_fp16;              /* see sarbp_bp_options */
+} sarbp_cuda_options;
+void sarbp_cuda_options_default(sarbp_cuda_options *o);
+sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    sarbp_bp_plan **out, sarbp_stage_times *stats);
+/* Number of usable CUDA devices (0 without CUDA or without a device). */
+int sarbp_cuda_device_count(void);
+
+/* The memory a plan would take (bytes), for the partition layer: fixed +
+ * rows x per_row + kept pulses x per_kept_pulse, against budget (the
+ * device's free memory or the option; SIZE_MAX = no limit). Rows of a region
+ * should start at multiples of row_align (the back end's tile height) so
+ * that a band forms exactly what one piece forms there. */
+typedef struct {
+    size_t fixed, per_row, per_kept_pulse, budget, row_align;
+    int in_place;              /* accumulates in the output image itself */
+} sarbp_bp_memory;
+
+sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                   size_t budget, sarbp_bp_memory *m);
+/* budget 0: 85% of the device's free memory; never more than is free. */
+sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    size_t budget, sarbp_bp_memory *m);
+
+/* ---- the registry (backend_registry.c) ---- */
 typedef struct sarbp_backend_s {
     const char *name;
-    /* Nonzero when the back end can run here (a device exists, ...). */
+    int multi_device;          /* 1: o->devices lists devices of this back end, one thread each */
+    /* Nonzero when the back end can run here (o->device exists, ...); o may be NULL. */
     int (*available)(const sarbp_bp_options *o);
-    sarbp_status (*create)(const sarbp_phd *meta, const sarbp_grid *grid,
-                           const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                           void **plan);
-    /* Preferred pulses per execute() call. */
-    size_t (*block_pulses)(const void *plan);
-    /* Number of passes over all pulses: an image too large for the device is
-     * formed in bands of rows, each pass streaming every pulse again. */
-    size_t (*passes)(const void *plan);
-    /* Starts pass k (0-based) before its execute() calls. */
-    sarbp_status (*begin_pass)(void *plan, size_t k);
-    /* Range-compresses and backprojects pulses [p0, p0 + np) of meta whose
-     * samples are samples[np][nsamples]. May run asynchronously: samples may
-     * be reused by the caller as soon as it returns. */
-    sarbp_status (*execute)(void *plan, size_t p0, size_t np, const sarbp_c32 *samples);
-    /* Waits for all work and writes the image [ny][nx]. */
-    sarbp_status (*finish)(void *plan, sarbp_c32 *image);
-    void (*destroy)(void *plan); /* NULL is a no-op */
-    /* Times and memory so far (after finish(): of the whole run). */
-    void (*stage_times)(const void *plan, sarbp_stage_times *t);
+    /* The memory model of a plan for d on device `device` (CUDA). */
+    sarbp_status (*memory)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                           sarbp_bp_memory *m);
+    /* The back end's own options from o (device: which one), then its create. */
+    sarbp_status (*create)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                           sarbp_bp_plan **out, sarbp_stage_times *stats);
 } sarbp_backend;
 
 extern const sarbp_backend sarbp_backend_cpu;
@@ -91,6 +185,14 @@ const sarbp_backend *sarbp_backend_find(const char *name);
 sarbp_status sarbp_bp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_c64 *img);
 sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, int threads,
                                sarbp_c32 *img);
+/* The same over rows [r.row0, r.row0 + r.nrows) of g only, onto img[nrows][nx]
+ * (img row 0 = grid row r.row0). With r.row0 a multiple of 16 the FP32
+ * path's tiles are those of the whole grid: each pixel gets bit for bit
+ * what the whole-grid call gives it. */
+sarbp_status sarbp_bp_cpu_fp64_rows(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_region r,
+                                    sarbp_c64 *img);
+sarbp_status sarbp_bp_cpu_fp32_rows(const sarbp_profiles *pr, const sarbp_grid *g, sarbp_region r,
+                                    int threads, sarbp_c32 *img);
 
 /* The exact image (precision "exact"): accumulates onto img[ny][nx] (+=)
  *     sum_{j < np} sum_{k < nk} Y[j][k] exp(+j 4 pi (fa[j] + k fd[j]) dR_j(p) / c),
@@ -101,6 +203,10 @@ sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, in
 sarbp_status sarbp_bp_exact(size_t np, size_t nk, const sarbp_c64 *Y, const double *fa,
                             const double *fd, const double *pos, const double *r0,
                             const sarbp_grid *g, int threads, sarbp_c64 *img);
+/* The same over rows r of g onto img[r.nrows][nx]. */
+sarbp_status sarbp_bp_exact_rows(size_t np, size_t nk, const sarbp_c64 *Y, const double *fa,
+                                 const double *fd, const double *pos, const double *r0,
+                                 const sarbp_grid *g, sarbp_region r, int threads, sarbp_c64 *img);
 
 /* ---- CUDA kernel benchmarking (back end "cuda"; SARBP_ERR_UNSUPPORTED
  * without CUDA) ----

@@ -76,6 +76,15 @@ int cli_parse_size_range(const char *s, size_t lo, size_t hi, size_t *a, size_t 
 int cli_parse_list(const char *s, char sep, double *vals, int nmin, int nmax);
 /* The same for whole numbers in [lo, hi]. */
 int cli_parse_int_list(const char *s, char sep, int lo, int hi, int *vals, int nmin, int nmax);
+/* --device: "N" (one device, o->device), "N,M,..." (several, distinct, at
+ * most SARBP_MAX_DEVICES) or "all" (every CUDA device found; none found:
+ * device 0, so that the back end says it is missing). 0, or -1 with a
+ * one-line reason in why[n]. */
+int cli_parse_devices(const char *s, sarbp_bp_options *o, char *why, size_t n);
+/* Prints (-v) how a form was cut up: per device its rows, bands, and
+ * whether the range profiles stayed resident or were streamed; with several
+ * devices their throughput. */
+void cli_report_layout(const char *cmd, const sarbp_form_stats *st);
 /* "NXxNY", each from 1 to max */
 int cli_parse_grid(const char *s, size_t max, size_t *nx, size_t *ny);
 /* "123", "4.5G", "512M", "64K" (bytes, binary units, optional B or iB),

@@ -254,6 +254,69 @@ int cli_parse_int_list(const char *s, char sep, int lo, int hi, int *vals, int n
     return split(s, sep, nmin, nmax, one_int, &l);
 }
 
+int cli_parse_devices(const char *s, sarbp_bp_options *o, char *why, size_t n)
+{
+    if (!strcmp(s, "all")) {
+        const int count = sarbp_cuda_device_count();
+        o->device = 0;
+        o->ndevices = 0;
+        if (count > SARBP_MAX_DEVICES) {
+            snprintf(why, n, "--device all: %d devices, at most %d are used together", count,
+                     SARBP_MAX_DEVICES);
+            return -1;
+        }
+        if (count > 1) {
+            o->ndevices = count;
+            for (int k = 0; k < count; k++) o->devices[k] = k;
+        }
+        return 0;
+    }
+    int d[SARBP_MAX_DEVICES];
+    const int k = cli_parse_int_list(s, ',', 0, 1024, d, 1, SARBP_MAX_DEVICES);
+    if (k < 0) {
+        snprintf(why, n, "--device wants a device number from 0 to 1024, a list such as 0,1 "
+                 "(at most %d) or 'all', not '%s'", SARBP_MAX_DEVICES, s);
+        return -1;
+    }
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < i; j++)
+            if (d[i] == d[j]) {
+                snprintf(why, n, "--device names device %d twice in '%s'", d[i], s);
+                return -1;
+            }
+    o->device = d[0];
+    o->ndevices = k > 1 ? k : 0;
+    for (int i = 0; i < k; i++) o->devices[i] = d[i];
+    return 0;
+}
+
+void cli_report_layout(const char *cmd, const sarbp_form_stats *st)
+{
+    const sarbp_form_layout *l = &st->layout;
+    for (int k = 0; k < l->nparts; k++) {
+        const sarbp_form_part *pt = &l->part[k];
+        char dev[32] = "";
+        if (l->nparts > 1) snprintf(dev, sizeof dev, "device %d: ", pt->device);
+        if (pt->bands <= 1)
+            cli_info(2, "sarbp: %s: %srows %zu to %zu in one piece", cmd, dev, pt->row0,
+                     pt->row0 + pt->nrows);
+        else if (pt->kept)
+            cli_info(2, "sarbp: %s: %srows %zu to %zu in %zu bands of %zu rows over resident range "
+                     "profiles (input read and compressed once)", cmd, dev, pt->row0,
+                     pt->row0 + pt->nrows, pt->bands, pt->band_rows);
+        else
+            cli_info(2, "sarbp: %s: %srows %zu to %zu in %zu bands of %zu rows, streaming: the range "
+                     "profiles do not fit the memory budget beside a band, so the input is read and "
+                     "compressed once per band", cmd, dev, pt->row0, pt->row0 + pt->nrows, pt->bands,
+                     pt->band_rows);
+        if (l->nparts > 1) {
+            const sarbp_form_dev_stats *d = &st->dev[k];
+            cli_info(2, "sarbp: %s: device %d: %.3f s, %.1f Mbp/s", cmd, pt->device, d->total_s,
+                     d->pairs / (d->total_s > 0 ? d->total_s : 1) / 1e6);
+        }
+    }
+}
+
 int cli_parse_grid(const char *s, size_t max, size_t *nx, size_t *ny)
 {
     const char *x = s ? strpbrk(s, "xX") : NULL;

@@ -45,7 +45,10 @@ static void help(void)
 "  --pulse-block N  cuda: pulses per streamed block in the end-to-end runs (default:\n"
 "                   the back end's)\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
-"  --device N       cuda device (default 0)\n"
+"  --device D       cuda device N (default 0); a list such as 0,1 or 'all' adds a\n"
+"                   scaling table: fp32 end to end on the first device alone, then\n"
+"                   on all of them (bands of rows, one thread each), per device and\n"
+"                   total throughput\n"
 "  --json           one JSON object per line instead of the table (undefined\n"
 "                   figures are null, infinite ones the strings \"inf\", \"-inf\")\n"
 "  -q, --quiet      no notes on stderr (errors still)\n"
@@ -361,10 +364,81 @@ static int parse_interps(const char *text, struct interp_cfg *c, int max)
     return n;
 }
 
+/* One fp32 form end to end (the second of two runs: the first pays the
+ * one-time costs) with the devices of o. */
+static sarbp_status form_twice(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
+                               sarbp_form_stats *fs)
+{
+    sarbp_rc_params rcp;
+    sarbp_rc_params_default(&rcp);
+    sarbp_image *im = NULL;
+    for (int k = 0; k < 2; k++) {
+        SARBP_TRY(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, o, NULL, &im, fs));
+        sarbp_image_free(im);
+        im = NULL;
+    }
+    return SARBP_OK;
+}
+
+/* The scaling table: fp32 end to end on the first device alone, then on all
+ * of devs; per device and total throughput. */
+static int bench_scaling(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *devs,
+                         size_t pulse_block, int json)
+{
+    const double pairs = (double)g->nx * g->ny * p->npulses;
+    sarbp_bp_options one;
+    sarbp_bp_options_default(&one);
+    one.device = devs->devices[0];
+    one.pulse_block = pulse_block;
+    sarbp_bp_options all = one;
+    all.ndevices = devs->ndevices;
+    memcpy(all.devices, devs->devices, sizeof all.devices);
+    sarbp_form_stats f1, fn;
+    sarbp_status st = form_twice(p, g, &one, &f1);
+    if (!st) st = form_twice(p, g, &all, &fn);
+    if (st) {
+        fprintf(stderr, "sarbp: bench: scaling: %s\n", sarbp_error_detail());
+        return 1;
+    }
+    const double r1 = pairs / f1.total_s / 1e9, rn = pairs / fn.total_s / 1e9;
+    if (!json)
+        printf("\nscaling, fp32 end to end over %d devices (image rows shared, one thread each):\n"
+               "  one device (%d): %.4f s, %.1f Gbp/s\n", devs->ndevices, one.device, f1.total_s, r1);
+    for (int k = 0; k < fn.layout.nparts; k++) {
+        const sarbp_form_part *pt = &fn.layout.part[k];
+        const sarbp_form_dev_stats *d = &fn.dev[k];
+        const double r = d->pairs / (d->total_s > 0 ? d->total_s : 1) / 1e9;
+        if (json) {
+            printf("{\"scaling_device\":%d,\"rows\":%zu,\"bands\":%zu", pt->device, pt->nrows, pt->bands);
+            jnum("total_s", d->total_s);
+            jnum("gbps", r);
+            printf("}\n");
+        } else {
+            printf("  device %d: rows %zu to %zu (%zu band%s), %.4f s, %.1f Gbp/s\n", pt->device,
+                   pt->row0, pt->row0 + pt->nrows, pt->bands, pt->bands == 1 ? "" : "s", d->total_s, r);
+        }
+    }
+    if (json) {
+        printf("{\"scaling_devices\":%d", fn.layout.nparts);
+        jnum("one_device_s", f1.total_s);
+        jnum("one_device_gbps", r1);
+        jnum("total_s", fn.total_s);
+        jnum("gbps", rn);
+        jnum("scaling", rn / r1);
+        printf("}\n");
+    } else {
+        printf("  all %d: %.4f s, %.1f Gbp/s: %.2f x one device (ideal %d)\n", fn.layout.nparts,
+               fn.total_s, rn, rn / r1, fn.layout.nparts);
+    }
+    cli_flush_stdout();
+    return 0;
+}
+
 static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
                       const struct interp_cfg *ics, int nic, size_t exact_n, size_t pulse_block,
-                      int reps, int device, int json)
+                      int reps, const sarbp_bp_options *devs, int json)
 {
+    const int device = devs->device;
     const char *cmd = "bench";
     char name[128];
     int sms, clk, mclk;
@@ -569,6 +643,8 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         cli_flush_stdout();
         sarbp_image_free(im);
     }
+    if (devs->ndevices > 1 && rc_out == CLI_OK && bench_scaling(p, g, devs, pulse_block, json))
+        rc_out = CLI_FAIL;
     free(ref);
     free(img);
     free(exact);
@@ -592,7 +668,9 @@ int cmd_bench(int argc, char **argv)
     const char *backend = "cpu";
     size_t nx = 0, ny = 0, npulses = 0, nsamples = 512;
     double spacing = 0;
-    int threads[64], nthreads = 0, reps = 5, json = 0, device = 0;
+    int threads[64], nthreads = 0, reps = 5, json = 0;
+    sarbp_bp_options devs;
+    sarbp_bp_options_default(&devs);
     char variants[1024] = "v3,v3a,v4";
     struct interp_cfg ics[16] = {{SARBP_INTERP_LINEAR, 8}, {SARBP_INTERP_CUBIC, 4},
                                  {SARBP_INTERP_CUBIC, 8}};
@@ -648,10 +726,11 @@ int cmd_bench(int argc, char **argv)
             if (cli_parse_int(optarg, 1, 1000, &reps))
                 return cli_usage(cmd, "--reps wants a whole number from 1 to 1000, not '%s'", optarg);
             break;
-        case 'd':
-            if (cli_parse_int(optarg, 0, 1024, &device))
-                return cli_usage(cmd, "--device wants a device number from 0 to 1024, not '%s'", optarg);
+        case 'd': {
+            char why[160];
+            if (cli_parse_devices(optarg, &devs, why, sizeof why)) return cli_usage(cmd, "%s", why);
             break;
+        }
         case 'j': json = 1; break;
         case 'P': {
             prec[0] = prec[1] = 0;
@@ -701,7 +780,7 @@ int cmd_bench(int argc, char **argv)
     if (st) return cli_fail_status(cmd, st);
     cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
              "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
-    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, device, json)
+    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, &devs, json)
                   : bench_cpu(p, &g, threads, nthreads, reps, json);
     sarbp_phd_free(p);
     return rc;

@@ -48,8 +48,11 @@ static void help(void)
 "      --upsample N      range-profile upsampling before interpolation (default 4 for\n"
 "                        cubic, 8 for linear; cubic at 8 reaches about 100 dB)\n"
 "      --threads N       cpu threads (default: all cores); results do not depend on it\n"
-"      --device N        cuda device (default 0)\n"
-"      --gpu-mem BYTES   device memory budget, e.g. 8G (default: most of the free memory)\n"
+"      --device D        cuda device N (default 0), a list such as 0,1, or all: the\n"
+"                        image's rows are shared among the devices, one thread each\n"
+"      --gpu-mem BYTES   memory budget of each device, e.g. 8G (default: most of its\n"
+"                        free memory); a larger image is formed in bands of rows over\n"
+"                        range profiles computed once (-v says how it was cut up)\n"
 "      --raw-fp16        with --precision fp16: upload raw samples as FP16 too (half the\n"
 "                        transfer; caps the dynamic range near 70 dB: a target 80 dB\n"
 "                        below a bright one can drown in FP16 quantisation spurs)\n"
@@ -200,10 +203,11 @@ int cmd_form(int argc, char **argv)
                 return cli_usage(cmd, "--db-range wants a number of dB in (0, 1000], not '%s'", optarg);
             break;
         case OPT_DEVICE:
-            if (cli_parse_int(optarg, 0, 1024, &bo.device))
-                return cli_usage(cmd, "--device wants a device number from 0 to 1024, not '%s'",
-                                 optarg);
+        {
+            char why[160];
+            if (cli_parse_devices(optarg, &bo, why, sizeof why)) return cli_usage(cmd, "%s", why);
             break;
+        }
         case OPT_VARIANT:
             bo.variant = optarg;
             break;
@@ -352,6 +356,7 @@ int cmd_form(int argc, char **argv)
              "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
              t->setup_s, stats.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
              (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
+    cli_report_layout("form", &stats);
     sarbp_image_free(img);
     return CLI_OK;
 }

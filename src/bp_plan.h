@@ -1,0 +1,37 @@
+/* bp_plan.h - inside a typed plan (private to the back ends): every back
+ * end's plan struct starts with a sarbp_bp_plan whose ops point at its
+ * operations, the way FFTW's plans start with their plan_adt. The public
+ * calls (bp_plan.c) check their arguments and dispatch through ops. */
+#ifndef SARBP_BP_PLAN_H
+#define SARBP_BP_PLAN_H
+
+#include "sarbp/backproject.h"
+
+typedef struct {
+    sarbp_status (*execute)(sarbp_bp_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
+                            sarbp_stage_times *stats);
+    sarbp_status (*region)(sarbp_bp_plan *p, sarbp_region r);
+    sarbp_status (*finish)(sarbp_bp_plan *p, sarbp_c32 *out, sarbp_stage_times *stats);
+    void (*destroy)(sarbp_bp_plan *p);
+} sarbp_bp_plan_ops;
+
+struct sarbp_bp_plan_s {
+    const sarbp_bp_plan_ops *ops;
+    const sarbp_phd *meta;
+    sarbp_grid grid;
+    sarbp_region region;   /* the current one */
+    size_t max_rows;       /* the first region's rows: the most a later one may have */
+    size_t keep_pulses;    /* profiles of pulses [0, keep_pulses) are kept */
+    size_t block;          /* pulses per internal block */
+    unsigned char *kept;   /* [keep_pulses]: nonzero once a pulse's profile is kept */
+    sarbp_c32 *image;      /* the caller's whole image, or NULL (sarbp_bp_desc) */
+};
+
+/* Fills the common part from d (kept[] allocated when keep_pulses > 0);
+ * the back end's create calls it first. */
+sarbp_status sarbp_bp_plan_init(sarbp_bp_plan *p, const sarbp_bp_plan_ops *ops,
+                                const sarbp_bp_desc *d);
+/* Frees the common part (the back end's destroy calls it last). */
+void sarbp_bp_plan_release(sarbp_bp_plan *p);
+
+#endif

@@ -1,0 +1,396 @@
+/* test_partition.c - the partition layer and the typed plan on the CPU:
+ *  - a form cut into bands (forced by a small memory budget) gives the image
+ *    of one piece, bit for bit on 16-row band boundaries (FP32, FP64), and
+ *    within a stated SER where bands split the FP32 path's tiles;
+ *  - bands over resident range profiles give the image of bands that
+ *    re-read and re-compress the input (streaming), bit for bit, and the
+ *    layout says which path ran;
+ *  - a plan executed in blocks of odd sizes (1, 7, 13, ...) gives the image of
+ *    one block; kept profiles backprojected again in subsets give it too;
+ *  - the threaded path of several devices, through a stand-in back end that
+ *    runs CPU plans as "devices": rows shared, each its own budget, bit for
+ *    bit the image of one piece;
+ *  - the layer's refusals: a budget that cannot hold one band, kept pulses
+ *    asked for a region the plan was not made for. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* Bands that split the FP32 path's 16 x 16 tiles change each pixel's
+ * tile-relative arithmetic, at the level of FP32 against FP64 (about
+ * 100 dB): measured 99.2 dB against one piece (clutter scene, 200 x 150 at
+ * 0.25 m, GCC Release); 6 dB of headroom, as for FP32 against FP64. */
+#define SPLIT_TILE_SER_DB 99.2
+#define SPLIT_TILE_HEADROOM_DB 6.0
+
+static sarbp_phd *scene;
+
+static int setup(void **state)
+{
+    (void)state;
+    scene = tu_clutter_scene(300);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sarbp_phd_free(scene);
+    return 0;
+}
+
+static sarbp_grid grid(size_t nx, size_t ny)
+{
+    sarbp_grid g = {nx, ny, 0.25, 0.25, 1.5, -2.0, 0};
+    return g;
+}
+
+static sarbp_image *form_o(const sarbp_grid *g, const sarbp_bp_options *o, sarbp_form_stats *st)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_image *img;
+    tu_ok(sarbp_form_phd(scene, g, &sarbp_backend_cpu, &rc, o, NULL, &img, st));
+    return img;
+}
+
+static void assert_same(const sarbp_image *a, const sarbp_image *b, const char *what)
+{
+    const size_t n = a->grid.nx * a->grid.ny;
+    if (memcmp(a->data, b->data, n * sizeof(sarbp_c32)))
+        fail_msg("%s: images differ (SER %.1f dB)", what, tu_ser_c32(a->data, b->data, n));
+    print_message("%s: bit-identical\n", what);
+}
+
+/* A budget (host_mem) that leaves room for `rows` image rows beside the
+ * block buffers and, keep: the kept profiles. */
+static size_t budget_for(const sarbp_grid *g, const sarbp_bp_options *o, size_t rows, int keep)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, 0, NULL};
+    sarbp_bp_memory m;
+    tu_ok(sarbp_backend_cpu.memory(&d, o, 0, &m));
+    return m.fixed + rows * m.per_row + (keep ? scene->npulses * m.per_kept_pulse : 0);
+}
+
+static void test_banded_equals_one_piece(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(200, 150); /* 150: bands of 48 leave a last band of 6 rows */
+    for (int prec = 0; prec < 2; prec++) {
+        sarbp_bp_options o;
+        sarbp_bp_options_default(&o);
+        o.precision = prec ? SARBP_FP64 : SARBP_FP32;
+        sarbp_form_stats st;
+        sarbp_image *one = form_o(&g, &o, &st);
+        assert_int_equal(st.layout.nparts, 1);
+        assert_int_equal(st.layout.part[0].bands, 1);
+        /* a budget of 50 rows beside the blocks: bands of 48 (16-row aligned);
+         * the profiles (4.9 MiB) are larger than this image and do not fit */
+        o.host_mem = budget_for(&g, &o, 50, 0);
+        sarbp_image *banded = form_o(&g, &o, &st);
+        const sarbp_form_part *pt = &st.layout.part[0];
+        print_message("%s: budget %zu bytes: %zu bands of %zu rows, profiles %s\n",
+                      sarbp_precision_name(o.precision), o.host_mem, pt->bands, pt->band_rows,
+                      pt->kept ? "kept" : "streamed");
+        assert_int_equal(pt->band_rows, 48);
+        assert_int_equal(pt->bands, 4);
+        assert_int_equal(pt->kept, 0);
+        assert_true(pt->need <= o.host_mem);
+        assert_same(banded, one, prec ? "fp64 banded (budget) vs one piece" : "fp32 banded (budget) vs one piece");
+        sarbp_image_free(banded);
+        /* bands of at most 50 rows with the budget open: profiles kept */
+        o.host_mem = 0;
+        o.band_rows = 50;
+        banded = form_o(&g, &o, &st);
+        assert_int_equal(pt->band_rows, 48);
+        assert_int_equal(pt->bands, 4);
+        assert_int_equal(pt->kept, 1);
+        assert_same(banded, one, prec ? "fp64 banded (kept) vs one piece" : "fp32 banded (kept) vs one piece");
+        sarbp_image_free(banded);
+        sarbp_image_free(one);
+    }
+}
+
+static void test_bands_that_split_tiles(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(200, 150);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    sarbp_image *one = form_o(&g, &o, NULL);
+    o.band_rows = 7; /* below a tile: bands of 7 rows cut every tile */
+    sarbp_form_stats st;
+    sarbp_image *banded = form_o(&g, &o, &st);
+    assert_int_equal(st.layout.part[0].band_rows, 7);
+    assert_int_equal(st.layout.part[0].bands, 22);
+    const double ser = tu_ser_c32(banded->data, one->data, g.nx * g.ny);
+    tu_bar_min(ser, SPLIT_TILE_SER_DB, SPLIT_TILE_HEADROOM_DB, "dB",
+               "fp32 bands of 7 rows vs one piece, SER");
+    sarbp_image_free(banded);
+    sarbp_image_free(one);
+}
+
+static void test_resident_equals_streaming(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(160, 130);
+    for (int prec = 0; prec < 2; prec++) {
+        sarbp_bp_options o;
+        sarbp_bp_options_default(&o);
+        o.precision = prec ? SARBP_FP64 : SARBP_FP32;
+        o.pulse_block = 37; /* blocks that do not divide the 300 pulses */
+        o.band_rows = 32;
+        sarbp_form_stats st;
+        sarbp_image *kept = form_o(&g, &o, &st);
+        assert_int_equal(st.layout.part[0].kept, 1);
+        assert_int_equal(st.layout.part[0].bands, 5);
+        o.stream = 1;
+        sarbp_image *streamed = form_o(&g, &o, &st);
+        assert_int_equal(st.layout.part[0].kept, 0);
+        assert_int_equal(st.layout.part[0].bands, 5);
+        assert_same(kept, streamed, prec ? "fp64 resident vs streaming" : "fp32 resident vs streaming");
+        /* a budget with room for the bands but not the profiles streams */
+        o.stream = 0;
+        o.band_rows = 0;
+        o.host_mem = budget_for(&g, &o, 40, 0);
+        sarbp_image *tight = form_o(&g, &o, &st);
+        assert_int_equal(st.layout.part[0].kept, 0);
+        assert_int_equal(st.layout.part[0].band_rows, 32);
+        assert_same(tight, streamed, prec ? "fp64 streamed under a tight budget"
+                                          : "fp32 streamed under a tight budget");
+        sarbp_image_free(tight);
+        sarbp_image_free(kept);
+        sarbp_image_free(streamed);
+    }
+}
+
+/* Runs a plan over the grid, executing the pulses in blocks of sizes[]
+ * (cycled); keep: with kept profiles. */
+static sarbp_c32 *plan_image(const sarbp_grid *g, sarbp_precision prec, const size_t *sizes,
+                             size_t nsizes, size_t keep)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_c32 *img = calloc(g->nx * g->ny, sizeof *img);
+    assert_non_null(img);
+    const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, keep, prec == SARBP_FP32 ? img : NULL};
+    sarbp_cpu_options o;
+    sarbp_cpu_options_default(&o);
+    o.precision = prec;
+    o.pulse_block = 64;
+    sarbp_bp_plan *plan;
+    sarbp_stage_times t = {0};
+    tu_ok(sarbp_cpu_plan_create(&d, &o, &plan, &t));
+    size_t p0 = 0;
+    for (size_t k = 0; p0 < scene->npulses; k++) {
+        size_t n = sizes[k % nsizes];
+        if (n > scene->npulses - p0) n = scene->npulses - p0;
+        const sarbp_c32 *s = scene->data + p0 * scene->nsamples;
+        tu_ok(sarbp_bp_plan_execute(plan, p0, n, s, &t));
+        p0 += n;
+    }
+    tu_ok(sarbp_bp_plan_finish(plan, img, &t));
+    assert_true(t.bp_s > 0);
+    sarbp_bp_plan_destroy(plan);
+    return img;
+}
+
+static void test_plan_odd_blocks(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(90, 70);
+    const size_t n = g.nx * g.ny;
+    for (int prec = 0; prec < 2; prec++) {
+        const sarbp_precision pr = prec ? SARBP_FP64 : SARBP_FP32;
+        const size_t all[] = {300}, odd[] = {1, 7, 13, 64, 65, 3};
+        sarbp_c32 *one = plan_image(&g, pr, all, 1, 0);
+        sarbp_c32 *pieces = plan_image(&g, pr, odd, 6, 0);
+        if (memcmp(one, pieces, n * sizeof *one))
+            fail_msg("%s: odd blocks differ from one block (SER %.1f dB)", sarbp_precision_name(pr),
+                     tu_ser_c32(pieces, one, n));
+        sarbp_c32 *kept = plan_image(&g, pr, odd, 6, 300);
+        if (memcmp(one, kept, n * sizeof *one))
+            fail_msg("%s: odd blocks, profiles kept, differ from one block", sarbp_precision_name(pr));
+        print_message("%s: blocks of 1, 7, 13, 64, 65, 3 pulses: bit-identical to one block\n",
+                      sarbp_precision_name(pr));
+        free(one);
+        free(pieces);
+        free(kept);
+    }
+}
+
+/* Kept profiles backprojected again, in subsets and in another region, the
+ * way autofocus would: the sum of the subsets is the whole. */
+static void test_plan_kept_subsets(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(64, 48);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    const size_t n = g.nx * g.ny;
+    sarbp_c32 *whole = calloc(n, sizeof *whole), *again = calloc(n, sizeof *again);
+    assert_non_null(whole);
+    assert_non_null(again);
+    const sarbp_bp_desc d = {scene, &g, &rc, {0, g.ny}, scene->npulses, NULL};
+    sarbp_cpu_options o;
+    sarbp_cpu_options_default(&o);
+    sarbp_bp_plan *plan;
+    tu_ok(sarbp_cpu_plan_create(&d, &o, &plan, NULL));
+    /* kept profiles of pulses not yet compressed are refused */
+    assert_int_equal(sarbp_bp_plan_execute(plan, 0, 10, NULL, NULL), SARBP_ERR_INVALID);
+    tu_ok(sarbp_bp_plan_execute(plan, 0, scene->npulses, scene->data, NULL));
+    tu_ok(sarbp_bp_plan_finish(plan, whole, NULL));
+    /* the same region again from the kept profiles, in three subsets */
+    tu_ok(sarbp_bp_plan_region(plan, (sarbp_region){0, g.ny}));
+    tu_ok(sarbp_bp_plan_execute(plan, 0, 100, NULL, NULL));
+    tu_ok(sarbp_bp_plan_execute(plan, 100, 101, NULL, NULL));
+    tu_ok(sarbp_bp_plan_execute(plan, 201, 99, NULL, NULL));
+    tu_ok(sarbp_bp_plan_finish(plan, again, NULL));
+    if (memcmp(whole, again, n * sizeof *whole)) fail_msg("kept profiles in subsets differ");
+    /* a band of the same grid from the kept profiles: its rows of the whole */
+    tu_ok(sarbp_bp_plan_region(plan, (sarbp_region){16, 16}));
+    tu_ok(sarbp_bp_plan_execute(plan, 0, scene->npulses, NULL, NULL));
+    tu_ok(sarbp_bp_plan_finish(plan, again, NULL));
+    if (memcmp(whole + 16 * g.nx, again, 16 * g.nx * sizeof *whole))
+        fail_msg("a band from kept profiles differs from its rows of the whole");
+    /* regions larger than the plan's first, or outside the grid, are refused */
+    assert_int_equal(sarbp_bp_plan_region(plan, (sarbp_region){40, 16}), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_bp_plan_execute(plan, 290, 20, NULL, NULL), SARBP_ERR_INVALID);
+    sarbp_bp_plan_destroy(plan);
+    sarbp_bp_plan_destroy(NULL);
+    free(whole);
+    free(again);
+}
+
+static void test_layout_refusals(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(200, 150);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.host_mem = 1024; /* less than one block of profiles */
+    sarbp_form_layout lay;
+    assert_int_equal(sarbp_form_plan_layout(scene, &g, &sarbp_backend_cpu, &rc, &o, &lay),
+                     SARBP_ERR_NOMEM);
+    sarbp_image *img = NULL;
+    assert_int_equal(sarbp_form_phd(scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+                     SARBP_ERR_NOMEM);
+    assert_null(img);
+    /* the exact image keeps nothing: it streams */
+    sarbp_bp_options_default(&o);
+    o.precision = SARBP_EXACT;
+    o.band_rows = 16;
+    tu_ok(sarbp_form_plan_layout(scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
+    assert_int_equal(lay.part[0].kept, 0);
+    /* the cpu back end ignores a device list: one part */
+    sarbp_bp_options_default(&o);
+    o.ndevices = 2;
+    o.devices[0] = 0;
+    o.devices[1] = 1;
+    tu_ok(sarbp_form_plan_layout(scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
+    assert_int_equal(lay.nparts, 1);
+}
+
+/* A stand-in multi-device back end: the CPU plan behind a registry row that
+ * takes a device list, so the partition layer's threads run here. Each
+ * "device" counts its calls. */
+static int fake_calls[4];
+
+static int fake_available(const sarbp_bp_options *o)
+{
+    (void)o;
+    return 1;
+}
+
+static sarbp_status fake_memory(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                                sarbp_bp_memory *m)
+{
+    (void)device;
+    return sarbp_backend_cpu.memory(d, o, 0, m);
+}
+
+static sarbp_status fake_create(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                                sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    if (device < 0 || device >= 4) return sarbp_error(SARBP_ERR_NODEVICE, "no fake device %d", device);
+    __atomic_add_fetch(&fake_calls[device], 1, __ATOMIC_SEQ_CST);
+    if (device == 3) return sarbp_error(SARBP_ERR_NODEVICE, "fake device 3 is broken");
+    return sarbp_backend_cpu.create(d, o, 0, out, stats);
+}
+
+static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create};
+
+static void test_devices_threads(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(120, 200);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.threads = 1;
+    sarbp_image *one = form_o(&g, &o, NULL);
+    o.ndevices = 3;
+    o.devices[0] = 2;
+    o.devices[1] = 0;
+    o.devices[2] = 1;
+    sarbp_form_stats st;
+    sarbp_image *three;
+    tu_ok(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
+    assert_int_equal(st.layout.nparts, 3);
+    size_t next = 0;
+    for (int k = 0; k < 3; k++) {
+        const sarbp_form_part *pt = &st.layout.part[k];
+        print_message("device %d: rows %zu to %zu, %zu band(s), %.3f s\n", pt->device, pt->row0,
+                      pt->row0 + pt->nrows, pt->bands, st.dev[k].total_s);
+        assert_int_equal(pt->device, o.devices[k]);
+        assert_int_equal(pt->row0, next);
+        assert_int_equal(pt->row0 % 16, 0);
+        next = pt->row0 + pt->nrows;
+        assert_true(st.dev[k].pairs > 0);
+    }
+    assert_int_equal(next, g.ny);
+    assert_same(three, one, "three threaded parts vs one piece");
+    sarbp_image_free(three);
+    /* each part in bands of its own, profiles kept */
+    o.band_rows = 20;
+    tu_ok(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
+    for (int k = 0; k < 3; k++) assert_true(st.layout.part[k].bands >= 3 && st.layout.part[k].kept);
+    assert_same(three, one, "three threaded parts in bands vs one piece");
+    sarbp_image_free(three);
+    /* a failing device fails the form, saying which */
+    o.devices[1] = 3;
+    sarbp_image *bad = NULL;
+    assert_int_equal(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &bad, NULL),
+                     SARBP_ERR_NODEVICE);
+    assert_null(bad);
+    assert_non_null(strstr(sarbp_error_detail(), "device 3: fake device 3 is broken"));
+    /* more devices than 16-row units: no empty share */
+    const sarbp_grid small = grid(40, 20);
+    o.band_rows = 0;
+    o.devices[1] = 0;
+    tu_ok(sarbp_form_phd(scene, &small, &fake_multi, &rc, &o, NULL, &three, &st));
+    assert_int_equal(st.layout.nparts, 2);
+    sarbp_image_free(three);
+    sarbp_image_free(one);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_banded_equals_one_piece),
+        cmocka_unit_test(test_bands_that_split_tiles),
+        cmocka_unit_test(test_resident_equals_streaming),
+        cmocka_unit_test(test_plan_odd_blocks),
+        cmocka_unit_test(test_plan_kept_subsets),
+        cmocka_unit_test(test_layout_refusals),
+        cmocka_unit_test(test_devices_threads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
