@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sarbp/mpi.h"
 
 #define MAX_IO 64
 #define MAX_SPACING 1e6        /* metres: 1000 km pixels */
@@ -117,7 +118,7 @@ int cmd_form(int argc, char **argv)
     sarbp_bp_options_default(&bo);
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
-    int have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
+    int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     size_t pulses[2];
     double az[2], db_range = 50;
     int c;
@@ -203,6 +204,7 @@ int cmd_form(int argc, char **argv)
             if (cli_parse_int(optarg, 0, 1024, &bo.device))
                 return cli_usage(cmd, "--device wants a device number from 0 to 1024, not '%s'",
                                  optarg);
+            have_device = 1;
             break;
         case OPT_VARIANT:
             bo.variant = optarg;
@@ -244,6 +246,7 @@ int cmd_form(int argc, char **argv)
     if (!have_upsample) rc.upsample = sarbp_interp_default_upsample(rc.interp);
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
     bo.verbose = cli_verbosity;
+    if (!have_device && cli_mpi_local_rank() >= 0) bo.device = cli_mpi_local_rank(); /* one GPU a rank */
 
     /* back end */
     const sarbp_backend *be;
@@ -335,10 +338,13 @@ int cmd_form(int argc, char **argv)
     sarbp_progress *prog = cli_progress_start("form", (double)g.nx * (double)g.ny);
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
-    st = sarbp_form(rd, &g, be, &rc, &bo, prog, &img, &stats);
+    int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
+    st = sarbp_form_mpi(rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
     cli_progress_end(prog);
     sarbp_reader_free(rd);
-    if (st) return cli_fail_status(cmd, st);
+    if (st && peer_failed) cli_mpi_peer_failed = 1;
+    if (st) return peer_failed ? CLI_FAIL : cli_fail_status(cmd, st);
+    if (!img) return CLI_OK; /* a rank other than 0: its band went to rank 0 */
 
     st = sarbp_image_write_all(outputs, nout, img, db_range); /* all or nothing */
     if (st) {
