@@ -50,6 +50,8 @@ static void help(void)
 "      --step-deg S      step between window starts in degrees (default: W)\n"
 "      --form-args ARGS  more 'sarbp form' options, one string, split on spaces,\n"
 "                        e.g. \"--grid 512x512 --spacing 0.2 --backend cpu\"\n"
+"      --sarbp PATH      the executable run as 'PATH form ...' per window (default:\n"
+"                        this sarbp)\n"
 "  -q, --quiet           no per-window lines\n"
 "  -h, --help            show this help\n"
 "\n"
@@ -178,7 +180,7 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
     int have_sizes = 0;
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
-        if (*line) snprintf(last, sizeof last, "%s", line);
+        if (*line) snprintf(last, sizeof last, "%.1000s", line);
         const char *p = strstr(line, " pulses x ");
         if (!have_sizes && p) {
             const char *q = p;
@@ -196,7 +198,7 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
             }
         }
         if (!*first_err && strstr(line, "sarbp:") && !strstr(line, "using the cpu"))
-            snprintf(first_err, sizeof first_err, "%s", line);
+            snprintf(first_err, sizeof first_err, "%.1000s", line);
     }
     if (f) fclose(f);
     double nx = 0, ny = 0;
@@ -231,7 +233,7 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
         set(w, "png", "%s", png);
         set(w, "h5", "%s", h5);
         set(w, "status", "ok");
-        snprintf(w->note, sizeof w->note, "sarbp: batch: %s %.6f:%.6f deg: %s pulses, %sx%s, %.3f s",
+        snprintf(w->note, sizeof w->note, "sarbp: batch: %s %.6f:%.6f deg: %.30s pulses, %.30sx%.30s, %.3f s",
                  tag, w->a0, w->a1, have_sizes ? w->val[4] : "?", w->val[5], w->val[6], secs);
     } else {
         unlink(png);
@@ -239,7 +241,7 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
         set(w, "status", "failed");
         if (!*first_err && WIFSIGNALED(wstatus))
             snprintf(first_err, sizeof first_err, "killed by signal %d", WTERMSIG(wstatus));
-        snprintf(w->note, sizeof w->note, "sarbp: batch: window %s (%.6f:%.6f deg of '%s') failed: %s",
+        snprintf(w->note, sizeof w->note, "sarbp: batch: window %s (%.6f:%.6f deg of '%.300s') failed: %.600s",
                  tag, w->a0, w->a1, w->input, *first_err ? first_err : last);
     }
 }
@@ -373,7 +375,7 @@ static void unpack_records(struct window *w, size_t nwin, char *text)
 int cmd_batch(int argc, char **argv)
 {
     const char *cmd = "batch";
-    const char *outdir = NULL, *form_args_s = "";
+    const char *outdir = NULL, *form_args_s = "", *form_exe = NULL;
     const char *inputs[MAX_INPUTS];
     size_t nin = 0;
     long jobs = 0;
@@ -395,7 +397,7 @@ int cmd_batch(int argc, char **argv)
                 return cli_usage(cmd, "--step-deg wants degrees in (0, 360], not '%s'", optarg);
             break;
         case OPT_FORM_ARGS: form_args_s = optarg; break;
-        case OPT_SARBP: break; /* batch-form.sh's option: this executable forms the windows */
+        case OPT_SARBP: form_exe = optarg; break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE;
         }
@@ -431,8 +433,9 @@ int cmd_batch(int argc, char **argv)
     if (jobs == 0) jobs = ncores;
     const int threads = has_threads ? 0 : (ncores / (int)jobs > 0 ? ncores / (int)jobs : 1);
     char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
+    ssize_t n = form_exe ? (ssize_t)snprintf(exe, sizeof exe, "%s", form_exe)
+                         : readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe - 1) {
         free(form_copy);
         return cli_fail(cmd, "cannot find this executable: %s", strerror(errno));
     }
