@@ -15,7 +15,7 @@ sarbp_status sarbp_mpi_init(int *argc, char ***argv)
     const int n = sarbp_mpi_launched();
     if (n > 1)
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "started as one of %d MPI ranks, but this sarbp "
-                           "was built without MPI (-DSARBP_MPI=ON)", n);
+                           "was built without MPI (rebuild with -DSARBP_MPI=ON)", n);
     return SARBP_OK;
 }
 

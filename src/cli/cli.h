@@ -108,6 +108,8 @@ extern int cli_mpi_peer_failed;
 int cli_mpi_begin(const char *cmd, int *argc, char ***argv);
 int cli_mpi_end(const char *cmd, int rc);
 int cli_mpi_local_rank(void);
+/* Ranks on this node (1 when unknown or one process). */
+int cli_mpi_local_size(void);
 
 /* Subcommands: argc/argv start at the subcommand's name. */
 int cmd_form(int argc, char **argv);

@@ -80,3 +80,16 @@ int cli_mpi_local_rank(void)
     }
     return -1;
 }
+
+int cli_mpi_local_size(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE",
+                                        "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE"};
+    if (sarbp_mpi_size() <= 1) return 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *s = getenv(names[i]);
+        long v;
+        if (s && !cli_parse_long(s, 1, 1 << 20, &v)) return (int)v;
+    }
+    return 1;
+}

@@ -372,6 +372,29 @@ static void unpack_records(struct window *w, size_t nwin, char *text)
     }
 }
 
+/* mkdir -p, as the script did; 0 when path is a directory at the end. */
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+    struct stat st;
+    if (stat(buf, &st) || !S_ISDIR(st.st_mode)) {
+        if (!errno) errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_batch(int argc, char **argv)
 {
     const char *cmd = "batch";
@@ -421,13 +444,7 @@ int cmd_batch(int argc, char **argv)
         form_args[nform++] = t;
     }
     const int rank = sarbp_mpi_rank(), size = sarbp_mpi_size();
-    int local = 1;
-    {
-        const char *s = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-        if (!s) s = getenv("SLURM_NTASKS_PER_NODE");
-        long v;
-        if (size > 1 && s && !cli_parse_long(s, 1, 1 << 20, &v)) local = (int)v;
-    }
+    const int local = cli_mpi_local_size();
     int ncores = sarbp_cpu_count() / local;
     if (ncores < 1) ncores = 1;
     if (jobs == 0) jobs = ncores;
@@ -440,7 +457,7 @@ int cmd_batch(int argc, char **argv)
         return cli_fail(cmd, "cannot find this executable: %s", strerror(errno));
     }
     exe[n] = 0;
-    if (mkdir(outdir, 0777) && errno != EEXIST) {
+    if (mkdir_p(outdir)) {
         free(form_copy);
         return cli_fail(cmd, "cannot create '%s': %s", outdir, strerror(errno));
     }

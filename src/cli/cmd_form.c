@@ -247,6 +247,8 @@ int cmd_form(int argc, char **argv)
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
     bo.verbose = cli_verbosity;
     if (!have_device && cli_mpi_local_rank() >= 0) bo.device = cli_mpi_local_rank(); /* one GPU a rank */
+    if (!bo.threads && cli_mpi_local_size() > 1) /* the node's cores shared by its ranks */
+        bo.threads = sarbp_cpu_count() / cli_mpi_local_size() > 0 ? sarbp_cpu_count() / cli_mpi_local_size() : 1;
 
     /* back end */
     const sarbp_backend *be;

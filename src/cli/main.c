@@ -14,12 +14,12 @@ struct subcommand {
 static const struct subcommand commands[] = {
     {"form", cmd_form, "form an image from phase histories", 1},
     {"batch", cmd_batch, "form one image per azimuth window, with a summary", 1},
-    {"simulate", cmd_simulate, "simulate point-target phase histories"},
-    {"info", cmd_info, "describe phase-history files"},
-    {"convert", cmd_convert, "convert phase histories to sarbp's HDF5 layout"},
-    {"compare", cmd_compare, "compare two complex images (SER, SSIM, ...)"},
-    {"metrics", cmd_metrics, "point-target and whole-image quality metrics"},
-    {"bench", cmd_bench, "measure backprojection throughput and accuracy"},
+    {"simulate", cmd_simulate, "simulate point-target phase histories", 0},
+    {"info", cmd_info, "describe phase-history files", 0},
+    {"convert", cmd_convert, "convert phase histories to sarbp's HDF5 layout", 0},
+    {"compare", cmd_compare, "compare two complex images (SER, SSIM, ...)", 0},
+    {"metrics", cmd_metrics, "point-target and whole-image quality metrics", 0},
+    {"bench", cmd_bench, "measure backprojection throughput and accuracy", 0},
 };
 
 static void usage(FILE *f)
