@@ -48,30 +48,42 @@ int sarbp_mpi_rank(void) { return g_rank; }
 int sarbp_mpi_size(void) { return g_size; }
 
 /* The exchange: MIN over {the rank if it failed (else size), 0 if it is
- * draining (else 1), 1 if it is draining (else 0)}: the lowest failed rank,
- * whether any rank has left, whether all have. */
-static void exchange(int failed, int draining, int out[3])
+ * draining (else 1), 1 if it is draining (else 0), its vote, not its vote}:
+ * the lowest failed rank, whether any rank has left, whether all have,
+ * whether every rank voted yes, whether none did. */
+static void exchange(int failed, int draining, int yes, int out[5])
 {
-    int in[3] = {failed ? g_rank : g_size, draining ? 0 : 1, draining ? 1 : 0};
-    MPI_Allreduce(in, out, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int in[5] = {failed ? g_rank : g_size, draining ? 0 : 1, draining ? 1 : 0, !!yes, !yes};
+    MPI_Allreduce(in, out, 5, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
-int sarbp_mpi_check(int failed, int *peer)
+int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer)
 {
     if (peer) *peer = 0;
-    if (g_size == 1) return !failed;
-    int out[3];
-    exchange(failed, 0, out);
+    if (g_size == 1) {
+        if (all_yes) *all_yes = !!yes;
+        if (any_yes) *any_yes = !!yes;
+        return !failed;
+    }
+    int out[5];
+    exchange(failed, 0, yes, out);
+    if (all_yes) *all_yes = out[3];
+    if (any_yes) *any_yes = !out[4];
     if (out[0] == g_size && out[1] == 1) return 1;
     if (peer) *peer = !failed;
     return 0;
 }
 
+int sarbp_mpi_check(int failed, int *peer)
+{
+    return sarbp_mpi_vote(failed, 1, NULL, NULL, peer);
+}
+
 int sarbp_mpi_drain(int failed)
 {
     if (g_size == 1) return failed ? 0 : -1;
-    int out[3];
-    do exchange(failed, 1, out);
+    int out[5];
+    do exchange(failed, 1, 1, out);
     while (out[2] != 1);
     return out[0] < g_size ? out[0] : -1;
 }

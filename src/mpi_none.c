@@ -29,6 +29,13 @@ int sarbp_mpi_check(int failed, int *peer)
     return !failed;
 }
 
+int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer)
+{
+    if (all_yes) *all_yes = !!yes;
+    if (any_yes) *any_yes = !!yes;
+    return sarbp_mpi_check(failed, peer);
+}
+
 int sarbp_mpi_drain(int failed) { return failed ? 0 : -1; }
 
 sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, int *code_out)

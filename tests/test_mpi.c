@@ -211,6 +211,14 @@ static void test_bad_input_on_one_rank(void **state)
              launcher(3), SARBP_EXE, good, SARBP_TEST_TMP);
     assert_int_equal(run_sh(cmd), 1);
     assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+    /* no device: every rank fails to create its CUDA plan, one message */
+    if (!tu_have_gpu()) {
+        snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --backend cuda " GRID " -o '%s/mpi_nodev.npy'",
+                 launcher(2), SARBP_EXE, good, SARBP_TEST_TMP);
+        assert_int_equal(run_sh(cmd), 1);
+        assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+        nothing_named(SARBP_TEST_TMP, "mpi_nodev.npy");
+    }
     /* a usage error: every rank has it, one message, exit 2 */
     snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --grid 0x3 -o x.npy", launcher(2), SARBP_EXE, good);
     assert_int_equal(run_sh(cmd), 2);

@@ -50,6 +50,11 @@ int sarbp_mpi_size(void); /* 1 without MPI */
  * rank's own. One rank: returns !failed. */
 int sarbp_mpi_check(int failed, int *peer);
 
+/* sarbp_mpi_check with a vote: *all_yes (may be NULL) is 1 when every rank
+ * voted yes, *any_yes when some rank did (for choices the ranks must share,
+ * such as the back end). Meaningful only when it returns 1. */
+int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer);
+
 /* The last collective of a run, on every rank: answers the other ranks'
  * sarbp_mpi_check calls until every rank is here. failed is 1 when this rank
  * failed on its own (not because another did). Returns the lowest rank that

@@ -263,6 +263,18 @@ int cmd_form(int argc, char **argv)
     } else {
         be = sarbp_backend_find(backend);
     }
+    if (sarbp_mpi_size() > 1) { /* one back end for every band */
+        int all_cuda = 1, any_cuda = 0, peer = 0;
+        if (!sarbp_mpi_vote(0, be == &sarbp_backend_cuda, &all_cuda, &any_cuda, &peer)) {
+            cli_mpi_peer_failed = peer;
+            return peer ? CLI_FAIL : cli_fail(cmd, "failed"); /* only peers fail here */
+        }
+        if (any_cuda && !all_cuda)
+            return fell_back ? cli_fail(cmd, "no usable CUDA device on this rank (%d) while others "
+                                        "have one; hint: give --backend cpu or --backend cuda",
+                                        sarbp_mpi_rank())
+                             : (cli_mpi_peer_failed = 1, CLI_FAIL);
+    }
     if (be == &sarbp_backend_cpu && bo.precision == SARBP_FP16)
         return cli_usage(cmd, "--precision fp16 needs --backend cuda");
     if (bo.raw_fp16 && bo.precision != SARBP_FP16)
