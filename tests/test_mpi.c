@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -292,6 +293,39 @@ static void test_batch(void **state)
     }
 }
 
+/* A window that fails on rank 1 (a wrapper that fails win_001 only): reported
+ * once through rank 0, the others formed, exit 1. */
+static void test_batch_failed_window(void **state)
+{
+    (void)state;
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
+    char wrapper[1024], dir[1024], cmd[8192], p[1200];
+    snprintf(wrapper, sizeof wrapper, "%s/mpi_fail_win_001.sh", SARBP_TEST_TMP);
+    snprintf(dir, sizeof dir, "%s/mpi_batch_fail", SARBP_TEST_TMP);
+    FILE *f = fopen(wrapper, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\ncase \"$*\" in *win_001.h5*) echo 'sarbp: form: injected failure' >&2; "
+               "exit 1 ;; esac\nexec '%s' \"$@\"\n", SARBP_EXE);
+    fclose(f);
+    assert_int_equal(chmod(wrapper, 0755), 0);
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s' && %s'%s' batch --sarbp '%s' -j 1 --form-args '--grid 64x64 --backend cpu' "
+             "-o '%s' '%s'", dir, launcher(2), SARBP_EXE, wrapper, dir, tu_gotcha_dir());
+    assert_int_equal(run_sh(cmd), 1);
+    print_message("%s", err_text);
+    assert_int_equal(count_prefix_lines(err_text, "sarbp: batch: window win_001"), 1);
+    assert_non_null(strstr(err_text, "injected failure"));
+    snprintf(p, sizeof p, "%s/summary.csv", dir);
+    size_t n;
+    char *csv = slurp(p, &n);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, "win_000.h5,ok"));
+    assert_non_null(strstr(csv, ",,failed"));
+    assert_non_null(strstr(csv, "win_003.h5,ok"));
+    free(csv);
+    remove(wrapper);
+}
+
 int main(void)
 {
 #ifndef SARBP_HAVE_MPI
@@ -307,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_gotcha),
         cmocka_unit_test(test_bad_input_on_one_rank),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_batch_failed_window),
     };
     return tu_run_tests(tests);
 #endif
