@@ -11,9 +11,12 @@ set -euo pipefail
 # clang, its sanitizer and libFuzzer runtimes (libclang-rt-dev) and llvm
 # (llvm-symbolizer for readable sanitizer stacks) serve the sanitizer build
 # and the fuzzing in scripts/test.sh; time (/usr/bin/time) is used by
-# scripts/fuzz.sh to measure the CLI's memory on a finding.
+# scripts/fuzz.sh to measure the CLI's memory on a finding. Open MPI
+# (libopenmpi-dev, openmpi-bin: mpicc's headers and libraries, mpiexec) builds
+# and tests 'mpirun sarbp form' and 'sarbp batch' across ranks (-DSARBP_MPI).
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
-          libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time)
+          libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time
+          libopenmpi-dev openmpi-bin)
 
 usage() {
     cat <<EOF

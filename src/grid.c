@@ -15,6 +15,9 @@ sarbp_status sarbp_grid_validate(const sarbp_grid *g)
                            g->dy);
     if (!isfinite(g->xc) || !isfinite(g->yc) || !isfinite(g->zc))
         return sarbp_error(SARBP_ERR_INVALID, "grid centre is not finite");
+    if (g->ny_full ? g->row0 > g->ny_full || g->ny > g->ny_full - g->row0 : g->row0 != 0)
+        return sarbp_error(SARBP_ERR_INVALID, "band of rows %zu to %zu lies outside its grid of %zu rows",
+                           g->row0, g->row0 + g->ny, g->ny_full ? g->ny_full : g->ny);
     if (fabs(g->xc) > 1e6 || fabs(g->yc) > 1e6 || fabs(g->zc) > 1e6)
         return sarbp_error(SARBP_ERR_INVALID, "grid centre (%g, %g, %g) is more than 1000 km from "
                            "the scene reference", g->xc, g->yc, g->zc);
@@ -44,5 +47,19 @@ sarbp_status sarbp_grid_default(const sarbp_phd *meta, sarbp_grid *g)
     g->nx = g->ny = n;
     g->dx = g->dy = d;
     g->xc = g->yc = g->zc = 0;
+    g->row0 = g->ny_full = 0;
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_grid_band(const sarbp_grid *g, size_t row0, size_t nrows, sarbp_grid *band)
+{
+    if (g->ny_full) return sarbp_error(SARBP_ERR_INVALID, "a band of a band is not supported");
+    if (nrows < 1 || row0 > g->ny || nrows > g->ny - row0)
+        return sarbp_error(SARBP_ERR_INVALID, "band of rows %zu to %zu lies outside the grid's %zu rows",
+                           row0, row0 + nrows, g->ny);
+    *band = *g;
+    band->row0 = row0;
+    band->ny = nrows;
+    band->ny_full = g->ny;
     return SARBP_OK;
 }

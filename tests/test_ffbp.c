@@ -184,14 +184,14 @@ static void measure(const char *what, sarbp_geometry geom, size_t P, sarbp_grid 
 static void test_circular(void **state)
 {
     (void)state;
-    check_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0}, 73.5,
+    check_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0}, 73.5,
                 77.2);
 }
 
 static void test_linear(void **state)
 {
     (void)state;
-    check_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0}, 67.5,
+    check_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0}, 67.5,
                 68.4);
 }
 
@@ -203,7 +203,7 @@ static void test_point_target(void **state)
     (void)state;
     const sarbp_target t = {1.33, -0.72, 0, 1}; /* off the half-pixel ties */
     sarbp_phd *p = tu_targets(&t, 1, 256);
-    sarbp_grid g = {96, 96, 0.1, 0.1, 0, 0, 0};
+    sarbp_grid g = {96, 96, 0.1, 0.1, 0, 0, 0, 0, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     sarbp_c64 *bp, *fb;
@@ -260,7 +260,7 @@ static void test_refusals(void **state)
         pr->dr[i] = 0.03;
         pr->fref[i] = 9.6e9;
     }
-    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0};
+    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
     sarbp_c64 img[256] = {{0, 0}};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
@@ -278,9 +278,9 @@ static void test_sweep(void **state)
         printf("the parameter sweep runs with FFBP_SWEEP=1\n");
         return;
     }
-    measure("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0});
-    measure("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0});
-    measure("circular", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){512, 512, 0.1, 0.1, 0, 0, 0});
+    measure("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0});
+    measure("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0});
+    measure("circular", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){512, 512, 0.1, 0.1, 0, 0, 0, 0, 0});
 }
 
 int main(void)

@@ -44,7 +44,7 @@ static const double GOTCHA_DB[TU_NVARIANTS] = {90.9, 90.9, 90.9, 94.9, 90.9};
 static void check_sizes(size_t nx, size_t ny, size_t npulses)
 {
     sarbp_phd *p = tu_clutter_scene(npulses);
-    sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0};
+    sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
     sarbp_image *ref = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         static const int ppts[] = {1, 2, 4, 8};
@@ -85,7 +85,7 @@ static void test_size_4096(void **state)
     (void)state;
     const size_t n = 4096, npulses = 257;
     sarbp_phd *p = tu_clutter_scene(npulses);
-    sarbp_grid g = {n, n, 0.025, 0.025, 0.7, -1.1, 0};
+    sarbp_grid g = {n, n, 0.025, 0.025, 0.7, -1.1, 0, 0, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o64;
@@ -118,7 +118,7 @@ static void test_unit_target(void **state)
     (void)state;
     const sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, 257);
-    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0};
+    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
     /* the same processing in FP64: a target on a bin reads P times the
      * interpolation kernel's on-bin gain (1.2e-4 above P for cubic 4x) */
     sarbp_image *r = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
@@ -145,7 +145,7 @@ static void test_streaming_and_tiling(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(600);
-    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0};
+    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0};
     sarbp_bp_options one;
     sarbp_bp_options_default(&one);
     one.pulse_block = 600;
@@ -178,7 +178,7 @@ static void test_gotcha(void **state)
     const char *in[] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
-    sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0};
+    sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0};
     sarbp_image *ref = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         sarbp_bp_options o;
@@ -197,7 +197,7 @@ static void test_bad_config(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(8);
-    sarbp_grid g = {16, 16, 0.2, 0.2, 0, 0, 0};
+    sarbp_grid g = {16, 16, 0.2, 0.2, 0, 0, 0, 0, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;

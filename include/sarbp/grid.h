@@ -3,7 +3,14 @@
  * A regular grid on the plane z = zc: nx x ny pixels, spacing dx, dy (m),
  * centred at (xc, yc). Pixel (ix, iy) sits at
  *     x = xc + (ix - (nx - 1) / 2) * dx,   y = yc + (iy - (ny - 1) / 2) * dy
- * Images are row-major, row = y, row 0 = smallest y (south). */
+ * Images are row-major, row = y, row 0 = smallest y (south).
+ *
+ * A band of a grid (rows [row0, row0 + ny) of a grid of ny_full rows, the
+ * unit that MPI ranks share out) keeps the whole grid's centre and sets
+ * row0 and ny_full: its pixels then sit at the whole grid's coordinates bit
+ * for bit (a band with a shifted centre would round them differently), so a
+ * band formed alone equals the same rows of the whole image. ny_full = 0
+ * (what a zeroed or brace-initialised grid holds) means the grid is whole. */
 #ifndef SARBP_GRID_H
 #define SARBP_GRID_H
 
@@ -18,6 +25,7 @@ typedef struct {
     size_t nx, ny;
     double dx, dy;
     double xc, yc, zc;
+    size_t row0, ny_full; /* a band: its first row in, and the rows of, the whole grid */
 } sarbp_grid;
 
 #define SARBP_GRID_MAX_PIXELS ((size_t)1 << 34) /* 16 Gpixel: larger is absurd */
@@ -28,17 +36,23 @@ static inline double sarbp_grid_x(const sarbp_grid *g, size_t ix)
 }
 static inline double sarbp_grid_y(const sarbp_grid *g, size_t iy)
 {
-    return g->yc + ((double)iy - 0.5 * (double)(g->ny - 1)) * g->dy;
+    const size_t n = g->ny_full ? g->ny_full : g->ny;
+    return g->yc + ((double)(g->row0 + iy) - 0.5 * (double)(n - 1)) * g->dy;
 }
 
 /* nx, ny >= 1, nx*ny <= SARBP_GRID_MAX_PIXELS, spacings finite and > 0,
- * centre finite. SARBP_ERR_INVALID with a detail otherwise. */
+ * centre finite; a band lies inside its whole grid (row0 = 0 when whole).
+ * SARBP_ERR_INVALID with a detail otherwise. */
 sarbp_status sarbp_grid_validate(const sarbp_grid *g);
 
 /* Default grid: covers the alias-free extent (square, the smaller of the
  * range extent and 100 m... see grid.c) at half-resolution spacing, centred
  * on the origin. */
 sarbp_status sarbp_grid_default(const sarbp_phd *meta, sarbp_grid *g);
+
+/* Rows [row0, row0 + nrows) of the whole grid g as a band (see above);
+ * SARBP_ERR_INVALID when they do not lie inside g or g is itself a band. */
+sarbp_status sarbp_grid_band(const sarbp_grid *g, size_t row0, size_t nrows, sarbp_grid *band);
 
 /* Pixel-pulse pairs of a job. */
 static inline double sarbp_grid_pairs(const sarbp_grid *g, size_t npulses)

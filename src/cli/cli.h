@@ -104,6 +104,22 @@ void cli_json_num(double v);
 sarbp_progress *cli_progress_start(const char *label, double pairs_per_unit);
 void cli_progress_end(sarbp_progress *p);
 
+/* MPI (cli_mpi.c). cli_mpi_begin initialises MPI when a launcher started
+ * the process and, on ranks other than 0, holds stderr in memory; after the
+ * command, cli_mpi_end meets the other ranks, has rank 0 print the messages
+ * of the lowest rank that failed on its own, finalises MPI and returns the
+ * exit code (failure on every rank when any failed). A command that stops
+ * because another rank failed sets cli_mpi_peer_failed and prints nothing.
+ * cli_mpi_rank > 0 silences cli_info and progress. cli_mpi_local_rank: this
+ * rank's number on its node (-1 when unknown or one process). */
+extern int cli_mpi_rank;
+extern int cli_mpi_peer_failed;
+int cli_mpi_begin(const char *cmd, int *argc, char ***argv);
+int cli_mpi_end(const char *cmd, int rc);
+int cli_mpi_local_rank(void);
+/* Ranks on this node (1 when unknown or one process). */
+int cli_mpi_local_size(void);
+
 /* Subcommands: argc/argv start at the subcommand's name. */
 int cmd_form(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
@@ -112,5 +128,6 @@ int cmd_convert(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 
 #endif

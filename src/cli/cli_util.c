@@ -46,7 +46,7 @@ int cli_fail_status(const char *cmd, sarbp_status s)
 
 void cli_info(int level, const char *fmt, ...)
 {
-    if (cli_verbosity < level) return;
+    if (cli_verbosity < level || cli_mpi_rank > 0) return;
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -419,7 +419,7 @@ static void progress_update(sarbp_progress *base, size_t done, size_t total)
 
 sarbp_progress *cli_progress_start(const char *label, double pairs_per_unit)
 {
-    if (cli_verbosity < 1 || !isatty(STDERR_FILENO)) return NULL;
+    if (cli_verbosity < 1 || cli_mpi_rank > 0 || !isatty(STDERR_FILENO)) return NULL;
     struct cli_progress *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->base.update = progress_update;

@@ -771,7 +771,7 @@ int cmd_bench(int argc, char **argv)
     if (spacing == 0) spacing = (wide ? 480.0 : 102.4) / (double)(nx > ny ? nx : ny);
     if (!nthreads)
         for (int t = 1; t <= sarbp_cpu_count() && nthreads < 64; t++) threads[nthreads++] = t;
-    sarbp_grid g = {nx, ny, spacing, spacing, 0, 0, 0};
+    sarbp_grid g = {nx, ny, spacing, spacing, 0, 0, 0, 0, 0};
     sarbp_status st = sarbp_grid_validate(&g);
     if (st) return cli_usage(cmd, "%s", sarbp_error_detail());
     sarbp_phd *p = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sarbp/mpi.h"
 
 #define MAX_IO 64
 #define MAX_SPACING 1e6        /* metres: 1000 km pixels */
@@ -120,7 +121,7 @@ int cmd_form(int argc, char **argv)
     sarbp_bp_options_default(&bo);
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
-    int have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
+    int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     size_t pulses[2];
     double az[2], db_range = 50;
     int c;
@@ -206,6 +207,7 @@ int cmd_form(int argc, char **argv)
         {
             char why[160];
             if (cli_parse_devices(optarg, &bo, why, sizeof why)) return cli_usage(cmd, "%s", why);
+            have_device = 1;
             break;
         }
         case OPT_VARIANT:
@@ -248,6 +250,9 @@ int cmd_form(int argc, char **argv)
     if (!have_upsample) rc.upsample = sarbp_interp_default_upsample(rc.interp);
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
     bo.verbose = cli_verbosity;
+    if (!have_device && cli_mpi_local_rank() >= 0) bo.device = cli_mpi_local_rank(); /* one GPU a rank */
+    if (!bo.threads && cli_mpi_local_size() > 1) /* the node's cores shared by its ranks */
+        bo.threads = sarbp_cpu_count() / cli_mpi_local_size() > 0 ? sarbp_cpu_count() / cli_mpi_local_size() : 1;
 
     /* back end */
     const sarbp_backend *be;
@@ -261,6 +266,18 @@ int cmd_form(int argc, char **argv)
         }
     } else {
         be = sarbp_backend_find(backend);
+    }
+    if (sarbp_mpi_size() > 1) { /* one back end for every band */
+        int all_cuda = 1, any_cuda = 0, peer = 0;
+        if (!sarbp_mpi_vote(0, be == &sarbp_backend_cuda, &all_cuda, &any_cuda, &peer)) {
+            cli_mpi_peer_failed = peer;
+            return peer ? CLI_FAIL : cli_fail(cmd, "failed"); /* only peers fail here */
+        }
+        if (any_cuda && !all_cuda)
+            return fell_back ? cli_fail(cmd, "no usable CUDA device on this rank (%d) while others "
+                                        "have one; hint: give --backend cpu or --backend cuda",
+                                        sarbp_mpi_rank())
+                             : (cli_mpi_peer_failed = 1, CLI_FAIL);
     }
     if (be == &sarbp_backend_cpu && bo.precision == SARBP_FP16)
         return cli_usage(cmd, "--precision fp16 needs --backend cuda");
@@ -339,10 +356,13 @@ int cmd_form(int argc, char **argv)
     sarbp_progress *prog = cli_progress_start("form", (double)g.nx * (double)g.ny);
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
-    st = sarbp_form(rd, &g, be, &rc, &bo, prog, &img, &stats);
+    int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
+    st = sarbp_form_mpi(rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
     cli_progress_end(prog);
     sarbp_reader_free(rd);
-    if (st) return cli_fail_status(cmd, st);
+    if (st && peer_failed) cli_mpi_peer_failed = 1;
+    if (st) return peer_failed ? CLI_FAIL : cli_fail_status(cmd, st);
+    if (!img) return CLI_OK; /* a rank other than 0: its band went to rank 0 */
 
     st = sarbp_image_write_all(outputs, nout, img, db_range); /* all or nothing */
     if (st) {

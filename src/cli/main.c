@@ -8,16 +8,18 @@ struct subcommand {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int mpi; /* shares its work across MPI ranks (cli_mpi.c) */
 };
 
 static const struct subcommand commands[] = {
-    {"form", cmd_form, "form an image from phase histories"},
-    {"simulate", cmd_simulate, "simulate point-target phase histories"},
-    {"info", cmd_info, "describe phase-history files"},
-    {"convert", cmd_convert, "convert phase histories to sarbp's HDF5 layout"},
-    {"compare", cmd_compare, "compare two complex images (SER, SSIM, ...)"},
-    {"metrics", cmd_metrics, "point-target and whole-image quality metrics"},
-    {"bench", cmd_bench, "measure backprojection throughput and accuracy"},
+    {"form", cmd_form, "form an image from phase histories", 1},
+    {"batch", cmd_batch, "form one image per azimuth window, with a summary", 1},
+    {"simulate", cmd_simulate, "simulate point-target phase histories", 0},
+    {"info", cmd_info, "describe phase-history files", 0},
+    {"convert", cmd_convert, "convert phase histories to sarbp's HDF5 layout", 0},
+    {"compare", cmd_compare, "compare two complex images (SER, SSIM, ...)", 0},
+    {"metrics", cmd_metrics, "point-target and whole-image quality metrics", 0},
+    {"bench", cmd_bench, "measure backprojection throughput and accuracy", 0},
 };
 
 static void usage(FILE *f)
@@ -52,9 +54,14 @@ int main(int argc, char **argv)
 #endif
         return cli_close_stdout("version", CLI_OK);
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return cli_close_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const struct subcommand *c = &commands[i];
+        if (strcmp(argv[1], c->name)) continue;
+        if (!c->mpi) return cli_close_stdout(c->name, c->run(argc - 1, argv + 1));
+        int rc = cli_mpi_begin(c->name, &argc, &argv);
+        if (rc == CLI_OK) rc = c->run(argc - 1, argv + 1);
+        return cli_close_stdout(c->name, cli_mpi_end(c->name, rc));
+    }
     fprintf(stderr, "sarbp: '%s' is not a sarbp command\nTry 'sarbp --help' for the list.\n",
             argv[1]);
     return CLI_USAGE;

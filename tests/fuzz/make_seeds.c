@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     write_mat(path("phd_mat", "gotcha_4x16_noaf.mat"), f, 0, MAT_COMPRESSION_NONE);
     write_mat(path("phd_mat", "gotcha_4x16_zlib.mat"), f, 1, MAT_COMPRESSION_ZLIB);
 
-    sarbp_grid g = {3, 2, 0.5, 0.25, 1, -2, 0};
+    sarbp_grid g = {3, 2, 0.5, 0.25, 1, -2, 0, 0, 0};
     sarbp_image *img;
     ok(sarbp_image_alloc(&g, &img), "image alloc");
     for (size_t i = 0; i < 6; i++) img->data[i] = (sarbp_c32){(float)i - 2.5f, 0.25f * (float)i};

@@ -1,0 +1,95 @@
+/* sarbp/mpi.h - forming one image across the ranks of an MPI job.
+ *
+ * The ranks share out the image in bands of whole rows (sarbp_grid_band), so
+ * each band's pixels sit at the whole grid's coordinates bit for bit and the
+ * CPU back end's band equals the same rows of a one-process image. Every rank
+ * reads the phase history itself (a reader of its own); rank 0 assembles the
+ * bands into the one output image, receiving them straight into place.
+ *
+ * Failures are values here too: after each step that can fail on some ranks
+ * only, the ranks exchange a status (sarbp_mpi_check), and a rank that has
+ * left the pipeline early answers those exchanges from sarbp_mpi_drain, so
+ * no rank waits for one that has given up. Nothing here prints or exits.
+ *
+ * Built with -DSARBP_MPI (src/mpi_form.c); without it (src/mpi_none.c) the
+ * same calls describe one process, and sarbp_mpi_init refuses a launch of
+ * several ranks. All calls are from the main thread only. */
+#ifndef SARBP_MPI_H
+#define SARBP_MPI_H
+
+#include <stddef.h>
+
+#include "sarbp/form.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this binary was built with MPI. */
+int sarbp_mpi_built(void);
+
+/* The number of ranks the launcher's environment announces (Open MPI's
+ * OMPI_COMM_WORLD_SIZE, PMI/PMIx's PMI_SIZE, MPICH's MPI_LOCALNRANKS is not
+ * used: it counts one node), or 0 when the process was not started by an MPI
+ * launcher. Reads the environment only. */
+int sarbp_mpi_launched(void);
+
+/* MPI_Init when the process was started by a launcher (sarbp_mpi_launched()
+ * > 0), otherwise nothing: a plain run stays a plain process. Without MPI
+ * built, SARBP_ERR_UNSUPPORTED when a launcher announces more than one rank. */
+sarbp_status sarbp_mpi_init(int *argc, char ***argv);
+/* MPI_Finalize when sarbp_mpi_init initialised MPI; no-op otherwise. */
+void sarbp_mpi_finalize(void);
+int sarbp_mpi_rank(void); /* 0 without MPI */
+int sarbp_mpi_size(void); /* 1 without MPI */
+
+/* Collective status exchange after a step that may fail on some ranks:
+ * failed is this rank's own failure. Returns 1 when every rank may go on;
+ * 0 when some rank failed (itself or another) or has already left for
+ * sarbp_mpi_drain; then *peer (may be NULL) is 1 when the failure is not this
+ * rank's own. One rank: returns !failed. */
+int sarbp_mpi_check(int failed, int *peer);
+
+/* sarbp_mpi_check with a vote: *all_yes (may be NULL) is 1 when every rank
+ * voted yes, *any_yes when some rank did (for choices the ranks must share,
+ * such as the back end). Meaningful only when it returns 1. */
+int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer);
+
+/* The last collective of a run, on every rank: answers the other ranks'
+ * sarbp_mpi_check calls until every rank is here. failed is 1 when this rank
+ * failed on its own (not because another did). Returns the lowest rank that
+ * failed on its own, or -1 when none did. */
+int sarbp_mpi_drain(int failed);
+
+/* Sends text (NUL-terminated) from rank from to rank 0, where *out receives
+ * a malloc'd copy (caller frees); other ranks get *out = NULL. Collective over
+ * ranks 0 and from only (the others need not call). Also sends the int code. */
+sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, int *code_out);
+
+/* Rows of rank k of n: the image's ny rows cut into bands of whole multiples
+ * of align rows (the last band takes the remainder), as equal as whole
+ * multiples allow, earlier ranks taking the extra ones (so rank 0 always has
+ * rows). *nrows = 0 when there are fewer multiples than ranks. The work of a
+ * row is the same on every row (every pulse reaches every pixel), so equal
+ * rows are equal work. */
+void sarbp_mpi_band_rows(size_t ny, size_t align, int n, int k, size_t *row0, size_t *nrows);
+
+/* The rows the CPU back end's tiles start on are multiples of this (its
+ * tiles are 16, 8 or 4 rows high): bands cut here form bit-identically. */
+#define SARBP_MPI_BAND_ALIGN 16
+
+/* sarbp_form across the ranks, collective: each rank forms its band of g
+ * from its own reader rd, then rank 0 receives every band into the whole
+ * image. On rank 0 *out is the whole image (attributes as sarbp_form's);
+ * on the others NULL. stats: this rank's band. A failure on any rank fails
+ * all; on ranks other than the failing one the status is SARBP_ERR_INVALID
+ * with the detail "another rank failed" and *peer_failed = 1. */
+sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
+                            int *peer_failed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

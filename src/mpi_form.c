@@ -1,0 +1,194 @@
+/* mpi_form.c - sarbp/mpi.h with MPI: one image formed in bands of rows
+ * across the ranks, assembled on rank 0.
+ *
+ * Every rank reads the phase history itself: a band needs every pulse, and
+ * reading is a small part of forming (measured: README, "Running on a
+ * cluster"), while a broadcast from rank 0 would serialise the whole input
+ * through one node's link. Rank 0 allocates the whole image only once every
+ * band is formed, and receives each band straight into its rows: its peak
+ * memory is the one-process run's (the image plus its own band), the others
+ * hold their band only.
+ *
+ * MPI's own errors keep the default handler (MPI_ERRORS_ARE_FATAL): a broken
+ * transport ends the job through mpirun. The failures this file turns into
+ * statuses are sarbp's: bad input, out of memory, no device. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sarbp/mpi.h"
+
+static int g_inited, g_rank, g_size = 1;
+
+int sarbp_mpi_built(void) { return 1; }
+
+sarbp_status sarbp_mpi_init(int *argc, char ***argv)
+{
+    if (g_inited || sarbp_mpi_launched() <= 0) return SARBP_OK;
+    int provided = 0;
+    /* FUNNELED: the back ends run threads, but only the main thread calls MPI */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "MPI_Init failed");
+    g_inited = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    return SARBP_OK;
+}
+
+void sarbp_mpi_finalize(void)
+{
+    if (!g_inited) return;
+    MPI_Finalize();
+    g_inited = 0;
+    g_rank = 0;
+    g_size = 1;
+}
+
+int sarbp_mpi_rank(void) { return g_rank; }
+int sarbp_mpi_size(void) { return g_size; }
+
+/* The exchange: MIN over {the rank if it failed (else size), 0 if it is
+ * draining (else 1), 1 if it is draining (else 0), its vote, not its vote}:
+ * the lowest failed rank, whether any rank has left, whether all have,
+ * whether every rank voted yes, whether none did. */
+static void exchange(int failed, int draining, int yes, int out[5])
+{
+    int in[5] = {failed ? g_rank : g_size, draining ? 0 : 1, draining ? 1 : 0, !!yes, !yes};
+    MPI_Allreduce(in, out, 5, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+}
+
+int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer)
+{
+    if (peer) *peer = 0;
+    if (g_size == 1) {
+        if (all_yes) *all_yes = !!yes;
+        if (any_yes) *any_yes = !!yes;
+        return !failed;
+    }
+    int out[5];
+    exchange(failed, 0, yes, out);
+    if (all_yes) *all_yes = out[3];
+    if (any_yes) *any_yes = !out[4];
+    if (out[0] == g_size && out[1] == 1) return 1;
+    if (peer) *peer = !failed;
+    return 0;
+}
+
+int sarbp_mpi_check(int failed, int *peer)
+{
+    return sarbp_mpi_vote(failed, 1, NULL, NULL, peer);
+}
+
+int sarbp_mpi_drain(int failed)
+{
+    if (g_size == 1) return failed ? 0 : -1;
+    int out[5];
+    do exchange(failed, 1, 1, out);
+    while (out[2] != 1);
+    return out[0] < g_size ? out[0] : -1;
+}
+
+sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, int *code_out)
+{
+    *out = NULL;
+    if (!text) text = "";
+    if (g_rank == 0 && from == 0) {
+        *out = strdup(text);
+        if (code_out) *code_out = code;
+        return *out ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    if (g_rank == from) {
+        int head[2] = {(int)strnlen(text, 1 << 20), code};
+        MPI_Send(head, 2, MPI_INT, 0, 1, MPI_COMM_WORLD);
+        MPI_Send(text, head[0], MPI_CHAR, 0, 2, MPI_COMM_WORLD);
+    } else if (g_rank == 0) {
+        int head[2];
+        MPI_Recv(head, 2, MPI_INT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        char *buf = malloc((size_t)head[0] + 1);
+        MPI_Recv(buf ? buf : (char[1]){0}, buf ? head[0] : 0, MPI_CHAR, from, 2, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        buf[head[0]] = 0;
+        *out = buf;
+        if (code_out) *code_out = head[1];
+    }
+    return SARBP_OK;
+}
+
+/* Pixels move as bytes in pieces of at most 1 GiB (MPI counts are int). */
+#define PIECE ((size_t)1 << 30)
+
+static void send_rows(const sarbp_c32 *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t bytes = n * sizeof(sarbp_c32);
+    for (size_t o = 0; o < bytes; o += PIECE)
+        MPI_Send(b + o, (int)(bytes - o < PIECE ? bytes - o : PIECE), MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+}
+
+static void recv_rows(sarbp_c32 *p, size_t n, int from)
+{
+    unsigned char *b = (unsigned char *)p;
+    size_t bytes = n * sizeof(sarbp_c32);
+    for (size_t o = 0; o < bytes; o += PIECE)
+        MPI_Recv(b + o, (int)(bytes - o < PIECE ? bytes - o : PIECE), MPI_BYTE, from, 3,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static sarbp_status peer_failure(int *peer_failed)
+{
+    *peer_failed = 1;
+    return sarbp_error(SARBP_ERR_INVALID, "another rank failed");
+}
+
+sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
+                            int *peer_failed)
+{
+    int peer_dummy;
+    if (!peer_failed) peer_failed = &peer_dummy;
+    *peer_failed = 0;
+    *out = NULL;
+    if (g_size == 1) return sarbp_form(rd, g, be, rc, o, progress, out, stats);
+    if (stats) memset(stats, 0, sizeof *stats);
+
+    size_t row0, nrows;
+    sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, g_rank, &row0, &nrows);
+    sarbp_image *band = NULL;
+    sarbp_status st = sarbp_grid_validate(g);
+    if (!st && nrows) {
+        sarbp_grid bg;
+        st = sarbp_grid_band(g, row0, nrows, &bg);
+        if (!st) st = sarbp_form(rd, &bg, be, rc, o, progress, &band, stats);
+    }
+    if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
+        sarbp_image_free(band);
+        return st ? st : peer_failure(peer_failed);
+    }
+
+    sarbp_image *img = NULL;
+    if (g_rank == 0) st = sarbp_image_alloc(g, &img);
+    if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
+        sarbp_image_free(band);
+        return st ? st : peer_failure(peer_failed);
+    }
+
+    if (g_rank == 0) {
+        /* rank 0 always has rows (sarbp_mpi_band_rows): its band carries the
+         * attributes, the same on every rank */
+        memcpy(img->data + row0 * g->nx, band->data, nrows * g->nx * sizeof(sarbp_c32));
+        img->nattrs = band->nattrs;
+        memcpy(img->attrs, band->attrs, sizeof img->attrs);
+        for (int r = 1; r < g_size; r++) {
+            size_t r0, nr;
+            sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, r, &r0, &nr);
+            if (nr) recv_rows(img->data + r0 * g->nx, nr * g->nx, r);
+        }
+        *out = img;
+    } else if (nrows) {
+        send_rows(band->data, nrows * g->nx);
+    }
+    sarbp_image_free(band);
+    return SARBP_OK;
+}

@@ -1,0 +1,56 @@
+/* mpi_none.c - sarbp/mpi.h for a build without MPI: one process, rank 0 of
+ * 1. A launch of several ranks is refused rather than run as several copies
+ * that would each form and write the whole image. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sarbp/mpi.h"
+
+int sarbp_mpi_built(void) { return 0; }
+
+sarbp_status sarbp_mpi_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const int n = sarbp_mpi_launched();
+    if (n > 1)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "started as one of %d MPI ranks, but this sarbp "
+                           "was built without MPI (rebuild with -DSARBP_MPI=ON)", n);
+    return SARBP_OK;
+}
+
+void sarbp_mpi_finalize(void) {}
+int sarbp_mpi_rank(void) { return 0; }
+int sarbp_mpi_size(void) { return 1; }
+
+int sarbp_mpi_check(int failed, int *peer)
+{
+    if (peer) *peer = 0;
+    return !failed;
+}
+
+int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer)
+{
+    if (all_yes) *all_yes = !!yes;
+    if (any_yes) *any_yes = !!yes;
+    return sarbp_mpi_check(failed, peer);
+}
+
+int sarbp_mpi_drain(int failed) { return failed ? 0 : -1; }
+
+sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, int *code_out)
+{
+    (void)from;
+    *out = strdup(text ? text : "");
+    if (code_out) *code_out = code;
+    return *out ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+}
+
+sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
+                            int *peer_failed)
+{
+    if (peer_failed) *peer_failed = 0;
+    return sarbp_form(rd, g, be, rc, o, progress, out, stats);
+}

@@ -1,0 +1,348 @@
+/* test_mpi.c - 'sarbp form' and 'sarbp batch' under mpiexec -n 2 and -n 3
+ * against one process: the CPU images bit-identical (.npy and .png byte for
+ * byte, .h5 pixels, grid and attributes; the .h5 files themselves differ in
+ * HDF5's object timestamps even between two one-process runs), on data/ (every .h5)
+ * and the Gotcha files; a bad input on one rank fails every rank with exit 1,
+ * one message and no output; batch gives the same summary and images.
+ * Skipped (77) when sarbp was built without MPI or mpiexec is missing. Ranks
+ * are oversubscribed on the 2-core machine; as root, Open MPI wants its
+ * OMPI_ALLOW_RUN_AS_ROOT variables. */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SARBP_MPIEXEC
+#define SARBP_MPIEXEC ""
+#endif
+
+/* Small, awkward grids: rows not a multiple of the 16-row bands, so the last
+ * band is partial and 3 ranks get unequal bands. */
+#define GRID "--grid 150x203 --spacing 0.15"
+
+static char err_text[65536];
+
+static int run_sh(const char *cmd)
+{
+    char full[8192], errp[1024];
+    snprintf(errp, sizeof errp, "%s/mpi_stderr.txt", SARBP_TEST_TMP);
+    snprintf(full, sizeof full,
+             "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; { %s; } 2>'%s'", cmd, errp);
+    int rc = system(full);
+    err_text[0] = 0;
+    FILE *f = fopen(errp, "r");
+    if (f) {
+        size_t n = fread(err_text, 1, sizeof err_text - 1, f);
+        err_text[n] = 0;
+        fclose(f);
+    }
+    if (rc == -1 || !WIFEXITED(rc)) return -1;
+    return WEXITSTATUS(rc);
+}
+
+/* "" for one process, else "mpiexec --oversubscribe -n N " */
+static const char *launcher(int n)
+{
+    static char buf[1024];
+    if (n <= 1) return "";
+    snprintf(buf, sizeof buf, "'%s' --oversubscribe -n %d ", SARBP_MPIEXEC, n);
+    return buf;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    *len = (size_t)n;
+    return b;
+}
+
+static void same_bytes(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    if (!x || !y) fail_msg("cannot read '%s' or '%s'", a, b);
+    if (na != nb || memcmp(x, y, na)) fail_msg("'%s' and '%s' differ", a, b);
+    free(x);
+    free(y);
+}
+
+static void same_h5_image(const char *a, const char *b)
+{
+    sarbp_image *x = NULL, *y = NULL;
+    tu_ok(sarbp_image_read(a, &x));
+    tu_ok(sarbp_image_read(b, &y));
+    assert_int_equal(x->grid.nx, y->grid.nx);
+    assert_int_equal(x->grid.ny, y->grid.ny);
+    assert_true(x->grid.dx == y->grid.dx && x->grid.dy == y->grid.dy);
+    assert_true(x->grid.xc == y->grid.xc && x->grid.yc == y->grid.yc && x->grid.zc == y->grid.zc);
+    assert_int_equal(memcmp(x->data, y->data, x->grid.nx * x->grid.ny * sizeof(sarbp_c32)), 0);
+    assert_int_equal(x->nattrs, y->nattrs);
+    for (size_t i = 0; i < x->nattrs; i++) {
+        assert_string_equal(x->attrs[i].key, y->attrs[i].key);
+        assert_string_equal(x->attrs[i].value, y->attrs[i].value);
+    }
+    sarbp_image_free(x);
+    sarbp_image_free(y);
+}
+
+/* Forms input with args on 1, 2 and 3 ranks; every output equal to the
+ * one-process run's. */
+static void form_everywhere(const char *tag, const char *input, const char *args)
+{
+    char base[1024];
+    snprintf(base, sizeof base, "%s/mpi_%s", SARBP_TEST_TMP, tag);
+    for (int n = 1; n <= 3; n++) {
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd,
+                 "%s'%s' form -q -i '%s' --backend cpu %s -o '%s_%d.npy' -o '%s_%d.png' -o '%s_%d.h5'",
+                 launcher(n), SARBP_EXE, input, args, base, n, base, n, base, n);
+        int rc = run_sh(cmd);
+        if (rc != 0) fail_msg("%s: exit %d on %d rank(s): %s", tag, rc, n, err_text);
+        if (n == 1) continue;
+        char a[1200], b[1200];
+        static const char *const ext[] = {"npy", "png"};
+        for (int e = 0; e < 2; e++) {
+            snprintf(a, sizeof a, "%s_1.%s", base, ext[e]);
+            snprintf(b, sizeof b, "%s_%d.%s", base, n, ext[e]);
+            same_bytes(a, b);
+        }
+        snprintf(a, sizeof a, "%s_1.h5", base);
+        snprintf(b, sizeof b, "%s_%d.h5", base, n);
+        same_h5_image(a, b);
+        print_message("%s: %d ranks bit-identical to one process\n", tag, n);
+    }
+}
+
+static void test_data_sets(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"point_targets", "clutter", "stripmap_chirp"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        char in[1024];
+        snprintf(in, sizeof in, "%s/%s.h5", SARBP_DATA_DIR, sets[i]);
+        form_everywhere(sets[i], in, GRID);
+    }
+    char in[1024];
+    snprintf(in, sizeof in, "%s/point_targets.h5", SARBP_DATA_DIR);
+    form_everywhere("point_targets_fp64", in, "--grid 70x37 --spacing 0.2 --precision fp64");
+    form_everywhere("point_targets_exact", in, "--grid 40x35 --spacing 0.3 --precision exact");
+    form_everywhere("point_targets_window", in,
+                    "--grid 64x50 --spacing 0.2 --center 1.5,-2 --window taylor --az-window hann --threads 1");
+}
+
+static void test_gotcha(void **state)
+{
+    (void)state;
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
+    form_everywhere("gotcha", tu_gotcha_dir(), "--grid 128x131 --spacing 0.2");
+}
+
+static int count_prefix_lines(const char *text, const char *prefix)
+{
+    int n = 0;
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, prefix, strlen(prefix))) n++;
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return n;
+}
+
+/* No output and no temporary: nothing in dir starts with name. */
+static void nothing_named(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, name, strlen(name))) fail_msg("'%s/%s' was left", dir, e->d_name);
+    closedir(d);
+}
+
+/* mpiexec's MPMD form: rank 1 (of 2 or 3) is given a file that is not a
+ * phase history; the others a good one. */
+static void test_bad_input_on_one_rank(void **state)
+{
+    (void)state;
+    const char *junk = tu_tmp("mpi_junk.h5");
+    FILE *f = fopen(junk, "w");
+    assert_non_null(f);
+    fputs("not a phase history\n", f);
+    fclose(f);
+    char good[1024];
+    snprintf(good, sizeof good, "%s/point_targets.h5", SARBP_DATA_DIR);
+    for (int n = 2; n <= 3; n++) {
+        char out[1024], cmd[8192];
+        snprintf(out, sizeof out, "%s/mpi_bad_%d.npy", SARBP_TEST_TMP, n);
+        snprintf(cmd, sizeof cmd,
+                 "'%s' --oversubscribe -n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s' : "
+                 "-n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s'%s%s%s%s%s%s%s",
+                 SARBP_MPIEXEC, SARBP_EXE, good, out, SARBP_EXE, junk, out,
+                 n == 3 ? " : -n 1 '" : "", n == 3 ? SARBP_EXE : "", n == 3 ? "' form -i '" : "",
+                 n == 3 ? good : "", n == 3 ? "' --backend cpu " GRID " -o '" : "", n == 3 ? out : "",
+                 n == 3 ? "'" : "");
+        int rc = run_sh(cmd);
+        print_message("%d ranks, bad input on rank 1: exit %d\n%s", n, rc, err_text);
+        assert_int_equal(rc, 1);
+        assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+        assert_non_null(strstr(err_text, "mpi_junk.h5"));
+        char name[64];
+        snprintf(name, sizeof name, "mpi_bad_%d.npy", n);
+        nothing_named(SARBP_TEST_TMP, name);
+    }
+    /* an output that cannot be written: rank 0 fails after the others are done */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --backend cpu " GRID " -o '%s/no/such/dir/x.npy'",
+             launcher(3), SARBP_EXE, good, SARBP_TEST_TMP);
+    assert_int_equal(run_sh(cmd), 1);
+    assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+    /* no device: every rank fails to create its CUDA plan, one message */
+    if (!tu_have_gpu()) {
+        snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --backend cuda " GRID " -o '%s/mpi_nodev.npy'",
+                 launcher(2), SARBP_EXE, good, SARBP_TEST_TMP);
+        assert_int_equal(run_sh(cmd), 1);
+        assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+        nothing_named(SARBP_TEST_TMP, "mpi_nodev.npy");
+    }
+    /* a usage error: every rank has it, one message, exit 2 */
+    snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --grid 0x3 -o x.npy", launcher(2), SARBP_EXE, good);
+    assert_int_equal(run_sh(cmd), 2);
+    assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+}
+
+/* The summary without the timing columns (seconds, mbps) and with the
+ * output folder's name taken out of the paths. */
+static char *summary_without_times(const char *dir)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/summary.csv", dir);
+    size_t n;
+    char *s = slurp(p, &n);
+    if (!s) fail_msg("no '%s'", p);
+    char *out = calloc(1, n + 1), *o = out;
+    for (char *line = s; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end) *end = 0;
+        int col = 0;
+        for (char *c = line;; c++) {
+            const int sep = *c == ',' || *c == 0;
+            if (col != 11 && col != 12 && !sep) *o++ = *c;
+            if (sep) {
+                if (col != 11 && col != 12) *o++ = ',';
+                col++;
+                if (!*c) break;
+            }
+        }
+        *o++ = '\n';
+        line = end ? end + 1 : NULL;
+    }
+    free(s);
+    /* paths: drop the folder */
+    for (char *q; (q = strstr(out, dir));) memmove(q, q + strlen(dir), strlen(q + strlen(dir)) + 1);
+    return out;
+}
+
+static void test_batch(void **state)
+{
+    (void)state;
+    const char *input = tu_have_gotcha() ? tu_gotcha_dir() : SARBP_DATA_DIR "/clutter.h5";
+    const char *win = tu_have_gotcha() ? "1" : "0.5";
+    char d1[1024], d2[1024], cmd[4096];
+    snprintf(d1, sizeof d1, "%s/mpi_batch_1", SARBP_TEST_TMP);
+    snprintf(d2, sizeof d2, "%s/mpi_batch_2", SARBP_TEST_TMP);
+    for (int n = 1; n <= 2; n++) {
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf '%s' && %s'%s' batch -j %d --window-deg %s --form-args '--grid 96x80 "
+                 "--spacing 0.3 --backend cpu' -o '%s' '%s'",
+                 n == 1 ? d1 : d2, launcher(n), SARBP_EXE, n == 1 ? 2 : 1, win, n == 1 ? d1 : d2,
+                 input);
+        int rc = run_sh(cmd);
+        if (rc != 0) fail_msg("batch on %d rank(s): exit %d: %s", n, rc, err_text);
+    }
+    char *a = summary_without_times(d1), *b = summary_without_times(d2);
+    print_message("%s", a);
+    assert_string_equal(a, b);
+    assert_non_null(strstr(a, ",ok,"));
+    free(a);
+    free(b);
+    for (int w = 0; w < 4; w++) {
+        char p1[1200], p2[1200];
+        snprintf(p1, sizeof p1, "%s/win_%03d.png", d1, w);
+        snprintf(p2, sizeof p2, "%s/win_%03d.png", d2, w);
+        if (access(p1, F_OK)) break;
+        same_bytes(p1, p2);
+        snprintf(p1, sizeof p1, "%s/win_%03d.h5", d1, w);
+        snprintf(p2, sizeof p2, "%s/win_%03d.h5", d2, w);
+        same_h5_image(p1, p2);
+    }
+}
+
+/* A window that fails on rank 1 (a wrapper that fails win_001 only): reported
+ * once through rank 0, the others formed, exit 1. */
+static void test_batch_failed_window(void **state)
+{
+    (void)state;
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
+    char wrapper[1024], dir[1024], cmd[8192], p[1200];
+    snprintf(wrapper, sizeof wrapper, "%s/mpi_fail_win_001.sh", SARBP_TEST_TMP);
+    snprintf(dir, sizeof dir, "%s/mpi_batch_fail", SARBP_TEST_TMP);
+    FILE *f = fopen(wrapper, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\ncase \"$*\" in *win_001.h5*) echo 'sarbp: form: injected failure' >&2; "
+               "exit 1 ;; esac\nexec '%s' \"$@\"\n", SARBP_EXE);
+    fclose(f);
+    assert_int_equal(chmod(wrapper, 0755), 0);
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s' && %s'%s' batch --sarbp '%s' -j 1 --form-args '--grid 64x64 --backend cpu' "
+             "-o '%s' '%s'", dir, launcher(2), SARBP_EXE, wrapper, dir, tu_gotcha_dir());
+    assert_int_equal(run_sh(cmd), 1);
+    print_message("%s", err_text);
+    assert_int_equal(count_prefix_lines(err_text, "sarbp: batch: window win_001"), 1);
+    assert_non_null(strstr(err_text, "injected failure"));
+    snprintf(p, sizeof p, "%s/summary.csv", dir);
+    size_t n;
+    char *csv = slurp(p, &n);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, "win_000.h5,ok"));
+    assert_non_null(strstr(csv, ",,failed"));
+    assert_non_null(strstr(csv, "win_003.h5,ok"));
+    free(csv);
+    remove(wrapper);
+}
+
+int main(void)
+{
+#ifndef SARBP_HAVE_MPI
+    printf("skipped: sarbp was built without MPI (-DSARBP_MPI=OFF or no Open MPI found)\n");
+    return TU_SKIP_RC;
+#else
+    if (!*SARBP_MPIEXEC || access(SARBP_MPIEXEC, X_OK)) {
+        printf("skipped: no mpiexec ('%s')\n", SARBP_MPIEXEC);
+        return TU_SKIP_RC;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_data_sets),
+        cmocka_unit_test(test_gotcha),
+        cmocka_unit_test(test_bad_input_on_one_rank),
+        cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_batch_failed_window),
+    };
+    return tu_run_tests(tests);
+#endif
+}
