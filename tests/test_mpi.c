@@ -45,12 +45,22 @@ static int run_sh(const char *cmd)
     return WEXITSTATUS(rc);
 }
 
-/* "" for one process, else "mpiexec --oversubscribe -n N " */
+/* "" for one process, else "mpiexec --oversubscribe -n N ". In the
+ * sanitizer build the ranks run without LeakSanitizer: Open MPI 4.1 leaves
+ * blocks of its own (ompi_op_base_op_select and components it has already
+ * unloaded, so no suppression can name them) at MPI_Finalize. sarbp's own
+ * allocations on these paths are leak-checked by the one-process runs of
+ * this test and by every other test. */
+static const char *rank_env(void)
+{
+    return tu_under_asan() ? "ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 " : "";
+}
+
 static const char *launcher(int n)
 {
     static char buf[1024];
     if (n <= 1) return "";
-    snprintf(buf, sizeof buf, "'%s' --oversubscribe -n %d ", SARBP_MPIEXEC, n);
+    snprintf(buf, sizeof buf, "%s'%s' --oversubscribe -n %d ", rank_env(), SARBP_MPIEXEC, n);
     return buf;
 }
 
@@ -191,9 +201,9 @@ static void test_bad_input_on_one_rank(void **state)
         char out[1024], cmd[8192];
         snprintf(out, sizeof out, "%s/mpi_bad_%d.npy", SARBP_TEST_TMP, n);
         snprintf(cmd, sizeof cmd,
-                 "'%s' --oversubscribe -n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s' : "
+                 "%s'%s' --oversubscribe -n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s' : "
                  "-n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s'%s%s%s%s%s%s%s",
-                 SARBP_MPIEXEC, SARBP_EXE, good, out, SARBP_EXE, junk, out,
+                 rank_env(), SARBP_MPIEXEC, SARBP_EXE, good, out, SARBP_EXE, junk, out,
                  n == 3 ? " : -n 1 '" : "", n == 3 ? SARBP_EXE : "", n == 3 ? "' form -i '" : "",
                  n == 3 ? good : "", n == 3 ? "' --backend cpu " GRID " -o '" : "", n == 3 ? out : "",
                  n == 3 ? "'" : "");
