@@ -56,7 +56,10 @@ outside the sanitizer runtime, libFuzzer and libc:
               upstream crash that happens only after earlier inputs (global
               state of HDF5 or matio; its in-process stack is used): listed,
               not counted as a failure. A finding of sarbp's that does not
-              reproduce alone still counts.
+              reproduce alone still counts. In fork mode (--fork) a finding
+              that does not reproduce alone has no stack: unreproduced when
+              both CLIs handle the file (exit 0 or 1 within the limits),
+              else counted as sarbp's.
 The harnesses turn the readers' probe off (tests/fuzz/fuzz_common.h), so
 HDF5's own crashes do show up here, in-process.
 
@@ -261,10 +264,15 @@ for h in "${names[@]}"; do
             if [[ -n $src && $src != */fork.log ]]; then
                 alone=0
                 who=$(attribute "$src")
+            else
+                # fork mode: the job that found it kept no stack
+                alone=0
+                who="unknown (fork mode keeps no stack)"
             fi
         fi
         if [[ $h == cli_numbers || $h == image_npy ]]; then
-            [[ $who == sarbp* ]] || who="sarbp (no upstream library in this harness) ${who#upstream }"
+            [[ $who == sarbp* || $who == unknown* ]] ||
+                who="sarbp (no upstream library in this harness) ${who#upstream }"
         fi
         if [[ $kind == leak ]] && ! grep -q 'LeakSanitizer' "$rlog"; then
             # Seen by libFuzzer's check after an input, gone when the input
@@ -272,6 +280,19 @@ for h in "${names[@]}"; do
             # that HDF5 or matio frees on close), not lost.
             nunrep=$((nunrep + 1)); verdict="unreproduced leak (freed by exit)"
             who="- (see the run logs in $logdir)"
+        elif [[ $alone -eq 0 && $who == unknown* ]]; then
+            # Found by a fork-mode job, not reproduced alone, no stack: listed
+            # as unreproduced when both CLIs handle the file (exit 0 or 1 in
+            # 10 s, < 1000 MB); otherwise counted as sarbp's.
+            read -r st_a mb_a < <(cli_status "$acli" "$h" "$f")
+            read -r st_r mb_r < <(cli_status "$cli" "$h" "$f")
+            if [[ $st_a -le 1 && $st_r -le 1 && $mb_r -lt 1000 ]]; then
+                nunrep=$((nunrep + 1))
+                verdict="unreproduced $kind (fork mode, no stack; CLIs exit $st_a and $st_r, $mb_r MB)"
+            else
+                nsarbp=$((nsarbp + 1))
+                verdict="sarbp $kind (fork mode, no stack; sanitizer CLI exits $st_a, release $st_r, $mb_r MB)"
+            fi
         elif [[ $alone -eq 0 && $who == upstream* ]]; then
             # An upstream crash that needs earlier inputs' state in the same
             # process: no single file makes the CLI crash. Listed, with its
