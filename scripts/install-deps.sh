@@ -11,9 +11,12 @@ set -euo pipefail
 # clang, its sanitizer and libFuzzer runtimes (libclang-rt-dev) and llvm
 # (llvm-symbolizer for readable sanitizer stacks) serve the sanitizer build
 # and the fuzzing in scripts/test.sh; time (/usr/bin/time) is used by
-# scripts/fuzz.sh to measure the CLI's memory on a finding.
+# scripts/fuzz.sh to measure the CLI's memory on a finding. libxml2 (the XML
+# of CPHD and SICD), libtiff and libgeotiff (GeoTIFF quick looks) are optional
+# for the build: without them those formats are off and their tests skip.
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
-          libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time)
+          libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time
+          libxml2-dev libtiff-dev libgeotiff-dev)
 
 usage() {
     cat <<EOF
