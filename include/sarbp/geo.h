@@ -69,7 +69,7 @@ typedef struct {
     sarbp_scene_ref ref;
     char collector[64];       /* collector (platform, sensor) name */
     char core_name[128];      /* collection identifier */
-    char polarisation[16];    /* "H:V" (transmit:receive), "" unknown */
+    char polarisation[32];    /* "H:V" (transmit:receive), "" unknown */
     char collect_start[40];   /* ISO 8601 UTC of time 0 of the pulse times */
     char source_format[32];   /* "CPHD 1.0.1", ... ("" for sarbp's own formats) */
 } sarbp_collection;
