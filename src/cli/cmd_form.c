@@ -22,7 +22,11 @@ static void help(void)
 "                        HDF5 or NGA CPHD 1.0/1.1 (monostatic, FX domain, CF8/CI4/CI2);\n"
 "                        a directory or a glob reads every file, in azimuth order\n"
 "  -o, --output OUT      image file, format from the extension: .h5 (complex64 + x, y\n"
-"                        coordinates + attributes), .npy (complex64, Ny x Nx), .png (dB)\n"
+"                        coordinates + attributes), .npy (complex64, Ny x Nx), .png (dB);\n"
+"                        geolocated (need a scene reference: CPHD, or --scene-ref):\n"
+"                        .nitf/.ntf/.sicd (SICD 1.3 in NITF 2.1, complex float32; needs\n"
+"                        pulse times: CPHD), .tif (GeoTIFF, dB, WGS-84 control points),\n"
+"                        .kmz (KML ground overlay of the dB PNG)\n"
 "      --pulses I0:I1    use pulses I0 (inclusive) to I1 (exclusive)\n"
 "      --azimuth A0:A1   use pulses whose azimuth (degrees) lies in [A0, A1]\n"
 "      --autofocus       apply the Gotcha autofocus corrections when the input has them\n"
@@ -150,7 +154,8 @@ int cmd_form(int argc, char **argv)
         case 'o':
             if (nout == MAX_IO) return cli_usage(cmd, "too many outputs (at most %d)", MAX_IO);
             if (sarbp_image_format_from_name(optarg) == SARBP_IMG_UNKNOWN)
-                return cli_usage(cmd, "cannot tell the format of '%s' (use .h5, .npy or .png)", optarg);
+                return cli_usage(cmd, "cannot tell the format of '%s' (use .h5, .npy, .png, "
+                                 ".nitf, .tif or .kmz)", optarg);
             outputs[nout++] = optarg;
             break;
         case OPT_BACKEND:
@@ -370,13 +375,15 @@ int cmd_form(int argc, char **argv)
     st = sarbp_form(rd, &g, be, &rc, &bo, prog, &img, &stats);
     cli_progress_end(prog);
     if (!st) st = sarbp_image_set_collection(img, sarbp_reader_collection(rd));
-    sarbp_reader_free(rd);
     if (st) {
+        sarbp_reader_free(rd);
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
     }
 
-    st = sarbp_image_write_all(outputs, nout, img, db_range); /* all or nothing */
+    const sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd)};
+    st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
+    sarbp_reader_free(rd);
     if (st) {
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
