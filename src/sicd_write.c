@@ -296,7 +296,7 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
     if (!m || !ctx->times || !start)
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': a SICD needs the pulse times "
                            "and the collection start, and the input has none (CPHD inputs give "
-                           "them; Gotcha and sarbp .h5 inputs do not)", path);
+                           "them; for others give --prf HZ and --collect-start TIME)", path);
     if (!parse_iso(start, s->idatim))
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': collection start '%s' is not "
                            "an ISO 8601 UTC time", path, start);

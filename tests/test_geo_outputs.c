@@ -304,17 +304,33 @@ static void test_refusals(void **state)
         expect_refused(args, "give --scene-ref LAT,LON,HEIGHT", none);
         assert_non_null(strstr(err, o));
     }
-    const char *o = tu_tmp("times.nitf");
+    char o[1024]; /* tu_tmp's slots rotate */
+    snprintf(o, sizeof o, "%s", tu_tmp("times.nitf"));
     const char *none[] = {o, NULL};
     snprintf(args, sizeof args, "form -i %s -o %s --scene-ref 10,20,0 --grid 16x16 --backend cpu -q",
              h5, o);
     expect_refused(args, "needs the pulse times", none);
+    /* the times given on the command line: a SICD */
+    assert_int_equal(tu_run("form -i %s -o %s --scene-ref 10,20,0 --prf 500 --collect-start "
+                            "2026-01-02T03:04:05.5Z --grid 16x16 --spacing 0.1 --backend cpu -q",
+                            h5, o), 0);
+    size_t n;
+    unsigned char *b = slurp(o, &n);
+    assert_memory_equal(b, "NITF02.10", 9);
+    assert_int_equal(field(b, 342, 12), n);
+    assert_non_null(find(b, n, "<CollectStart>2026-01-02T03:04:05.5Z</CollectStart>"));
+    free(b);
+    assert_int_equal(tu_run("form -i %s -o %s --collect-start yesterday", h5, o), 2);
+    assert_non_null(strstr(err, "--collect-start wants an ISO 8601"));
+    remove(o);
 #ifdef SARBP_HAVE_LIBXML2
     const char *cphd = tu_tmp("coarse.cphd");
     make_cphd(cphd);
     snprintf(args, sizeof args, "form -i %s -o %s --spacing 1 --grid 16x16 --backend cpu -q",
              cphd, o);
     expect_refused(args, "coarser than the image's band needs", none);
+    snprintf(args, sizeof args, "form -i %s -o %s --prf 100 --grid 16x16 --backend cpu -q", cphd, o);
+    expect_refused(args, "has its own", none);
 #endif
 }
 

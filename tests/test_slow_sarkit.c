@@ -160,11 +160,29 @@ static void test_sicd_by_sarkit(void **state)
     }
 }
 
+/* A Gotcha pass with --scene-ref (and the pulse times Gotcha lacks) gives
+ * a SICD that sicdcheck finds nothing in. */
+static void test_gotcha_sicd(void **state)
+{
+    (void)state;
+    if (!tu_have_gotcha()) tu_skip("no Gotcha data in %s", tu_gotcha_dir());
+    if (!have_sarkit()) tu_skip("no sarkit: cannot install it from PyPI here (offline?)");
+    const char *nitf = tu_tmp("gotcha.nitf");
+    assert_int_equal(tu_run("form -i %s --scene-ref 39.78,-84.09,250 --prf 117 --collect-start "
+                            "2008-01-01T00:00:00Z --grid 128x128 --spacing 0.2 -o %s "
+                            "--backend cpu -q", tu_gotcha_dir(), nitf), 0);
+    const int rc = sh(VENV "/bin/sicdcheck --no-color %s 2>&1", nitf);
+    print_message("sicdcheck (Gotcha): exit %d, %zu bytes of findings\n", rc, strlen(out));
+    if (rc != 0 || strstr(out, "[Error]") || strstr(out, "[Warning]"))
+        fail_msg("sicdcheck on %s:\n%s", nitf, out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cphd_by_sarkit),
         cmocka_unit_test(test_sicd_by_sarkit),
+        cmocka_unit_test(test_gotcha_sicd),
     };
     return tu_run_tests(tests);
 }

@@ -39,6 +39,10 @@ static void help(void)
 "                        turned by HEADING (the +y axis, degrees clockwise from north;\n"
 "                        default 0). CPHD inputs carry their own. Recorded in .h5\n"
 "                        outputs (attribute scene_ref); geolocated outputs need it\n"
+"      --prf HZ          for inputs without pulse times (Gotcha, sarbp .h5): pulse i\n"
+"                        of the selection is at i / HZ seconds; with --collect-start,\n"
+"                        what a SICD output needs (a CPHD carries both)\n"
+"      --collect-start T the collection start, ISO 8601 UTC (2008-06-01T12:00:00Z)\n"
 "\n"
 "image grid (default: the alias-free scene at half-resolution spacing):\n"
 "      --grid NXxNY      pixels, e.g. 512x512\n"
@@ -90,7 +94,7 @@ enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
     OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_RAWFP16,
-    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF
+    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART
 };
 
 static const struct option longopts[] = {
@@ -121,6 +125,8 @@ static const struct option longopts[] = {
     {"fast", no_argument, NULL, OPT_FAST},
     {"channel", required_argument, NULL, OPT_CHANNEL},
     {"scene-ref", required_argument, NULL, OPT_SCENEREF},
+    {"prf", required_argument, NULL, OPT_PRF},
+    {"collect-start", required_argument, NULL, OPT_COLLECTSTART},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -143,6 +149,8 @@ int cmd_form(int argc, char **argv)
     sarbp_reader_options ro = {NULL};
     sarbp_scene_ref scene_ref;
     int have_scene_ref = 0;
+    double prf = 0;
+    const char *collect_start = NULL;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "i:o:qvh", longopts)) != -1) {
         int n;
@@ -261,6 +269,18 @@ int cmd_form(int argc, char **argv)
             if (sarbp_scene_ref_parse(optarg, &scene_ref))
                 return cli_usage(cmd, "--scene-ref: %s", sarbp_error_detail());
             have_scene_ref = 1;
+            break;
+        case OPT_PRF:
+            if (cli_parse_double(optarg, 1e-3, 1e9, &prf))
+                return cli_usage(cmd, "--prf wants a pulse rate in Hz from 1e-3 to 1e9, not '%s'",
+                                 optarg);
+            break;
+        case OPT_COLLECTSTART:
+            if (strlen(optarg) < 19 || strlen(optarg) > 39 || optarg[4] != '-' ||
+                optarg[10] != 'T')
+                return cli_usage(cmd, "--collect-start wants an ISO 8601 UTC time such as "
+                                 "2008-06-01T12:00:00Z, not '%s'", optarg);
+            collect_start = optarg;
             break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
@@ -381,8 +401,23 @@ int cmd_form(int argc, char **argv)
         return cli_fail_status(cmd, st);
     }
 
-    const sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd)};
-    st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
+    sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd)};
+    double *times = NULL;
+    if ((prf > 0 || collect_start) && (ctx.times || sarbp_image_get_attr(img, "collect_start"))) {
+        sarbp_reader_free(rd);
+        sarbp_image_free(img);
+        return cli_fail(cmd, "--prf and --collect-start are for inputs without pulse times; "
+                        "'%s' has its own", inputs[0]);
+    }
+    if (prf > 0) {
+        times = malloc(ctx.meta->npulses * sizeof *times);
+        if (!times) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; times && i < ctx.meta->npulses; i++) times[i] = (double)i / prf;
+        ctx.times = times;
+    }
+    if (!st && collect_start) st = sarbp_image_set_attr(img, "collect_start", collect_start);
+    if (!st) st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
+    free(times);
     sarbp_reader_free(rd);
     if (st) {
         sarbp_image_free(img);
