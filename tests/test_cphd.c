@@ -173,6 +173,12 @@ static void test_cli(void **state)
     sarbp_image_free(x);
     sarbp_image_free(y);
 
+    assert_int_equal(tu_run("info --json %s", cphd), 0);
+    assert_non_null(strstr(out, "\"scene_ref\": {\"lat_deg\": 34.0430850"));
+    assert_non_null(strstr(out, "\"polarisation\": \"V:V\""));
+    assert_int_equal(tu_run("info --channel CH2 %s", cphd), 0);
+    assert_non_null(strstr(out, "polarisation:       H:V"));
+    assert_non_null(strstr(out, "collector:          SIMSAT"));
     assert_int_equal(tu_run("form -i %s -o %s --channel CH9 " FORM_ARGS, cphd, a), 1);
     assert_non_null(strstr(err, "no CPHD channel 'CH9' (it has 'CH1', 'CH2')"));
     assert_int_equal(tu_run("form -i %s -o %s --scene-ref 1,2,3 " FORM_ARGS, cphd, a), 1);
