@@ -259,7 +259,10 @@ static int text(xmlNode *n, const char *path, char *buf, size_t size)
     while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' ||
                    s[len - 1] == '\r'))
         len--;
-    if (len >= size) len = size - 1;
+    if (len >= size) {
+        len = size - 1;
+        while (len && ((unsigned char)s[len] & 0xc0) == 0x80) len--; /* whole UTF-8 characters */
+    }
     memcpy(buf, s, len);
     buf[len] = '\0';
     for (size_t i = 0; i < len; i++) /* keep messages and attributes printable */
@@ -553,6 +556,14 @@ static sarbp_status open_xml(FILE *fp, const char *path, const struct header *h,
         while (l && msg[l - 1] == '\n') msg[--l] = '\0';
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': the CPHD XML block is not well-formed XML "
                            "(line %d: %s)", path, e ? e->line : 0, msg[0] ? msg : "?");
+    }
+    /* CPHD XML has no DTD; one could only declare entities, whose
+     * expansion when text is read is a memory bomb (billion laughs) */
+    if ((*doc)->intSubset || (*doc)->extSubset) {
+        xmlFreeDoc(*doc);
+        *doc = NULL;
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': the CPHD XML block declares a DTD, which "
+                           "CPHD does not use", path);
     }
     return SARBP_OK;
 }

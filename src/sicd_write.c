@@ -442,8 +442,19 @@ static void build_xml(struct sb *b, const sarbp_image *img, const struct sicd_ge
     const char *pol = sarbp_image_get_attr(img, "polarisation");
     char txpol[16] = "UNKNOWN", txrcv[32] = "UNKNOWN";
     if (pol && strchr(pol, ':') && strlen(pol) < sizeof txrcv) {
-        snprintf(txrcv, sizeof txrcv, "%s", pol);
-        snprintf(txpol, sizeof txpol, "%.*s", (int)(strchr(pol, ':') - pol), pol);
+        /* SICD's polarisations; anything else is written as UNKNOWN */
+        static const char *const known[] = {"V", "H", "X", "Y", "S", "E", "RHC", "LHC"};
+        const char *colon = strchr(pol, ':');
+        int ok_tx = 0, ok_rx = 0;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+            const size_t n = strlen(known[i]);
+            ok_tx |= (size_t)(colon - pol) == n && !strncmp(pol, known[i], n);
+            ok_rx |= !strcmp(colon + 1, known[i]);
+        }
+        if (ok_tx && ok_rx) {
+            snprintf(txrcv, sizeof txrcv, "%s", pol);
+            snprintf(txpol, sizeof txpol, "%.*s", (int)(colon - pol), pol);
+        }
     }
     double urow[3], ucol[3];
     sarbp_scene_dir_to_ecef(&s->ref, s->urow, urow);

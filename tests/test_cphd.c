@@ -285,6 +285,9 @@ static void test_malformed(void **state)
     BAD("xmlroot.cphd", "not <CPHD>", .from = {"<CPHD xmlns", "</CPHD>"}, .to = {"<SICD xmlns", "</SICD>"});
     BAD("entity.cphd", "not well-formed XML", .from = {"<CollectorName>SIMSAT"},
         .to = {"<CollectorName>&xxe;"});
+    BAD("dtd.cphd", "declares a DTD", .from = {"<CPHD xmlns"},
+        .to = {"<!DOCTYPE CPHD [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;\">]>"
+               "<CPHD xmlns"});
     /* missing elements */
     BAD("nosc0.cphd", "lacks PVP/SCSS", .from = {"<SCSS>", "</SCSS>"}, .to = {"<SCSX>", "</SCSX>"});
     BAD("nofmt.cphd", "lacks Data/SignalArrayFormat", .from = {"<SignalArrayFormat>CF8</SignalArrayFormat>"},
