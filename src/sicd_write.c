@@ -325,9 +325,10 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
                            "%g to %g s)", path, s->t_start, s->t_end);
     s->t_coa = 0.5 * (s->t_start + s->t_end);
 
-    /* orientation: the row direction nearest the look at the aperture's centre */
+    /* orientation: the row direction nearest the look (antenna to grid centre)
+     * at the aperture's centre */
     const size_t mid = np / 2;
-    const double look[2] = {-m->pos[3 * mid], -m->pos[3 * mid + 1]};
+    const double look[2] = {g->xc - m->pos[3 * mid], g->yc - m->pos[3 * mid + 1]};
     if (fabs(look[0]) >= fabs(look[1])) {
         const long sg = look[0] >= 0 ? 1 : -1; /* row +-x, column +-y */
         s->urow[0] = (double)sg;

@@ -199,6 +199,8 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
     assert_non_null(fp);
     assert_int_equal(fwrite(file, 1, total, fp), total);
     assert_int_equal(fclose(fp), 0);
+    g->pvp_off = pvp_off;
+    g->pvp_size = pvp_size;
     g->sig_off = sig_off;
     g->sig_size = sig_size;
     g->file_size = total;

@@ -27,7 +27,7 @@ struct cphd_gen {
     int nan_vector;        /* > 0: vector nan_vector - 1 has a NaN SC0 */
     double srp_step;       /* m the SRP moves per vector */
     /* out: the layout */
-    size_t sig_off, sig_size, file_size;
+    size_t pvp_off, pvp_size, sig_off, sig_size, file_size;
 };
 
 /* Writes path; fails the (cmocka) test on an I/O error. */

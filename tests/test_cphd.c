@@ -249,6 +249,18 @@ static void test_malformed(void **state)
         fclose(fp);
         expect_bad(t, whats[i]);
     }
+    /* the wrong byte order: the PVP block written little-endian */
+    for (size_t o = g0.pvp_off; o + 8 <= g0.pvp_off + g0.pvp_size; o += 8)
+        for (int k = 0; k < 4; k++) {
+            unsigned char c = buf[o + k];
+            buf[o + k] = buf[o + 7 - k];
+            buf[o + 7 - k] = c;
+        }
+    const char *le = tu_tmp("little_endian.cphd");
+    fp = fopen(le, "wb");
+    fwrite(buf, 1, g0.file_size, fp);
+    fclose(fp);
+    expect_bad(le, "per-vector parameter of vector 0");
     free(buf);
 
     struct cphd_gen g;
