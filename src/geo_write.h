@@ -17,9 +17,9 @@ sarbp_status sicd_check(const char *path, const sarbp_image *img, const sarbp_im
 sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
                      const sarbp_image_context *ctx);
 
-sarbp_status geotiff_check(const char *path, const sarbp_image *img);
+sarbp_status geotiff_check(const char *path, const sarbp_image *img, int complex_pixels);
 sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                        double db_range);
+                        double db_range, int complex_pixels);
 
 sarbp_status kmz_check(const char *path, const sarbp_image *img);
 sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,

@@ -423,7 +423,7 @@ static sarbp_status write_one(sarbp_tempfile *t, const char *path, sarbp_image_f
     case SARBP_IMG_NPY: return npy_to(t, path, img);
     case SARBP_IMG_PNG: return png_to(t, path, img, db_range);
     case SARBP_IMG_SICD: return sicd_to(t, path, img, ctx);
-    case SARBP_IMG_GEOTIFF: return geotiff_to(t, path, img, db_range);
+    case SARBP_IMG_GEOTIFF: return geotiff_to(t, path, img, db_range, ctx && ctx->tiff_complex);
     case SARBP_IMG_KMZ: return kmz_to(t, path, img, db_range);
     case SARBP_IMG_UNKNOWN: break;
     }
@@ -455,7 +455,8 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
     /* geolocated outputs: everything they need, before any file exists */
     for (size_t i = 0; i < n; i++) {
         if (fmt[i] == SARBP_IMG_SICD) SARBP_TRY(sicd_check(paths[i], img, ctx));
-        if (fmt[i] == SARBP_IMG_GEOTIFF) SARBP_TRY(geotiff_check(paths[i], img));
+        if (fmt[i] == SARBP_IMG_GEOTIFF)
+            SARBP_TRY(geotiff_check(paths[i], img, ctx && ctx->tiff_complex));
         if (fmt[i] == SARBP_IMG_KMZ) SARBP_TRY(kmz_check(paths[i], img));
     }
     sarbp_tempfile **t = calloc(n, sizeof *t);

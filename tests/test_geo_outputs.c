@@ -437,6 +437,28 @@ static void test_kmz_geotiff(void **state)
                   count / 6, worst);
     assert_true(worst < 0.5);
     XTIFFClose(tf);
+
+    /* --complex: the complex pixels themselves, north row first */
+    const char *ctif = tu_tmp("qlc.tif"), *ch5 = tu_tmp("qlc.h5");
+    assert_int_equal(tu_run("form -i %s -o %s -o %s --complex " QL_ARGS, h5, ctif, ch5), 0);
+    sarbp_image *img;
+    tu_ok(sarbp_image_read(ch5, &img));
+    tf = XTIFFOpen(ctif, "r");
+    assert_non_null(tf);
+    uint16_t bps = 0, fmt = 0;
+    TIFFGetField(tf, TIFFTAG_BITSPERSAMPLE, &bps);
+    TIFFGetField(tf, TIFFTAG_SAMPLEFORMAT, &fmt);
+    assert_int_equal(bps, 64);
+    assert_int_equal(fmt, SAMPLEFORMAT_COMPLEXIEEEFP);
+    sarbp_c32 line[50];
+    size_t differ = 0;
+    for (uint32_t row = 0; row < 40; row++) {
+        assert_int_equal(TIFFReadScanline(tf, line, row, 0), 1);
+        differ += memcmp(line, img->data + (39 - row) * 50, sizeof line) != 0;
+    }
+    assert_int_equal(differ, 0);
+    XTIFFClose(tf);
+    sarbp_image_free(img);
 #endif
 }
 

@@ -69,6 +69,8 @@ typedef struct {
     const struct sarbp_phd_s *meta; /* metadata of the pulses formed (scene frame), or NULL */
     const double *times;            /* [meta->npulses] s after the image's collect_start,
                                      * or NULL when unknown */
+    int tiff_complex;               /* GeoTIFF: complex float32 pixels (CFloat32) instead
+                                     * of the 8-bit dB magnitude */
 } sarbp_image_context;
 
 /* Writes img in the format chosen by the extension. db_range > 0 (PNG only).

@@ -44,6 +44,7 @@ static void help(void)
 "                        of the selection is at i / HZ seconds; with --collect-start,\n"
 "                        what a SICD output needs (a CPHD carries both)\n"
 "      --collect-start T the collection start, ISO 8601 UTC (2008-06-01T12:00:00Z)\n"
+"      --complex         .tif outputs hold the complex image (CFloat32), not dB\n"
 "\n"
 "image grid (default: the alias-free scene at half-resolution spacing):\n"
 "      --grid NXxNY      pixels, e.g. 512x512\n"
@@ -95,7 +96,7 @@ enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
     OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_RAWFP16,
-    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART
+    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX
 };
 
 static const struct option longopts[] = {
@@ -128,6 +129,7 @@ static const struct option longopts[] = {
     {"scene-ref", required_argument, NULL, OPT_SCENEREF},
     {"prf", required_argument, NULL, OPT_PRF},
     {"collect-start", required_argument, NULL, OPT_COLLECTSTART},
+    {"complex", no_argument, NULL, OPT_COMPLEX},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -152,6 +154,7 @@ int cmd_form(int argc, char **argv)
     int have_scene_ref = 0;
     double prf = 0;
     const char *collect_start = NULL;
+    int tiff_complex = 0;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "i:o:qvh", longopts)) != -1) {
         int n;
@@ -283,6 +286,7 @@ int cmd_form(int argc, char **argv)
                                  "2008-06-01T12:00:00Z, not '%s'", optarg);
             collect_start = optarg;
             break;
+        case OPT_COMPLEX: tiff_complex = 1; break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
         case 'h': help(); return CLI_OK;
@@ -402,7 +406,7 @@ int cmd_form(int argc, char **argv)
         return cli_fail_status(cmd, st);
     }
 
-    sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd)};
+    sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd), tiff_complex};
     double *times = NULL;
     if ((prf > 0 || collect_start) && (ctx.times || sarbp_image_get_attr(img, "collect_start"))) {
         sarbp_reader_free(rd);
