@@ -4,7 +4,7 @@
 # out-of-memory it found into sarbp's own bugs and contained upstream ones.
 set -euo pipefail
 
-HARNESSES=(phd_h5 phd_mat image_h5 image_npy cli_numbers)
+HARNESSES=(phd_h5 phd_mat phd_cphd image_h5 image_npy cli_numbers)
 
 usage() {
     cat <<EOF
@@ -133,7 +133,7 @@ if [[ -z $cli ]]; then
 fi
 
 # The CLI command that reads an input of harness $1, and the file suffix.
-suffix_of() { case "$1" in phd_h5 | image_h5) echo .h5 ;; phd_mat) echo .mat ;; image_npy) echo .npy ;; *) echo "" ;; esac; }
+suffix_of() { case "$1" in phd_h5 | image_h5) echo .h5 ;; phd_mat) echo .mat ;; phd_cphd) echo .cphd ;; image_npy) echo .npy ;; *) echo "" ;; esac; }
 
 # Prints "sarbp WHERE" or "upstream LIB WHERE" for a reproduction log: the
 # first stack frame that is not the sanitizer runtime, libFuzzer, the

@@ -14,9 +14,12 @@ set -euo pipefail
 # scripts/fuzz.sh to measure the CLI's memory on a finding. Open MPI
 # (libopenmpi-dev, openmpi-bin: mpicc's headers and libraries, mpiexec) builds
 # and tests 'mpirun sarbp form' and 'sarbp batch' across ranks (-DSARBP_MPI).
+# libxml2 (the XML of CPHD and SICD), libtiff and libgeotiff (GeoTIFF quick
+# looks) are optional for the build: without them those formats are off and
+# their tests skip.
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
           libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin libxml2-dev libtiff-dev libgeotiff-dev)
 
 usage() {
     cat <<EOF

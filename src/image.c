@@ -83,5 +83,14 @@ sarbp_image_format sarbp_image_format_from_name(const char *path)
     if (!strcasecmp(dot, ".h5") || !strcasecmp(dot, ".hdf5")) return SARBP_IMG_H5;
     if (!strcasecmp(dot, ".npy")) return SARBP_IMG_NPY;
     if (!strcasecmp(dot, ".png")) return SARBP_IMG_PNG;
+    if (!strcasecmp(dot, ".nitf") || !strcasecmp(dot, ".ntf") || !strcasecmp(dot, ".sicd"))
+        return SARBP_IMG_SICD;
+    if (!strcasecmp(dot, ".tif") || !strcasecmp(dot, ".tiff")) return SARBP_IMG_GEOTIFF;
+    if (!strcasecmp(dot, ".kmz")) return SARBP_IMG_KMZ;
     return SARBP_IMG_UNKNOWN;
+}
+
+int sarbp_image_format_is_geo(sarbp_image_format f)
+{
+    return f == SARBP_IMG_SICD || f == SARBP_IMG_GEOTIFF || f == SARBP_IMG_KMZ;
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geo_write.h"
 #include "image_internal.h"
 #include "tempfile.h"
 
@@ -302,8 +303,7 @@ static sarbp_status png8_to(sarbp_tempfile *t, const char *path, const unsigned 
     return close_stream(f, 1, path);
 }
 
-static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                          double db_range)
+sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **out)
 {
     const size_t nx = img->grid.nx, ny = img->grid.ny, n = nx * ny;
     double peak2 = 0;
@@ -313,10 +313,9 @@ static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_imag
         if (isfinite(p2) && p2 > peak2) peak2 = p2;
     }
     unsigned char *pix = malloc(n);
-    if (!pix)
-        return sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory (%zu x %zu)", path, nx, ny);
+    if (!pix) return sarbp_error(SARBP_ERR_NOMEM, "out of memory (%zu x %zu)", nx, ny);
     /* 255 * (1 + 20 log10(|I| / peak) / db_range), clipped to [0, 255];
-     * PNG row 0 is the northernmost image row (iy = ny - 1). */
+     * row 0 is the northernmost image row (iy = ny - 1). */
     for (size_t row = 0; row < ny; row++) {
         const sarbp_c32 *src = img->data + (ny - 1 - row) * nx;
         unsigned char *dst = pix + row * nx;
@@ -330,21 +329,102 @@ static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_imag
             dst[ix] = (unsigned char)lround(v);
         }
     }
+    *out = pix;
+    return SARBP_OK;
+}
+
+static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range)
+{
+    const size_t nx = img->grid.nx, ny = img->grid.ny;
+    unsigned char *pix;
     sarbp_status st = png_check_size(path, nx, ny, 1);
-    if (st == SARBP_OK) st = png8_to(t, path, pix, nx, ny, 1);
+    if (st) return st;
+    if ((st = image_db8(img, db_range, &pix)))
+        return sarbp_error(st, "cannot write '%s': %s", path, sarbp_error_detail());
+    st = png8_to(t, path, pix, nx, ny, 1);
     free(pix);
     return st;
+}
+
+struct membuf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void mem_write_fn(png_structp png, png_bytep data, png_size_t len)
+{
+    struct membuf *m = png_get_io_ptr(png);
+    if (m->oom) return;
+    if (m->n + len > m->cap) {
+        size_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->n + len) cap *= 2;
+        unsigned char *q = realloc(m->p, cap);
+        if (!q) {
+            m->oom = 1;
+            return;
+        }
+        m->p = q;
+        m->cap = cap;
+    }
+    memcpy(m->p + m->n, data, len);
+    m->n += len;
+}
+
+static void mem_flush_fn(png_structp png)
+{
+    (void)png;
+}
+
+sarbp_status png8_to_memory(const unsigned char *pix, size_t w, size_t h, unsigned char **out,
+                            size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    SARBP_TRY(png_check_size("(memory)", w, h, 1));
+    struct png_err err = {""};
+    struct membuf m = {0};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_err_fn, png_warn_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        png_destroy_write_struct(&png, &info);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory in libpng");
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(m.p);
+        return sarbp_error(SARBP_ERR_PNG, "libpng: %s", err.msg);
+    }
+    png_set_write_fn(png, &m, mem_write_fn, mem_flush_fn);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_GRAY,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (size_t y = 0; y < h; y++) png_write_row(png, pix + y * w);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    if (m.oom) {
+        free(m.p);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a PNG of %zu x %zu", w, h);
+    }
+    *out = m.p;
+    *n = m.n;
+    return SARBP_OK;
 }
 
 /* ---- all formats, all or nothing ----------------------------------------- */
 
 static sarbp_status write_one(sarbp_tempfile *t, const char *path, sarbp_image_format fmt,
-                              const sarbp_image *img, double db_range)
+                              const sarbp_image *img, double db_range,
+                              const sarbp_image_context *ctx)
 {
     switch (fmt) {
     case SARBP_IMG_H5: return h5_to(t, path, img);
     case SARBP_IMG_NPY: return npy_to(t, path, img);
     case SARBP_IMG_PNG: return png_to(t, path, img, db_range);
+    case SARBP_IMG_SICD: return sicd_to(t, path, img, ctx);
+    case SARBP_IMG_GEOTIFF: return geotiff_to(t, path, img, db_range, ctx && ctx->tiff_complex);
+    case SARBP_IMG_KMZ: return kmz_to(t, path, img, db_range);
     case SARBP_IMG_UNKNOWN: break;
     }
     return sarbp_error(SARBP_ERR_INTERNAL, "no writer for '%s'", path);
@@ -354,15 +434,17 @@ static sarbp_status write_one(sarbp_tempfile *t, const char *path, sarbp_image_f
  * each path's format, the PNG dB range), writes every output to its own
  * temporary and renames them all only when all are complete. */
 static sarbp_status write_files(const char *const *paths, const sarbp_image_format *fmt, size_t n,
-                                const sarbp_image *img, double db_range)
+                                const sarbp_image *img, double db_range,
+                                const sarbp_image_context *ctx)
 {
     if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
     for (size_t i = 0; i < n; i++) {
         if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
         if (fmt[i] == SARBP_IMG_UNKNOWN)
             return sarbp_error(SARBP_ERR_INVALID, "cannot tell the image format of '%s' from its "
-                               "name (use .h5, .npy or .png)", paths[i]);
-        if (fmt[i] == SARBP_IMG_PNG && (!(db_range > 0) || !isfinite(db_range)))
+                               "name (use .h5, .npy, .png, .nitf, .tif or .kmz)", paths[i]);
+        if ((fmt[i] == SARBP_IMG_PNG || fmt[i] == SARBP_IMG_GEOTIFF || fmt[i] == SARBP_IMG_KMZ) &&
+            (!(db_range > 0) || !isfinite(db_range)))
             return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
                                paths[i], db_range);
     }
@@ -370,12 +452,19 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
     if (img->grid.nx > 0x7fffffff / 4 || img->grid.ny > 0x7fffffff)
         for (size_t i = 0; i < n; i++)
             if (fmt[i] == SARBP_IMG_PNG) SARBP_TRY(png_check_size(paths[i], img->grid.nx, img->grid.ny, 1));
+    /* geolocated outputs: everything they need, before any file exists */
+    for (size_t i = 0; i < n; i++) {
+        if (fmt[i] == SARBP_IMG_SICD) SARBP_TRY(sicd_check(paths[i], img, ctx));
+        if (fmt[i] == SARBP_IMG_GEOTIFF)
+            SARBP_TRY(geotiff_check(paths[i], img, ctx && ctx->tiff_complex));
+        if (fmt[i] == SARBP_IMG_KMZ) SARBP_TRY(kmz_check(paths[i], img));
+    }
     sarbp_tempfile **t = calloc(n, sizeof *t);
     if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
     for (size_t i = 0; i < n && st == SARBP_OK; i++) {
         st = sarbp_tempfile_create(paths[i], &t[i]);
-        if (st == SARBP_OK) st = write_one(t[i], paths[i], fmt[i], img, db_range);
+        if (st == SARBP_OK) st = write_one(t[i], paths[i], fmt[i], img, db_range, ctx);
     }
     if (st == SARBP_OK) {
         st = sarbp_tempfile_commit_all(t, n);
@@ -389,11 +478,17 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
 sarbp_status sarbp_image_write_all(const char *const *paths, size_t n, const sarbp_image *img,
                                    double db_range)
 {
+    return sarbp_image_write_all_ctx(paths, n, img, db_range, NULL);
+}
+
+sarbp_status sarbp_image_write_all_ctx(const char *const *paths, size_t n, const sarbp_image *img,
+                                       double db_range, const sarbp_image_context *ctx)
+{
     if (!paths) n = 0;
     sarbp_image_format *fmt = malloc((n ? n : 1) * sizeof *fmt);
     if (!fmt) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) fmt[i] = sarbp_image_format_from_name(paths[i]);
-    sarbp_status st = write_files(paths, fmt, n, img, db_range);
+    sarbp_status st = write_files(paths, fmt, n, img, db_range, ctx);
     free(fmt);
     return st;
 }
@@ -406,19 +501,19 @@ sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double 
 sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img)
 {
     const sarbp_image_format f = SARBP_IMG_H5;
-    return write_files(&path, &f, 1, img, 0);
+    return write_files(&path, &f, 1, img, 0, NULL);
 }
 
 sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
 {
     const sarbp_image_format f = SARBP_IMG_NPY;
-    return write_files(&path, &f, 1, img, 0);
+    return write_files(&path, &f, 1, img, 0, NULL);
 }
 
 sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range)
 {
     const sarbp_image_format f = SARBP_IMG_PNG;
-    return write_files(&path, &f, 1, img, db_range);
+    return write_files(&path, &f, 1, img, db_range, NULL);
 }
 
 sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t w, size_t h,

@@ -34,6 +34,9 @@ struct sarbp_reader_s {
     size_t sel0, sel1;
     int autofocus;
     size_t open_file;       /* the file whose handle is open, or nfiles for none */
+    sarbp_collection coll;  /* the inputs' (or the caller's) geographic reference */
+    double *t_all;          /* every pulse's time, NULL unless every file has times */
+    double *t_view;         /* the selected pulses' times (sized for every pulse) */
 };
 
 /* Re-records the current error detail as "'path': detail". */
@@ -126,7 +129,7 @@ static int cmp_str(const void *a, const void *b)
 
 static int is_data_name(const char *name)
 {
-    static const char *const ext[] = {".mat", ".h5", ".hdf5"};
+    static const char *const ext[] = {".mat", ".h5", ".hdf5", ".cphd"};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         size_t e = strlen(ext[i]);
@@ -135,7 +138,7 @@ static int is_data_name(const char *name)
     return 0;
 }
 
-/* A directory's *.mat, *.h5, *.hdf5 files (regular files only), sorted by name. */
+/* A directory's *.mat, *.h5, *.hdf5, *.cphd files (regular files only), sorted by name. */
 static sarbp_status expand_dir(const char *dir, struct strlist *out)
 {
     DIR *d = opendir(dir);
@@ -160,7 +163,7 @@ static sarbp_status expand_dir(const char *dir, struct strlist *out)
     }
     closedir(d);
     if (st == SARBP_OK && names.n == 0)
-        st = sarbp_error(SARBP_ERR_INVALID, "directory '%s' holds no .mat, .h5 or .hdf5 files",
+        st = sarbp_error(SARBP_ERR_INVALID, "directory '%s' holds no .mat, .h5, .hdf5 or .cphd files",
                          dir);
     if (st == SARBP_OK) {
         qsort(names.v, names.n, sizeof names.v[0], cmp_str);
@@ -225,9 +228,10 @@ static sarbp_status reject_duplicates(const struct strlist *l)
 
 /* ---- one file ------------------------------------------------------------- */
 
-enum file_kind { KIND_HDF5, KIND_MAT5 };
+enum file_kind { KIND_HDF5, KIND_MAT5, KIND_CPHD };
 
-/* By content: MATLAB v5 (and v6, v7) files open with a text header; HDF5
+/* By content: MATLAB v5 (and v6, v7) files open with a text header, CPHD
+ * files with "CPHD/"; HDF5
  * files hold the superblock signature at offset 0, 512, 1024, 2048, ...
  * (after a user block such as MATLAB v7.3's 512-byte header). */
 static sarbp_status detect(const char *path, enum file_kind *kind)
@@ -243,8 +247,12 @@ static sarbp_status detect(const char *path, enum file_kind *kind)
         fclose(fp);
         return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
     }
-    sarbp_status st = sarbp_error(SARBP_ERR_FORMAT, "'%s': not an HDF5 or MATLAB file", path);
-    if (n == sizeof head && !memcmp(head, mat5, sizeof mat5 - 1)) {
+    sarbp_status st = sarbp_error(SARBP_ERR_FORMAT, "'%s': not an HDF5 or MATLAB file (nor "
+                                  "CPHD)", path);
+    if (n >= 5 && !memcmp(head, "CPHD/", 5)) {
+        *kind = KIND_CPHD;
+        st = SARBP_OK;
+    } else if (n == sizeof head && !memcmp(head, mat5, sizeof mat5 - 1)) {
         *kind = KIND_MAT5;
         st = SARBP_OK;
     } else {
@@ -275,6 +283,8 @@ static void file_clear(struct phd_file *f)
         f->ops->destroy(f);
     }
     sarbp_phd_free(f->meta);
+    free(f->coll);
+    free(f->t);
     free(f->path);
     memset(f, 0, sizeof *f);
 }
@@ -301,11 +311,14 @@ static sarbp_status check_meta(const char *path, const sarbp_phd *m)
 }
 
 /* Loads path's metadata into f (path known to be of kind) and checks it. */
-static sarbp_status load(const char *path, enum file_kind kind, struct phd_file *f)
+static sarbp_status load(const char *path, enum file_kind kind, const sarbp_reader_options *o,
+                         struct phd_file *f)
 {
     f->path = strdup(path);
     if (!f->path) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    sarbp_status st = kind == KIND_HDF5 ? phd_open_h5(path, f) : phd_open_mat(path, f);
+    sarbp_status st = kind == KIND_HDF5   ? phd_open_h5(path, f)
+                      : kind == KIND_MAT5 ? phd_open_mat(path, f)
+                                          : phd_open_cphd(path, o ? o->channel : NULL, f);
     if (st == SARBP_OK) st = check_meta(path, f->meta);
     if (st != SARBP_OK) file_clear(f);
     return st;
@@ -317,18 +330,22 @@ static sarbp_status probe_walk(const char *path, void *arg)
 {
     struct phd_file f;
     memset(&f, 0, sizeof f);
-    sarbp_status st = load(path, *(const enum file_kind *)arg, &f);
+    sarbp_status st = load(path, *(const enum file_kind *)arg, NULL, &f);
     if (st == SARBP_OK) file_clear(&f);
     return st;
 }
 
-static sarbp_status file_open(const char *path, struct phd_file *f)
+/* HDF5 and matio files are walked in the probe first (probe.h); a CPHD is
+ * parsed by sarbp's own checked code (cphd_read.c) and libxml2 without it. */
+static sarbp_status file_open(const char *path, const sarbp_reader_options *o,
+                              struct phd_file *f)
 {
     memset(f, 0, sizeof *f);
     enum file_kind kind = KIND_HDF5;
     SARBP_TRY(detect(path, &kind));
-    SARBP_TRY(probe_run(path, kind == KIND_HDF5 ? "HDF5" : "matio", probe_walk, &kind));
-    return load(path, kind, f);
+    if (kind != KIND_CPHD)
+        SARBP_TRY(probe_run(path, kind == KIND_HDF5 ? "HDF5" : "matio", probe_walk, &kind));
+    return load(path, kind, o, f);
 }
 
 /* ---- the reader ----------------------------------------------------------- */
@@ -409,6 +426,58 @@ static sarbp_status concat_optional(sarbp_reader *rd)
     return SARBP_OK;
 }
 
+/* Inputs that carry a scene reference must agree on it (to 1 mm: their
+ * positions are relative to it); the strings survive where all agree.
+ * Pulse times survive when every file has them. */
+static sarbp_status concat_collection(sarbp_reader *rd)
+{
+    const struct phd_file *f0 = &rd->files[0];
+    int all_times = 1;
+    for (size_t i = 0; i < rd->nfiles; i++) {
+        const struct phd_file *f = &rd->files[i];
+        if (!f->t) all_times = 0;
+        if (!f0->coll != !f->coll)
+            return sarbp_error(SARBP_ERR_MISMATCH, "'%s' %s a geographic scene reference and "
+                               "'%s' %s: they cannot be formed together",
+                               f0->path, f0->coll ? "has" : "has no", f->path,
+                               f->coll ? "has" : "has none");
+        if (!f->coll) continue;
+        if (i == 0) {
+            rd->coll = *f->coll;
+            continue;
+        }
+        const double *a = f0->coll->ref.ecef, *b = f->coll->ref.ecef;
+        const double d = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                              (a[2] - b[2]) * (a[2] - b[2]));
+        if (f0->coll->has_ref != f->coll->has_ref || d > 1e-3 ||
+            fabs(f0->coll->ref.heading_deg - f->coll->ref.heading_deg) > 1e-9)
+            return sarbp_error(SARBP_ERR_MISMATCH, "'%s' and '%s' have different scene "
+                               "reference points (%.3f m apart): their positions are in "
+                               "different frames", f0->path, f->path, d);
+        char *mine[] = {rd->coll.collector, rd->coll.core_name, rd->coll.polarisation,
+                        rd->coll.collect_start, rd->coll.source_format};
+        const char *theirs[] = {f->coll->collector, f->coll->core_name, f->coll->polarisation,
+                                f->coll->collect_start, f->coll->source_format};
+        for (size_t j = 0; j < sizeof mine / sizeof mine[0]; j++)
+            if (strcmp(mine[j], theirs[j])) mine[j][0] = '\0';
+    }
+    if (!all_times) return SARBP_OK;
+    /* times are relative to each file's collect_start: only one start is
+     * meaningful, so several files keep times only with the same start */
+    rd->t_all = malloc(rd->first[rd->nfiles] * sizeof *rd->t_all);
+    rd->t_view = malloc(rd->first[rd->nfiles] * sizeof *rd->t_view);
+    if (!rd->t_all || !rd->t_view) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < rd->nfiles; i++)
+        memcpy(rd->t_all + rd->first[i], rd->files[i].t,
+               rd->files[i].meta->npulses * sizeof(double));
+    if (rd->nfiles > 1 && !rd->coll.collect_start[0]) {
+        free(rd->t_all);
+        free(rd->t_view);
+        rd->t_all = rd->t_view = NULL;
+    }
+    return SARBP_OK;
+}
+
 static sarbp_status concat(sarbp_reader *rd)
 {
     rd->first = malloc((rd->nfiles + 1) * sizeof *rd->first);
@@ -436,6 +505,7 @@ static sarbp_status concat(sarbp_reader *rd)
         if (all->df) memcpy(all->df + o, m->df, n * sizeof(double));
     }
     SARBP_TRY(concat_optional(rd));
+    SARBP_TRY(concat_collection(rd));
     /* the view's arrays: a copy sized for every pulse, rewritten by select */
     return sarbp_phd_slice(all, 0, total, &rd->vbuf);
 }
@@ -458,6 +528,7 @@ static void refresh_view(sarbp_reader *rd)
     copy_range(v->phi, all->phi, i0, n);
     copy_range(v->r_correct, all->r_correct, i0, n);
     copy_range(v->ph_correct, all->ph_correct, i0, n);
+    copy_range(rd->t_view, rd->t_all, i0, n);
     rd->view = *v;
     rd->view.npulses = n;
     rd->view.data = NULL;
@@ -473,6 +544,12 @@ static void refresh_view(sarbp_reader *rd)
 
 sarbp_status sarbp_reader_open(const char *const *inputs, size_t ninputs, sarbp_reader **out)
 {
+    return sarbp_reader_open_opts(inputs, ninputs, NULL, out);
+}
+
+sarbp_status sarbp_reader_open_opts(const char *const *inputs, size_t ninputs,
+                                    const sarbp_reader_options *o, sarbp_reader **out)
+{
     *out = NULL;
     if (ninputs == 0) return sarbp_error(SARBP_ERR_INVALID, "no input files");
     struct strlist paths = {0};
@@ -486,7 +563,7 @@ sarbp_status sarbp_reader_open(const char *const *inputs, size_t ninputs, sarbp_
         if (!rd || !rd->files) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; st == SARBP_OK && i < paths.n; i++) {
-        st = file_open(paths.v[i], &rd->files[i]);
+        st = file_open(paths.v[i], o, &rd->files[i]);
         if (st == SARBP_OK) {
             rd->nfiles++;
             st = check_agree(&rd->files[0], &rd->files[i]);
@@ -541,6 +618,30 @@ size_t sarbp_reader_file_npulses(const sarbp_reader *rd, size_t i)
 const char *sarbp_reader_file_format(const sarbp_reader *rd, size_t i)
 {
     return i < rd->nfiles ? rd->files[i].ops->format : NULL;
+}
+
+const sarbp_collection *sarbp_reader_collection(const sarbp_reader *rd)
+{
+    return &rd->coll;
+}
+
+const double *sarbp_reader_times(const sarbp_reader *rd)
+{
+    return rd->t_all ? rd->t_view : NULL;
+}
+
+sarbp_status sarbp_reader_set_scene_ref(sarbp_reader *rd, const sarbp_scene_ref *ref)
+{
+    if (rd->coll.has_ref) {
+        char buf[128];
+        sarbp_scene_ref_format(&rd->coll.ref, buf, sizeof buf);
+        return sarbp_error(SARBP_ERR_INVALID, "'%s' carries its own scene reference (%s): its "
+                           "positions are relative to it, so another cannot be given",
+                           rd->files[0].path, buf);
+    }
+    rd->coll.ref = *ref;
+    rd->coll.has_ref = 1;
+    return SARBP_OK;
 }
 
 void sarbp_reader_set_autofocus(sarbp_reader *rd, int on)
@@ -618,6 +719,8 @@ void sarbp_reader_free(sarbp_reader *rd)
     free(rd->first);
     sarbp_phd_free(rd->all);
     sarbp_phd_free(rd->vbuf);
+    free(rd->t_all);
+    free(rd->t_view);
     free(rd);
 }
 

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "sarbp/geo.h"
 #include "sarbp/phd.h"
 
 struct phd_file;
@@ -33,6 +34,9 @@ struct phd_file {
     const struct phd_file_ops *ops;
     sarbp_phd *meta;                 /* owned; data == NULL */
     void *impl;                      /* the format's state, owned through ops */
+    sarbp_collection *coll;          /* owned; NULL when the format carries none (CPHD does) */
+    double *t;                       /* owned; [meta->npulses] pulse times (s after
+                                      * coll->collect_start), NULL when unknown */
 };
 
 /* Open path (known to be HDF5, resp. MATLAB v5) and fill f->ops, f->meta,
@@ -40,6 +44,9 @@ struct phd_file {
  * without meta or impl and the detail names the file. */
 sarbp_status phd_open_h5(const char *path, struct phd_file *f);
 sarbp_status phd_open_mat(const char *path, struct phd_file *f);
+/* CPHD 1.0/1.1 (cphd_read.c): channel is the Data/Channel/Identifier to
+ * read, or NULL for the first channel. Fills coll and t too. */
+sarbp_status phd_open_cphd(const char *path, const char *channel, struct phd_file *f);
 
 /* Start frequency and step of a frequency vector freq[k] (Hz):
  * f0 = freq[0], df = (freq[k-1] - freq[0]) / (k - 1). SARBP_ERR_INVALID,

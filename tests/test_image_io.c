@@ -107,7 +107,14 @@ static void test_format_names(void **state)
     assert_int_equal(sarbp_image_format_from_name("A.NPY"), SARBP_IMG_NPY);
     assert_int_equal(sarbp_image_format_from_name("x/y.Png"), SARBP_IMG_PNG);
     assert_int_equal(sarbp_image_format_from_name("x.h5/noext"), SARBP_IMG_UNKNOWN);
-    assert_int_equal(sarbp_image_format_from_name("x.tif"), SARBP_IMG_UNKNOWN);
+    assert_int_equal(sarbp_image_format_from_name("x.jpg"), SARBP_IMG_UNKNOWN);
+    assert_int_equal(sarbp_image_format_from_name("x.tif"), SARBP_IMG_GEOTIFF);
+    assert_int_equal(sarbp_image_format_from_name("x.TIFF"), SARBP_IMG_GEOTIFF);
+    assert_int_equal(sarbp_image_format_from_name("x.nitf"), SARBP_IMG_SICD);
+    assert_int_equal(sarbp_image_format_from_name("x.ntf"), SARBP_IMG_SICD);
+    assert_int_equal(sarbp_image_format_from_name("x.sicd"), SARBP_IMG_SICD);
+    assert_int_equal(sarbp_image_format_from_name("x.kmz"), SARBP_IMG_KMZ);
+    assert_true(sarbp_image_format_is_geo(SARBP_IMG_KMZ) && !sarbp_image_format_is_geo(SARBP_IMG_PNG));
     assert_int_equal(sarbp_image_format_from_name(NULL), SARBP_IMG_UNKNOWN);
 }
 
@@ -460,7 +467,7 @@ static void test_failed_writes(void **state)
         assert_no_temp_left(path);
     }
     /* unknown extension */
-    const char *p = tu_tmp("io_unknown.tif");
+    const char *p = tu_tmp("io_unknown.jpg");
     assert_int_equal(sarbp_image_write(p, img, 50), SARBP_ERR_INVALID);
     assert_false(tu_exists(p));
     /* a directory as the target: rename fails, the temp file is removed */

@@ -911,7 +911,7 @@ static void test_multi_file(void **state)
     assert_int_equal(sarbp_reader_open(twice, 2, &rd), SARBP_ERR_INVALID);
     assert_non_null(strstr(sarbp_error_detail(), "same file"));
     mkdir(SARBP_TEST_TMP "/emptydir", 0777);
-    expect_open_error(SARBP_TEST_TMP "/emptydir", SARBP_ERR_INVALID, "holds no .mat, .h5 or .hdf5");
+    expect_open_error(SARBP_TEST_TMP "/emptydir", SARBP_ERR_INVALID, "holds no .mat, .h5, .hdf5 or .cphd");
     expect_open_error(SARBP_TEST_TMP "/multi/*.nothing", SARBP_ERR_IO, "no file matches");
     sarbp_phd_free(p);
 }

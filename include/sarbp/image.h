@@ -49,11 +49,29 @@ sarbp_status sarbp_image_set_attr(sarbp_image *img, const char *key, const char 
 const char *sarbp_image_get_attr(const sarbp_image *img, const char *key); /* NULL if absent */
 
 typedef enum {
-    SARBP_IMG_UNKNOWN = 0, SARBP_IMG_H5, SARBP_IMG_NPY, SARBP_IMG_PNG
+    SARBP_IMG_UNKNOWN = 0, SARBP_IMG_H5, SARBP_IMG_NPY, SARBP_IMG_PNG,
+    SARBP_IMG_SICD,    /* .nitf, .ntf, .sicd: SICD 1.3.0 in NITF 2.1 (sicd_write.c) */
+    SARBP_IMG_GEOTIFF, /* .tif, .tiff: georeferenced 8-bit dB quick look (geotiff_write.c) */
+    SARBP_IMG_KMZ      /* .kmz: KML ground overlay of the dB PNG (kmz_write.c) */
 } sarbp_image_format;
 
-/* Format from the file name's extension (.h5/.hdf5, .npy, .png), case-insensitive. */
+/* Format from the file name's extension (.h5/.hdf5, .npy, .png, .nitf/.ntf/
+ * .sicd, .tif/.tiff, .kmz), case-insensitive. */
 sarbp_image_format sarbp_image_format_from_name(const char *path);
+/* Whether a format places the image on the Earth (SICD, GeoTIFF, KMZ): it
+ * needs the image's scene_ref attribute (sarbp/geo.h). */
+int sarbp_image_format_is_geo(sarbp_image_format f);
+
+struct sarbp_phd_s;
+/* What geolocated outputs need beyond the image and its attributes (the
+ * scene reference, collection names and windows are attributes). */
+typedef struct {
+    const struct sarbp_phd_s *meta; /* metadata of the pulses formed (scene frame), or NULL */
+    const double *times;            /* [meta->npulses] s after the image's collect_start,
+                                     * or NULL when unknown */
+    int tiff_complex;               /* GeoTIFF: complex float32 pixels (CFloat32) instead
+                                     * of the 8-bit dB magnitude */
+} sarbp_image_context;
 
 /* Writes img in the format chosen by the extension. db_range > 0 (PNG only).
  * SARBP_ERR_INVALID, before any file is created, when a pixel is NaN or Inf
@@ -65,6 +83,13 @@ sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double 
  * renamed only when all are complete. On failure no output changes. */
 sarbp_status sarbp_image_write_all(const char *const *paths, size_t n, const sarbp_image *img,
                                    double db_range);
+/* The same with the context geolocated outputs need (NULL: none; then a
+ * SICD cannot be written, GeoTIFF and KMZ can). Every output's needs are
+ * checked before any file is created: a geolocated output of an image
+ * without a scene reference, or a SICD without pulse times, is
+ * SARBP_ERR_INVALID naming the output and saying what to give. */
+sarbp_status sarbp_image_write_all_ctx(const char *const *paths, size_t n, const sarbp_image *img,
+                                       double db_range, const sarbp_image_context *ctx);
 sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img);
 sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img);
 sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range);

@@ -7,7 +7,11 @@
  *    struct `data` with fields fp, freq, x, y, z, r0, th, phi, af.r_correct,
  *    af.ph_correct;
  *  - HDF5 files with the Gotcha field names at the root or in group "data",
- *    complex as compound {r, i} or {real, imag}.
+ *    complex as compound {r, i} or {real, imag};
+ *  - NGA CPHD 1.0 / 1.1, monostatic, FX domain, CF8 / CI4 / CI2 signal
+ *    arrays, one channel (cphd_read.c); positions are taken to the east-
+ *    north-up frame at the scene reference point (SRPPos), which the reader
+ *    reports through sarbp_reader_collection().
  * Several inputs (files, directories, globs) are concatenated in azimuth
  * order. The reader keeps all per-pulse metadata in memory and streams the
  * samples in blocks (HDF5 hyperslabs), so sample memory is bounded by the
@@ -20,6 +24,7 @@
 #ifndef SARBP_PHD_IO_H
 #define SARBP_PHD_IO_H
 
+#include "sarbp/geo.h"
 #include "sarbp/phd.h"
 
 #ifdef __cplusplus
@@ -44,6 +49,27 @@ typedef struct sarbp_reader_s sarbp_reader;
  * valid (sarbp_phd_validate on the metadata). Files are ordered by the
  * azimuth of their first pulse. */
 sarbp_status sarbp_reader_open(const char *const *inputs, size_t ninputs, sarbp_reader **out);
+
+/* Options for opening; a NULL options pointer means all defaults. */
+typedef struct {
+    const char *channel; /* CPHD: the Data/Channel/Identifier to read; NULL: the first */
+} sarbp_reader_options;
+sarbp_status sarbp_reader_open_opts(const char *const *inputs, size_t ninputs,
+                                    const sarbp_reader_options *o, sarbp_reader **out);
+
+/* What the inputs say about the collection: the scene reference point
+ * (has_ref) and names; all empty for inputs that carry none (sarbp's own
+ * HDF5, Gotcha). Owned by the reader. Inputs with a reference must agree on
+ * it (SARBP_ERR_MISMATCH at open otherwise). */
+const sarbp_collection *sarbp_reader_collection(const sarbp_reader *rd);
+/* Supplies the scene reference of inputs that carry none (Gotcha's
+ * --scene-ref): their scene frame is then taken to be that reference's.
+ * SARBP_ERR_INVALID when the inputs have their own. */
+sarbp_status sarbp_reader_set_scene_ref(sarbp_reader *rd, const sarbp_scene_ref *ref);
+/* Time of each selected pulse (s after collection()->collect_start; for
+ * CPHD the mean of TxTime and RcvTime), or NULL when the inputs have none.
+ * Owned by the reader; valid until the next select. */
+const double *sarbp_reader_times(const sarbp_reader *rd);
 
 /* Restricts the reader to pulses [i0, i1) of the full concatenation; later
  * meta() and read() see only those (indices restart at 0). */

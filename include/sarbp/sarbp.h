@@ -16,5 +16,6 @@
 #include "sarbp/simulate.h"
 #include "sarbp/progress.h"
 #include "sarbp/quality.h"
+#include "sarbp/geo.h"
 
 #endif

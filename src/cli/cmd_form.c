@@ -19,19 +19,43 @@ static void help(void)
 "Forms a complex SAR image by backprojection of every pulse onto a ground grid.\n"
 "\n"
 "inputs and outputs:\n"
-"  -i, --input IN        phase history: sarbp .h5, Gotcha .mat (v5/v7.3) or Gotcha-style\n"
-"                        HDF5; a directory or a glob reads every file, in azimuth order\n"
+"  -i, --input IN        phase history: sarbp .h5, Gotcha .mat (v5/v7.3), Gotcha-style\n"
+"                        HDF5 or NGA CPHD 1.0/1.1 (monostatic, FX domain, CF8/CI4/CI2);\n"
+"                        a directory or a glob reads every file, in azimuth order\n"
 "  -o, --output OUT      image file, format from the extension: .h5 (complex64 + x, y\n"
-"                        coordinates + attributes), .npy (complex64, Ny x Nx), .png (dB)\n"
+"                        coordinates + attributes), .npy (complex64, Ny x Nx), .png (dB);\n"
+"                        geolocated (need a scene reference: CPHD, or --scene-ref):\n"
+"                        .nitf/.ntf/.sicd (SICD 1.3 in NITF 2.1, complex float32; needs\n"
+"                        pulse times: CPHD, or --prf and --collect-start), .tif\n"
+"                        (GeoTIFF, dB, WGS-84 control points),\n"
+"                        .kmz (KML ground overlay of the dB PNG)\n"
 "      --pulses I0:I1    use pulses I0 (inclusive) to I1 (exclusive)\n"
 "      --azimuth A0:A1   use pulses whose azimuth (degrees) lies in [A0, A1]\n"
 "      --autofocus       apply the Gotcha autofocus corrections when the input has them\n"
+"      --channel ID      CPHD: the channel (Data/Channel/Identifier) to read (default:\n"
+"                        the first)\n"
+"      --scene-ref LAT,LON,HEIGHT[,HEADING]\n"
+"                        where the scene origin is on the Earth (WGS-84 degrees and\n"
+"                        metres above the ellipsoid) for inputs that do not say (Gotcha,\n"
+"                        sarbp .h5); the scene frame is then east-north-up there,\n"
+"                        turned by HEADING (the +y axis, degrees clockwise from north;\n"
+"                        default 0). CPHD inputs carry their own. Recorded in .h5\n"
+"                        outputs (attribute scene_ref); geolocated outputs need it\n"
+"      --prf HZ          for inputs without pulse times (Gotcha, sarbp .h5): pulse i\n"
+"                        of the selection is at i / HZ seconds; with --collect-start,\n"
+"                        what a SICD output needs (a CPHD carries both)\n"
+"      --collect-start T the collection start, ISO 8601 UTC (2008-06-01T12:00:00Z)\n"
+"      --complex         .tif outputs hold the complex image (CFloat32), not dB\n"
 "\n"
 "image grid (default: the alias-free scene at half-resolution spacing):\n"
 "      --grid NXxNY      pixels, e.g. 512x512\n"
 "      --spacing D|DX,DY pixel spacing in metres\n"
 "      --center X,Y[,Z]  grid centre in metres (scene frame; default 0,0,0)\n"
-"\n"
+"\n");
+    /* the help is longer than stdio's buffer: a flush between the parts
+     * keeps the reason of a failed write (sarbp form --help >/dev/full) */
+    cli_flush_stdout();
+    printf(
 "processing:\n"
 "      --backend B       cpu, cuda or auto (default auto: cuda when a usable GPU\n"
 "                        exists, otherwise cpu, saying so on stderr)\n"
@@ -76,7 +100,7 @@ enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
     OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_RAWFP16,
-    OPT_INTERP, OPT_FAST
+    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX
 };
 
 static const struct option longopts[] = {
@@ -105,6 +129,11 @@ static const struct option longopts[] = {
     {"raw-fp16", no_argument, NULL, OPT_RAWFP16},
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
+    {"channel", required_argument, NULL, OPT_CHANNEL},
+    {"scene-ref", required_argument, NULL, OPT_SCENEREF},
+    {"prf", required_argument, NULL, OPT_PRF},
+    {"collect-start", required_argument, NULL, OPT_COLLECTSTART},
+    {"complex", no_argument, NULL, OPT_COMPLEX},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -124,6 +153,12 @@ int cmd_form(int argc, char **argv)
     int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     size_t pulses[2];
     double az[2], db_range = 50;
+    sarbp_reader_options ro = {NULL};
+    sarbp_scene_ref scene_ref;
+    int have_scene_ref = 0;
+    double prf = 0;
+    const char *collect_start = NULL;
+    int tiff_complex = 0;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "i:o:qvh", longopts)) != -1) {
         int n;
@@ -135,7 +170,8 @@ int cmd_form(int argc, char **argv)
         case 'o':
             if (nout == MAX_IO) return cli_usage(cmd, "too many outputs (at most %d)", MAX_IO);
             if (sarbp_image_format_from_name(optarg) == SARBP_IMG_UNKNOWN)
-                return cli_usage(cmd, "cannot tell the format of '%s' (use .h5, .npy or .png)", optarg);
+                return cli_usage(cmd, "cannot tell the format of '%s' (use .h5, .npy, .png, "
+                                 ".nitf, .tif or .kmz)", optarg);
             outputs[nout++] = optarg;
             break;
         case OPT_BACKEND:
@@ -235,6 +271,28 @@ int cmd_form(int argc, char **argv)
                 return cli_usage(cmd, "--gpu-mem wants a size from 1 byte to 4 EiB such as 8G or "
                                  "512M, not '%s'", optarg);
             break;
+        case OPT_CHANNEL:
+            if (!*optarg) return cli_usage(cmd, "--channel wants a channel identifier");
+            ro.channel = optarg;
+            break;
+        case OPT_SCENEREF:
+            if (sarbp_scene_ref_parse(optarg, &scene_ref))
+                return cli_usage(cmd, "--scene-ref: %s", sarbp_error_detail());
+            have_scene_ref = 1;
+            break;
+        case OPT_PRF:
+            if (cli_parse_double(optarg, 1e-3, 1e9, &prf))
+                return cli_usage(cmd, "--prf wants a pulse rate in Hz from 1e-3 to 1e9, not '%s'",
+                                 optarg);
+            break;
+        case OPT_COLLECTSTART:
+            if (strlen(optarg) < 19 || strlen(optarg) > 39 || optarg[4] != '-' ||
+                optarg[10] != 'T')
+                return cli_usage(cmd, "--collect-start wants an ISO 8601 UTC time such as "
+                                 "2008-06-01T12:00:00Z, not '%s'", optarg);
+            collect_start = optarg;
+            break;
+        case OPT_COMPLEX: tiff_complex = 1; break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
         case 'h': help(); return CLI_OK;
@@ -289,8 +347,12 @@ int cmd_form(int argc, char **argv)
         return cli_usage(cmd, "--precision exact is computed on the cpu: use --backend cpu");
 
     sarbp_reader *rd = NULL;
-    sarbp_status st = sarbp_reader_open(inputs, nin, &rd);
+    sarbp_status st = sarbp_reader_open_opts(inputs, nin, &ro, &rd);
     if (st) return cli_fail_status(cmd, st);
+    if (have_scene_ref && (st = sarbp_reader_set_scene_ref(rd, &scene_ref))) {
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
     if (fell_back) cli_info(1, "sarbp: form: no usable CUDA device; using the cpu back end");
     sarbp_reader_set_autofocus(rd, autofocus);
     const sarbp_phd *meta = sarbp_reader_meta(rd);
@@ -359,12 +421,36 @@ int cmd_form(int argc, char **argv)
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
     st = sarbp_form_mpi(rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
     cli_progress_end(prog);
-    sarbp_reader_free(rd);
     if (st && peer_failed) cli_mpi_peer_failed = 1;
-    if (st) return peer_failed ? CLI_FAIL : cli_fail_status(cmd, st);
-    if (!img) return CLI_OK; /* a rank other than 0: its band went to rank 0 */
+    if (st || !img) { /* no image: a rank other than 0, whose band went to rank 0 */
+        sarbp_reader_free(rd);
+        return st ? (peer_failed ? CLI_FAIL : cli_fail_status(cmd, st)) : CLI_OK;
+    }
+    st = sarbp_image_set_collection(img, sarbp_reader_collection(rd));
+    if (st) {
+        sarbp_reader_free(rd);
+        sarbp_image_free(img);
+        return cli_fail_status(cmd, st);
+    }
 
-    st = sarbp_image_write_all(outputs, nout, img, db_range); /* all or nothing */
+    sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd), tiff_complex};
+    double *times = NULL;
+    if ((prf > 0 || collect_start) && (ctx.times || sarbp_image_get_attr(img, "collect_start"))) {
+        sarbp_reader_free(rd);
+        sarbp_image_free(img);
+        return cli_fail(cmd, "--prf and --collect-start are for inputs without pulse times; "
+                        "'%s' has its own", inputs[0]);
+    }
+    if (prf > 0) {
+        times = malloc(ctx.meta->npulses * sizeof *times);
+        if (!times) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; times && i < ctx.meta->npulses; i++) times[i] = (double)i / prf;
+        ctx.times = times;
+    }
+    if (!st && collect_start) st = sarbp_image_set_attr(img, "collect_start", collect_start);
+    if (!st) st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
+    free(times);
+    sarbp_reader_free(rd);
     if (st) {
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);

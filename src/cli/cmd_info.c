@@ -18,13 +18,16 @@ static void help(FILE *f)
           "Describes phase histories: pulses, frequencies, geometry, resolution and\n"
           "the image grid 'sarbp form' would choose. Reads metadata only.\n"
           "\n"
-          "IN is a file (sarbp's HDF5 layout, a Gotcha MATLAB file, or HDF5 with the\n"
-          "Gotcha field names), a directory (its .mat, .h5 and .hdf5 files) or a glob\n"
-          "pattern (quote it). Several inputs are concatenated in azimuth order.\n"
+          "IN is a file (sarbp's HDF5 layout, a Gotcha MATLAB file, HDF5 with the\n"
+          "Gotcha field names, or an NGA CPHD), a directory (its .mat, .h5, .hdf5 and\n"
+          ".cphd files) or a glob pattern (quote it). Several inputs are concatenated\n"
+          "in azimuth order. A CPHD also tells where the scene is (its scene reference\n"
+          "point), the collector, the polarisation and the pulse times.\n"
           "\n"
           "options:\n"
           "  -i, --input IN   an input, like a positional IN (may be repeated)\n"
           "      --json       print one JSON object instead of text\n"
+          "      --channel ID CPHD: the channel to describe (default: the first)\n"
           "  -q, --quiet      print nothing on stderr but errors\n"
           "  -v, --verbose    also say how long reading the metadata took\n"
           "  -h, --help       show this help and exit\n"
@@ -62,6 +65,11 @@ static void gather(const sarbp_phd *m, struct facts *f)
 
 /* ---- text ------------------------------------------------------------------ */
 
+static const char *or_unknown(const char *s)
+{
+    return s && *s ? s : "unknown";
+}
+
 static void print_text(const struct facts *f, const sarbp_reader *rd)
 {
     const sarbp_phd *m = f->m;
@@ -97,6 +105,21 @@ static void print_text(const struct facts *f, const sarbp_reader *rd)
     printf("elevation:          %.3f deg\n", s->elevation_deg);
     printf("autofocus data:     %s\n", m->r_correct || m->ph_correct
                                            ? "yes (apply with --autofocus)" : "no");
+    const sarbp_collection *c = sarbp_reader_collection(rd);
+    if (c->has_ref)
+        printf("scene reference:    %.9f, %.9f deg, %.3f m (WGS-84); ECEF (%.3f, %.3f, %.3f) m; "
+               "frame east-north-up there\n", c->ref.lat_deg, c->ref.lon_deg, c->ref.height_m,
+               c->ref.ecef[0], c->ref.ecef[1], c->ref.ecef[2]);
+    else
+        printf("scene reference:    none (give --scene-ref to form for geolocated outputs)\n");
+    if (c->source_format[0] || c->collector[0]) {
+        printf("collector:          %s\n", or_unknown(c->collector));
+        printf("collection:         %s\n", or_unknown(c->core_name));
+        printf("polarisation:       %s\n", or_unknown(c->polarisation));
+        printf("collection start:   %s\n", or_unknown(c->collect_start));
+    }
+    const double *t = sarbp_reader_times(rd);
+    if (t) printf("pulse times:        %.6f to %.6f s after the start\n", t[0], t[m->npulses - 1]);
     if (f->have_grid)
         printf("suggested grid:     %zu x %zu pixels of %.4f x %.4f m, centre (%g, %g, %g) m\n",
                f->grid.nx, f->grid.ny, f->grid.dx, f->grid.dy, f->grid.xc, f->grid.yc,
@@ -157,6 +180,27 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
                f->grid.zc);
     else
         printf("  \"grid\": null,\n");
+    const sarbp_collection *c = sarbp_reader_collection(rd);
+    if (c->has_ref)
+        printf("  \"scene_ref\": {\"lat_deg\": %.17g, \"lon_deg\": %.17g, \"height_m\": %.17g, "
+               "\"heading_deg\": %.17g, \"ecef_m\": [%.17g, %.17g, %.17g]},\n", c->ref.lat_deg,
+               c->ref.lon_deg, c->ref.height_m, c->ref.heading_deg, c->ref.ecef[0], c->ref.ecef[1],
+               c->ref.ecef[2]);
+    else
+        printf("  \"scene_ref\": null,\n");
+    const char *keys[] = {"collector", "core_name", "polarisation", "collect_start"};
+    const char *vals[] = {c->collector, c->core_name, c->polarisation, c->collect_start};
+    for (int k = 0; k < 4; k++) {
+        printf("  \"%s\": ", keys[k]);
+        if (vals[k][0]) cli_json_str(vals[k]);
+        else printf("null");
+        printf(",\n");
+    }
+    const double *t = sarbp_reader_times(rd);
+    if (t) {
+        json_num("time_first_s", t[0], 1);
+        json_num("time_last_s", t[m->npulses - 1], 1);
+    }
     printf("  \"files\": [");
     size_t n = sarbp_reader_nfiles(rd);
     for (size_t i = 0; i < n; i++) {
@@ -171,10 +215,11 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
 
 int cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 256 };
+    enum { OPT_JSON = 256, OPT_CHANNEL };
     static const struct option opts[] = {
         {"input", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, OPT_JSON},
+        {"channel", required_argument, NULL, OPT_CHANNEL},
         CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
@@ -182,10 +227,12 @@ int cmd_info(int argc, char **argv)
     if (!inputs) return cli_fail("info", "out of memory");
     size_t ninputs = 0;
     int json = 0, c;
+    sarbp_reader_options ro = {NULL};
     while ((c = cli_getopt("info", argc, argv, "i:qvh", opts)) != -1) {
         switch (c) {
         case 'i': inputs[ninputs++] = optarg; break;
         case OPT_JSON: json = 1; break;
+        case OPT_CHANNEL: ro.channel = optarg; break;
         case 'h':
             free(inputs);
             help(stdout);
@@ -203,7 +250,7 @@ int cmd_info(int argc, char **argv)
 
     sarbp_reader *rd;
     double t0 = sarbp_now_s();
-    sarbp_status st = sarbp_reader_open(inputs, ninputs, &rd);
+    sarbp_status st = sarbp_reader_open_opts(inputs, ninputs, &ro, &rd);
     free(inputs);
     if (st != SARBP_OK) return cli_fail_status("info", st);
     cli_info(2, "sarbp: info: read the metadata of %zu file%s in %.3f s",

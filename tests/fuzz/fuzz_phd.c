@@ -1,8 +1,8 @@
 /* fuzz_phd.c - libFuzzer harness for the phase-history readers: the input
  * is one file given to sarbp_reader_open (format by content: HDF5, i.e.
  * sarbp-phd and Gotcha-style HDF5 / MATLAB v7.3, or MATLAB v5 through
- * matio). Built twice, as fuzz_phd_h5 and fuzz_phd_mat (FUZZ_SUFFIX),
- * for the two seed corpora. When the file opens, its metadata are touched,
+ * matio, or NGA CPHD). Built three times, as fuzz_phd_h5, fuzz_phd_mat and
+ * fuzz_phd_cphd (FUZZ_SUFFIX), for the three seed corpora. When the file opens, its metadata are touched,
  * every pulse is read (in blocks of at most 16 MiB; a reader that accepts
  * more pulses than the file can hold shows up as a timeout), then a
  * selection and, when the file carries them, the autofocus corrections. */
