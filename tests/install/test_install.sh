@@ -18,7 +18,6 @@ if [[ $# -lt 5 ]]; then
 fi
 build=$1 version=$2 libdir=$3 cmake=$4 cc=$5
 read -r -a flags <<<"${6:-}"
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if ! command -v pkg-config >/dev/null 2>&1; then
     echo "test_install: skipped: no pkg-config (scripts/install-deps.sh installs it)"
@@ -29,6 +28,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
     exit 77
 fi
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sarbp-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() {
@@ -54,6 +54,9 @@ for f in "$libdir/libsarbp.a" include/sarbp/sarbp.h include/sarbp/version.h \
          "$libdir/cmake/sarbp/sarbpTargets.cmake" "$libdir/pkgconfig/sarbp.pc" bin/sarbp; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done
+cli_version=$("$prefix/bin/sarbp" --version) || fail "the installed sarbp --version failed"
+[[ $cli_version == "sarbp $version "* ]] ||
+    fail "the installed sarbp says '$cli_version', expected version '$version'"
 if grep -q '@[A-Za-z_]*@' "$prefix/include/sarbp/version.h" "$prefix/$libdir/pkgconfig/sarbp.pc"; then
     fail "an unsubstituted @VAR@ in version.h or sarbp.pc"
 fi
