@@ -2,8 +2,7 @@
 #ifndef SARBP_SARBP_H
 #define SARBP_SARBP_H
 
-#define SARBP_VERSION "0.1.0"
-
+#include "sarbp/version.h" /* SARBP_VERSION, generated from CMake project(VERSION) */
 #include "sarbp/status.h"
 #include "sarbp/phd.h"
 #include "sarbp/phd_io.h"
