@@ -60,15 +60,16 @@ static inline void to_polar(const double *c, double x, double y, double z, doubl
     *th = atan2(dy, dx);
 }
 
-/* the point of the plane z = fp->z at rho, theta from c */
-static inline void from_polar(const double *c, double z, double rho, double th, double *x,
-                              double *y)
+/* the point of the plane z at rho from c, in the direction (cos theta,
+ * sin theta) = (ct, st) */
+static inline void from_polar(const double *c, double z, double rho, double ct, double st,
+                              double *x, double *y)
 {
     const double dz = z - c[2];
     double h2 = rho * rho - dz * dz;
     const double h = h2 > 0 ? sqrt(h2) : 0.0;
-    *x = c[0] + h * cos(th);
-    *y = c[1] + h * sin(th);
+    *x = c[0] + h * ct;
+    *y = c[1] + h * st;
 }
 
 /* theta wrapped to within pi of ref */
@@ -161,10 +162,12 @@ static inline void weights(double t, double w[4])
     w[3] = t3 / 6.0;
 }
 
-/* G of sub-image s at (rho, th), remodulated: G exp(+j kc rho). Zero off
- * the grid (it covers the image with a margin, so only rounding reaches
- * there). */
-static inline sarbp_c64 read_sub(const sub_image *s, double rho, double th, double kc)
+/* G of sub-image s at (rho, th), remodulated and, for a parent grid point at
+ * rho_ref, demodulated again: G exp(+j kc (rho - rho_ref)), one phase
+ * instead of two (rho_ref 0 at the pixels). Zero off the grid (it covers the
+ * image with a margin, so only rounding reaches there). */
+static inline sarbp_c64 read_sub(const sub_image *s, double rho, double th, double kc,
+                                 double rho_ref)
 {
     const double bi = (rho - s->r0) / s->dr, bj = (th - s->t0) / s->dt;
     const double fi = floor(bi), fj = floor(bj);
@@ -184,7 +187,7 @@ static inline sarbp_c64 read_sub(const sub_image *s, double rho, double th, doub
         v.re += wj[b] * re;
         v.im += wj[b] * im;
     }
-    const double ph = kc * rho, cs = cos(ph), sn = sin(ph);
+    const double ph = kc * (rho - rho_ref), cs = cos(ph), sn = sin(ph);
     return (sarbp_c64){v.re * cs - v.im * sn, v.re * sn + v.im * cs};
 }
 
@@ -286,11 +289,11 @@ static void stage0_one(void *vj, size_t k, int worker)
     sub_image *s = &j->subs[k];
     const size_t p0 = k * j->base, p1 = p0 + j->base < x->pr->npulses ? p0 + j->base : x->pr->npulses;
     for (size_t jt = 0; jt < s->nt; jt++) {
-        const double th = s->t0 + (double)jt * s->dt;
+        const double th = s->t0 + (double)jt * s->dt, ct = cos(th), st = sin(th);
         for (size_t ir = 0; ir < s->nr; ir++) {
             const double rho = s->r0 + (double)ir * s->dr;
             double px, py;
-            from_polar(s->c, x->fp->z, rho, th, &px, &py);
+            from_polar(s->c, x->fp->z, rho, ct, st, &px, &py);
             double re = 0, im = 0;
             for (size_t i = p0; i < p1; i++) {
                 const sarbp_c64 v = pulse_value(x->pr, i, px, py, x->fp->z);
@@ -320,22 +323,21 @@ static void merge_one(void *vj, size_t k, int worker)
     sub_image *s = &j->parents[k];
     const size_t c0 = k * j->merge, c1 = c0 + j->merge < j->nkids ? c0 + j->merge : j->nkids;
     for (size_t jt = 0; jt < s->nt; jt++) {
-        const double th = s->t0 + (double)jt * s->dt;
+        const double th = s->t0 + (double)jt * s->dt, ct = cos(th), st = sin(th);
         for (size_t ir = 0; ir < s->nr; ir++) {
             const double rho = s->r0 + (double)ir * s->dr;
             double px, py;
-            from_polar(s->c, x->fp->z, rho, th, &px, &py);
+            from_polar(s->c, x->fp->z, rho, ct, st, &px, &py);
             double re = 0, im = 0;
             for (size_t c = c0; c < c1; c++) {
                 double rc, tc;
                 to_polar(j->kids[c].c, px, py, x->fp->z, &rc, &tc);
                 tc = unwrap(tc, j->kids[c].t0 + 0.5 * (double)j->kids[c].nt * j->kids[c].dt);
-                const sarbp_c64 v = read_sub(&j->kids[c], rc, tc, x->kc);
+                const sarbp_c64 v = read_sub(&j->kids[c], rc, tc, x->kc, rho);
                 re += v.re;
                 im += v.im;
             }
-            const double ph = -x->kc * rho, cs = cos(ph), sn = sin(ph);
-            s->f[jt * s->nr + ir] = (sarbp_c64){re * cs - im * sn, re * sn + im * cs};
+            s->f[jt * s->nr + ir] = (sarbp_c64){re, im};
         }
     }
     grid_prefilter(s);
@@ -362,7 +364,7 @@ static void final_row(void *vj, size_t iy, int worker)
             double rc, tc;
             to_polar(s->c, xx, y, z, &rc, &tc);
             tc = unwrap(tc, s->t0 + 0.5 * (double)s->nt * s->dt);
-            const sarbp_c64 v = read_sub(s, rc, tc, j->x->kc);
+            const sarbp_c64 v = read_sub(s, rc, tc, j->x->kc, 0);
             re += v.re;
             im += v.im;
         }
