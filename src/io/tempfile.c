@@ -9,7 +9,7 @@
  * atomic flag set after the exclusive open succeeded and cleared before the
  * name may change. The handler calls only getpid, unlink, sigaction and
  * raise. This module does not write file contents: the writers do. */
-#include "tempfile.h"
+#include "io/tempfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

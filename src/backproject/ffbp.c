@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parallel.h"
+#include "core/parallel.h"
 
 typedef struct {
     double c[3];      /* phase centre */

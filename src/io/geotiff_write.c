@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "geo_write.h"
+#include "io/geo_write.h"
 #include "sarbp/geo.h"
 
 #ifndef SARBP_HAVE_GEOTIFF

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "geo_write.h"
+#include "io/geo_write.h"
 #include "sarbp/geo.h"
 
 sarbp_status kmz_check(const char *path, const sarbp_image *img)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image_internal.h"
+#include "io/image_internal.h"
 
 typedef struct {
     unsigned char *p;

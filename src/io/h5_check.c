@@ -1,7 +1,7 @@
 /* h5_check.c - HDF5 datasets checked against the file that holds them
  * (see h5_check.h). Reads only metadata: dataspace, type, layout, chunk
  * index; never the data. */
-#include "h5_check.h"
+#include "io/h5_check.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "safe_size.h"
+#include "io/safe_size.h"
 
 static void shape_str(const hsize_t *dims, int rank, char *buf, size_t n)
 {

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "parallel.h"
+#include "core/parallel.h"
 #include "sarbp/backproject.h"
 
 struct exact_ctx {

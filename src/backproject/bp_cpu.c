@@ -50,7 +50,7 @@
 #define BP_VEC 1
 #endif
 
-#include "parallel.h"
+#include "core/parallel.h"
 #include "sarbp/backproject.h"
 
 #ifndef TILE_X

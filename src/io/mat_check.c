@@ -6,7 +6,7 @@
  * (miCOMPRESSED, a zlib stream holding one miMATRIX) is inflated whole into
  * memory and walked there: the cost is one variable's inflated size at a
  * time, bounded as DEFLATE_MAX_RATIO says. */
-#include "mat_check.h"
+#include "io/mat_check.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -17,7 +17,7 @@
 #include <sys/types.h>
 #include <zlib.h>
 
-#include "safe_size.h"
+#include "io/safe_size.h"
 
 enum {
     MI_INT8 = 1, MI_UINT8 = 2, MI_INT16 = 3, MI_UINT16 = 4, MI_INT32 = 5, MI_UINT32 = 6,

@@ -21,8 +21,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "phd_io_internal.h"
-#include "probe.h"
+#include "io/phd_io_internal.h"
+#include "io/probe.h"
 
 struct sarbp_reader_s {
     struct phd_file *files; /* nfiles, in azimuth order */

@@ -43,7 +43,7 @@
 #include <time.h>
 #include <errno.h>
 
-#include "geo_write.h"
+#include "io/geo_write.h"
 #include "sarbp/geo.h"
 #include "sarbp/phd.h"
 #include "sarbp/window.h"

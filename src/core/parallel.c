@@ -1,5 +1,5 @@
 /* parallel.c - a minimal pthreads parallel-for, the core count and the clock. */
-#include "parallel.h"
+#include "core/parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -8,7 +8,7 @@
  * status and message from a pipe, waits at most the time limit, then kills
  * it with SIGKILL and reaps it. */
 #define _GNU_SOURCE
-#include "probe.h"
+#include "io/probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -42,9 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "phd_io_internal.h"
+#include "io/phd_io_internal.h"
 #include "sarbp/phd_io.h"
-#include "tempfile.h"
+#include "io/tempfile.h"
 
 #ifndef SARBP_VERSION_STRING
 #define SARBP_VERSION_STRING "unknown"

@@ -22,9 +22,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "h5_check.h"
-#include "image_internal.h"
-#include "probe.h"
+#include "io/h5_check.h"
+#include "io/image_internal.h"
+#include "io/probe.h"
 
 /* ---- HDF5 ----------------------------------------------------------------- */
 

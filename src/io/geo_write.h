@@ -11,7 +11,7 @@
 #define SARBP_GEO_WRITE_H
 
 #include "sarbp/image.h"
-#include "tempfile.h"
+#include "io/tempfile.h"
 
 sarbp_status sicd_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx);
 sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,

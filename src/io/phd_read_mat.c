@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mat_check.h"
-#include "phd_io_internal.h"
-#include "safe_size.h"
+#include "io/mat_check.h"
+#include "io/phd_io_internal.h"
+#include "io/safe_size.h"
 #include "sarbp/phd_io.h"
 
 struct mat_impl {

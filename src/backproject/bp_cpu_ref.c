@@ -5,7 +5,7 @@
  * pixel sums its pulses in order, so the result does not depend on threads. */
 #include <math.h>
 
-#include "parallel.h"
+#include "core/parallel.h"
 #include "sarbp/backproject.h"
 
 struct ref_ctx {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bp_plan.h"
+#include "backproject/bp_plan.h"
 #include "sarbp/progress.h"
 
 #define CPU_DEFAULT_BLOCK 128

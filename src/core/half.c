@@ -5,7 +5,7 @@
  * of 256 x 512 complex samples converts in well under a millisecond. It does
  * not convert FP16 blocks back; sarbp_f16_to_f32 is the plain scalar inverse,
  * for tests and checks. */
-#include "half.h"
+#include "core/half.h"
 
 #include <math.h>
 #include <string.h>

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geo_write.h"
-#include "image_internal.h"
-#include "tempfile.h"
+#include "io/geo_write.h"
+#include "io/image_internal.h"
+#include "io/tempfile.h"
 
 /* ---- checks and streams --------------------------------------------------- */
 

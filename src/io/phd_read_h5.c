@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5_check.h"
-#include "phd_io_internal.h"
-#include "safe_size.h"
+#include "io/h5_check.h"
+#include "io/phd_io_internal.h"
+#include "io/safe_size.h"
 #include "sarbp/phd_io.h"
 
 /* ---- HDF5 errors ---------------------------------------------------------- */

@@ -34,8 +34,8 @@
 #include <string.h>
 
 #include "bp_kernels.h"
-#include "bp_plan.h"
-#include "half.h"
+#include "backproject/bp_plan.h"
+#include "core/half.h"
 #include "sarbp/backproject.h"
 #include "sarbp/progress.h"
 

@@ -23,7 +23,7 @@
  * signal arrays inside their blocks (products overflow-checked), each PVP
  * field inside a vector, and counts within phd_io.h's limits, before
  * anything is allocated from them. */
-#include "phd_io_internal.h"
+#include "io/phd_io_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,7 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "safe_size.h"
+#include "io/safe_size.h"
 #include "sarbp/phd_io.h"
 
 #ifndef SARBP_HAVE_LIBXML2
