@@ -81,6 +81,22 @@ static const char *cufft_name(cufftResult r)
 
 /* launchers return cudaError_t as int */
 #define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
+/* The backprojection dispatcher, which may also refuse a launch whose
+ * geometry breaks its variant's preconditions: the message is built here
+ * (the kernels never print). */
+#define BP_LAUNCH_TRY(cfg, a, stream)                                                    \
+    do {                                                                                 \
+        const int r_ = sarbp_bp_launch_kernel(cfg, a, stream);                           \
+        if (r_ == SARBP_BP_EPRECOND) {                                                   \
+            char w_[200] = "kernel launch precondition failed";                          \
+            (void)sarbp_bp_launch_check(cfg, a, w_, sizeof w_);                          \
+            return sarbp_error(SARBP_ERR_INVALID, "%s", w_);                             \
+        }                                                                                \
+        if (r_ != cudaSuccess)                                                           \
+            return sarbp_error(r_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
+                               "sarbp_bp_launch_kernel(%s) failed at %s:%d: %s", #a,     \
+                               __FILE__, __LINE__, cudaGetErrorString((cudaError_t)r_)); \
+    } while (0)
 
 struct slot {
     void *h_raw;             /* pinned [block][K] c32, or half2 (FREQ with raw_half) */
@@ -429,7 +445,7 @@ static sarbp_status launch_bp(struct cuda_plan *p, struct slot *t)
 {
     if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(t->stream, p->prev_bp, 0));
     CUDA_TRY(cudaEventRecord(t->ev[3], t->stream));
-    LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &t->la, t->stream));
+    BP_LAUNCH_TRY(&p->cfg, &t->la, t->stream);
     CUDA_TRY(cudaEventRecord(p->prev_bp, t->stream));
     CUDA_TRY(cudaEventRecord(t->ev[4], t->stream));
     t->pending = 1;
@@ -460,7 +476,7 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
             ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->base.grid.nx;
             ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
             ac.y0 = sarbp_grid_y(&p->base.grid, p->band_row0 + p->chunk_row[c]);
-            LAUNCH_TRY(sarbp_bp_launch_kernel(&p->cfg, &ac, st));
+            BP_LAUNCH_TRY(&p->cfg, &ac, st);
         }
         CUDA_TRY(cudaEventRecord(p->chunk_ev[c], st));
     }
@@ -854,7 +870,7 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
         CUDA_TRY(cudaMemset(b->d_img, 0, npix * sizeof(sarbp_c32)));
         CUDA_TRY(cudaEventRecord(b->e0, NULL));
-        LAUNCH_TRY(sarbp_bp_launch_kernel(&cfg, &a, NULL));
+        BP_LAUNCH_TRY(&cfg, &a, NULL);
         CUDA_TRY(cudaEventRecord(b->e1, NULL));
         CUDA_TRY(cudaEventSynchronize(b->e1));
         float ms = 0;
