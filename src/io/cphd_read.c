@@ -38,9 +38,9 @@
 
 #ifndef SARBP_HAVE_LIBXML2
 
-sarbp_status phd_open_cphd(const char *path, const char *channel, struct phd_file *f)
+sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
-    (void)channel;
+    (void)o;
     (void)f;
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': is a CPHD file, and this sarbp was built "
                        "without libxml2 (scripts/install-deps.sh installs it)", path);
@@ -568,8 +568,9 @@ static sarbp_status open_xml(FILE *fp, const char *path, const struct header *h,
     return SARBP_OK;
 }
 
-sarbp_status phd_open_cphd(const char *path, const char *channel, struct phd_file *f)
+sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
+    const char *channel = o ? o->channel : NULL;
     FILE *fp = fopen(path, "rb");
     if (!fp) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     struct stat sb;

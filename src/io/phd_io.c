@@ -127,18 +127,95 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int is_data_name(const char *name)
+/* ---- the input formats ----------------------------------------------------- */
+
+/* By content: CPHD files open with "CPHD/", MATLAB v5 (and v6, v7) files
+ * with a text header; HDF5 files hold the superblock signature at offset 0,
+ * 512, 1024, 2048, ... (after a user block such as MATLAB v7.3's 512-byte
+ * header). head: the file's first n bytes (n <= 128, fewer only when the
+ * file is shorter); fp is open for more. */
+#define HEAD_BYTES 128
+
+static int sniff_cphd(FILE *fp, const unsigned char *head, size_t n)
 {
-    static const char *const ext[] = {".mat", ".h5", ".hdf5", ".cphd"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-        size_t e = strlen(ext[i]);
-        if (n > e && !strcasecmp(name + n - e, ext[i])) return 1;
+    (void)fp;
+    return n >= 5 && !memcmp(head, "CPHD/", 5);
+}
+
+static int sniff_mat5(FILE *fp, const unsigned char *head, size_t n)
+{
+    static const char mat5[] = "MATLAB 5.0 MAT-file";
+    (void)fp;
+    return n == HEAD_BYTES && !memcmp(head, mat5, sizeof mat5 - 1);
+}
+
+static int sniff_hdf5(FILE *fp, const unsigned char *head, size_t n)
+{
+    static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    (void)head;
+    (void)n;
+    for (long off = 0; off <= (1L << 40); off = off ? 2 * off : 512) {
+        unsigned char b[8];
+        if (fseek(fp, off, SEEK_SET) != 0 || fread(b, 1, sizeof b, fp) != sizeof b) break;
+        if (!memcmp(b, h5sig, sizeof b)) return 1;
     }
     return 0;
 }
 
-/* A directory's *.mat, *.h5, *.hdf5, *.cphd files (regular files only), sorted by name. */
+/* One row per phase-history format: a new format is its module (a file
+ * that fills a phd_file, phd_io_internal.h) and one row here. detect()
+ * tries the rows in order. */
+struct phd_format {
+    const char *name;          /* in messages: "not a CPHD, MATLAB or HDF5 file" */
+    const char *ext[3];        /* names a directory input picks up; NULL after the last */
+    const char *probe;         /* the library whose metadata walk runs in the probe first
+                                  (probe.h); NULL: sarbp's own checked parser, no probe */
+    int (*sniff)(FILE *fp, const unsigned char *head, size_t n);
+    sarbp_status (*open)(const char *path, const sarbp_reader_options *o, struct phd_file *f);
+};
+
+static const struct phd_format formats[] = {
+    {"CPHD", {".cphd"}, NULL, sniff_cphd, phd_open_cphd},
+    {"MATLAB", {".mat"}, "matio", sniff_mat5, phd_open_mat},
+    {"HDF5", {".h5", ".hdf5"}, "HDF5", sniff_hdf5, phd_open_h5},
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+/* "A, B or C" of the rows' names (what = 0) or extensions (what = 1). */
+static void format_list(int what, char *buf, size_t size)
+{
+    const char *item[16];
+    size_t n = 0;
+    for (size_t i = 0; i < NFORMATS; i++) {
+        if (!what) {
+            if (n < 16) item[n++] = formats[i].name;
+            continue;
+        }
+        for (size_t k = 0; k < 3 && formats[i].ext[k]; k++)
+            if (n < 16) item[n++] = formats[i].ext[k];
+    }
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++) {
+        const int w = snprintf(buf + len, size - len, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                               item[i]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+}
+
+static int is_data_name(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < NFORMATS; i++)
+        for (size_t k = 0; k < 3 && formats[i].ext[k]; k++) {
+            size_t e = strlen(formats[i].ext[k]);
+            if (n > e && !strcasecmp(name + n - e, formats[i].ext[k])) return 1;
+        }
+    return 0;
+}
+
+/* A directory's files of the formats' extensions (regular files only), sorted by name. */
 static sarbp_status expand_dir(const char *dir, struct strlist *out)
 {
     DIR *d = opendir(dir);
@@ -162,9 +239,11 @@ static sarbp_status expand_dir(const char *dir, struct strlist *out)
         free(p);
     }
     closedir(d);
-    if (st == SARBP_OK && names.n == 0)
-        st = sarbp_error(SARBP_ERR_INVALID, "directory '%s' holds no .mat, .h5, .hdf5 or .cphd files",
-                         dir);
+    if (st == SARBP_OK && names.n == 0) {
+        char exts[128];
+        format_list(1, exts, sizeof exts);
+        st = sarbp_error(SARBP_ERR_INVALID, "directory '%s' holds no %s files", dir, exts);
+    }
     if (st == SARBP_OK) {
         qsort(names.v, names.n, sizeof names.v[0], cmp_str);
         for (size_t i = 0; i < names.n && st == SARBP_OK; i++) st = strlist_push(out, names.v[i]);
@@ -228,47 +307,29 @@ static sarbp_status reject_duplicates(const struct strlist *l)
 
 /* ---- one file ------------------------------------------------------------- */
 
-enum file_kind { KIND_HDF5, KIND_MAT5, KIND_CPHD };
-
-/* By content: MATLAB v5 (and v6, v7) files open with a text header, CPHD
- * files with "CPHD/"; HDF5
- * files hold the superblock signature at offset 0, 512, 1024, 2048, ...
- * (after a user block such as MATLAB v7.3's 512-byte header). */
-static sarbp_status detect(const char *path, enum file_kind *kind)
+/* The row of formats[] whose content path has. */
+static sarbp_status detect(const char *path, const struct phd_format **fmt)
 {
-    static const char mat5[] = "MATLAB 5.0 MAT-file";
-    static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     FILE *fp = fopen(path, "rb");
     if (!fp) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    unsigned char head[128];
+    unsigned char head[HEAD_BYTES];
     size_t n = fread(head, 1, sizeof head, fp);
     if (ferror(fp)) {
         int e = errno;
         fclose(fp);
         return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
     }
-    sarbp_status st = sarbp_error(SARBP_ERR_FORMAT, "'%s': not an HDF5 or MATLAB file (nor "
-                                  "CPHD)", path);
-    if (n >= 5 && !memcmp(head, "CPHD/", 5)) {
-        *kind = KIND_CPHD;
-        st = SARBP_OK;
-    } else if (n == sizeof head && !memcmp(head, mat5, sizeof mat5 - 1)) {
-        *kind = KIND_MAT5;
-        st = SARBP_OK;
-    } else {
-        for (long off = 0; off <= (1L << 40); off = off ? 2 * off : 512) {
-            unsigned char b[8];
-            if (fseek(fp, off, SEEK_SET) != 0 || fread(b, 1, sizeof b, fp) != sizeof b) break;
-            if (!memcmp(b, h5sig, sizeof b)) {
-                *kind = KIND_HDF5;
-                st = SARBP_OK;
-                break;
-            }
-        }
-    }
+    *fmt = NULL;
+    for (size_t i = 0; i < NFORMATS && !*fmt; i++)
+        if (formats[i].sniff(fp, head, n)) *fmt = &formats[i];
     fclose(fp);
-    if (st == SARBP_OK) sarbp_error_clear();
-    return st;
+    if (*fmt) {
+        sarbp_error_clear();
+        return SARBP_OK;
+    }
+    char names[128];
+    format_list(0, names, sizeof names);
+    return sarbp_error(SARBP_ERR_FORMAT, "'%s': not a %s file", path, names);
 }
 
 static void file_release(struct phd_file *f)
@@ -310,15 +371,13 @@ static sarbp_status check_meta(const char *path, const sarbp_phd *m)
     return st == SARBP_OK ? SARBP_OK : prefixed(st, path);
 }
 
-/* Loads path's metadata into f (path known to be of kind) and checks it. */
-static sarbp_status load(const char *path, enum file_kind kind, const sarbp_reader_options *o,
-                         struct phd_file *f)
+/* Loads path's metadata into f (path known to be of format fmt) and checks it. */
+static sarbp_status load(const char *path, const struct phd_format *fmt,
+                         const sarbp_reader_options *o, struct phd_file *f)
 {
     f->path = strdup(path);
     if (!f->path) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    sarbp_status st = kind == KIND_HDF5   ? phd_open_h5(path, f)
-                      : kind == KIND_MAT5 ? phd_open_mat(path, f)
-                                          : phd_open_cphd(path, o ? o->channel : NULL, f);
+    sarbp_status st = fmt->open(path, o, f);
     if (st == SARBP_OK) st = check_meta(path, f->meta);
     if (st != SARBP_OK) file_clear(f);
     return st;
@@ -330,22 +389,22 @@ static sarbp_status probe_walk(const char *path, void *arg)
 {
     struct phd_file f;
     memset(&f, 0, sizeof f);
-    sarbp_status st = load(path, *(const enum file_kind *)arg, NULL, &f);
+    sarbp_status st = load(path, (const struct phd_format *)arg, NULL, &f);
     if (st == SARBP_OK) file_clear(&f);
     return st;
 }
 
-/* HDF5 and matio files are walked in the probe first (probe.h); a CPHD is
- * parsed by sarbp's own checked code (cphd_read.c) and libxml2 without it. */
+/* Files read through a library (HDF5, matio) are walked in the probe first
+ * (probe.h); a CPHD is parsed by sarbp's own checked code (cphd_read.c) and
+ * libxml2 without it. */
 static sarbp_status file_open(const char *path, const sarbp_reader_options *o,
                               struct phd_file *f)
 {
     memset(f, 0, sizeof *f);
-    enum file_kind kind = KIND_HDF5;
-    SARBP_TRY(detect(path, &kind));
-    if (kind != KIND_CPHD)
-        SARBP_TRY(probe_run(path, kind == KIND_HDF5 ? "HDF5" : "matio", probe_walk, &kind));
-    return load(path, kind, o, f);
+    const struct phd_format *fmt;
+    SARBP_TRY(detect(path, &fmt));
+    if (fmt->probe) SARBP_TRY(probe_run(path, fmt->probe, probe_walk, (void *)fmt));
+    return load(path, fmt, o, f);
 }
 
 /* ---- the reader ----------------------------------------------------------- */

@@ -13,6 +13,7 @@
 
 #include "sarbp/geo.h"
 #include "sarbp/phd.h"
+#include "sarbp/phd_io.h"
 
 struct phd_file;
 
@@ -39,14 +40,17 @@ struct phd_file {
                                       * coll->collect_start), NULL when unknown */
 };
 
-/* Open path (known to be HDF5, resp. MATLAB v5) and fill f->ops, f->meta,
- * f->impl; the file is released before they return. On failure f is left
- * without meta or impl and the detail names the file. */
-sarbp_status phd_open_h5(const char *path, struct phd_file *f);
-sarbp_status phd_open_mat(const char *path, struct phd_file *f);
-/* CPHD 1.0/1.1 (cphd_read.c): channel is the Data/Channel/Identifier to
- * read, or NULL for the first channel. Fills coll and t too. */
-sarbp_status phd_open_cphd(const char *path, const char *channel, struct phd_file *f);
+/* The format modules, one row each in formats[] (phd_io.c): open path
+ * (known to be of the format) and fill f->ops, f->meta, f->impl; the file is
+ * released before they return. On failure f is left without meta or impl
+ * and the detail names the file. o may be NULL (the defaults). */
+/* sarbp-phd and Gotcha HDF5, MATLAB v7.3 included (phd_read_h5.c) */
+sarbp_status phd_open_h5(const char *path, const sarbp_reader_options *o, struct phd_file *f);
+/* Gotcha MATLAB v5 through matio (phd_read_mat.c) */
+sarbp_status phd_open_mat(const char *path, const sarbp_reader_options *o, struct phd_file *f);
+/* CPHD 1.0/1.1 (cphd_read.c): o->channel is the Data/Channel/Identifier to
+ * read, NULL for the first channel. Fills coll and t too. */
+sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, struct phd_file *f);
 
 /* Start frequency and step of a frequency vector freq[k] (Hz):
  * f0 = freq[0], df = (freq[k-1] - freq[0]) / (k - 1). SARBP_ERR_INVALID,

@@ -624,8 +624,9 @@ done:
 
 /* ---- entry ---------------------------------------------------------------- */
 
-sarbp_status phd_open_h5(const char *path, struct phd_file *f)
+sarbp_status phd_open_h5(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
+    (void)o;
     phd_h5_quiet();
     struct h5_impl *h = calloc(1, sizeof *h);
     if (!h) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");

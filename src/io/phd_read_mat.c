@@ -393,8 +393,9 @@ done:
     return st;
 }
 
-sarbp_status phd_open_mat(const char *path, struct phd_file *f)
+sarbp_status phd_open_mat(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
+    (void)o;
     struct mat_impl *mi = calloc(1, sizeof *mi);
     if (!mi) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     mat_t *mat;
