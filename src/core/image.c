@@ -1,12 +1,12 @@
-/* image.c - complex images in memory: allocation, attributes, format names.
+/* image.c - complex images in memory: allocation, attributes.
  *
- * The file formats live in image_write.c and image_read.c; this file only
- * owns the sarbp_image object. */
+ * The file formats live in src/io (image_write.c, with the table of output
+ * formats and sarbp_image_format_from_name, and image_read.c); this file
+ * only owns the sarbp_image object. */
 #include "sarbp/image.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 
 sarbp_status sarbp_image_alloc(const sarbp_grid *g, sarbp_image **out)
@@ -74,23 +74,3 @@ const char *sarbp_image_get_attr(const sarbp_image *img, const char *key)
     return NULL;
 }
 
-sarbp_image_format sarbp_image_format_from_name(const char *path)
-{
-    if (!path) return SARBP_IMG_UNKNOWN;
-    const char *slash = strrchr(path, '/');
-    const char *dot = strrchr(slash ? slash + 1 : path, '.');
-    if (!dot) return SARBP_IMG_UNKNOWN;
-    if (!strcasecmp(dot, ".h5") || !strcasecmp(dot, ".hdf5")) return SARBP_IMG_H5;
-    if (!strcasecmp(dot, ".npy")) return SARBP_IMG_NPY;
-    if (!strcasecmp(dot, ".png")) return SARBP_IMG_PNG;
-    if (!strcasecmp(dot, ".nitf") || !strcasecmp(dot, ".ntf") || !strcasecmp(dot, ".sicd"))
-        return SARBP_IMG_SICD;
-    if (!strcasecmp(dot, ".tif") || !strcasecmp(dot, ".tiff")) return SARBP_IMG_GEOTIFF;
-    if (!strcasecmp(dot, ".kmz")) return SARBP_IMG_KMZ;
-    return SARBP_IMG_UNKNOWN;
-}
-
-int sarbp_image_format_is_geo(sarbp_image_format f)
-{
-    return f == SARBP_IMG_SICD || f == SARBP_IMG_GEOTIFF || f == SARBP_IMG_KMZ;
-}

@@ -13,17 +13,22 @@
 #include "sarbp/image.h"
 #include "io/tempfile.h"
 
+/* The geolocated writers, rows of writers[] in image_write.c. X_check:
+ * everything that can be checked before any file exists; X_to: the file,
+ * written into the temporary t that becomes path. db_range is the dB
+ * quick look's range (ignored by SICD), ctx may be NULL. */
 sarbp_status sicd_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx);
-sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range,
                      const sarbp_image_context *ctx);
 
-sarbp_status geotiff_check(const char *path, const sarbp_image *img, int complex_pixels);
+/* ctx->tiff_complex: complex FP32 pixels instead of the 8-bit dB quick look */
+sarbp_status geotiff_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx);
 sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                        double db_range, int complex_pixels);
+                        double db_range, const sarbp_image_context *ctx);
 
-sarbp_status kmz_check(const char *path, const sarbp_image *img);
-sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                    double db_range);
+sarbp_status kmz_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx);
+sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range,
+                    const sarbp_image_context *ctx);
 
 /* 8-bit dB magnitude of img, north-up rows as the PNG writer makes them
  * (row 0 = largest y): 255 (1 + 20 log10(|I| / peak) / db_range), clipped.

@@ -20,20 +20,20 @@
 
 #ifndef SARBP_HAVE_GEOTIFF
 
-sarbp_status geotiff_check(const char *path, const sarbp_image *img, int complex_pixels)
+sarbp_status geotiff_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx)
 {
     (void)img;
-    (void)complex_pixels;
+    (void)ctx;
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': this sarbp was built without "
                        "libtiff and libgeotiff (scripts/install-deps.sh installs them)", path);
 }
 
 sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                        double db_range, int complex_pixels)
+                        double db_range, const sarbp_image_context *ctx)
 {
     (void)t;
     (void)db_range;
-    return geotiff_check(path, img, complex_pixels);
+    return geotiff_check(path, img, ctx);
 }
 
 #else
@@ -43,8 +43,9 @@ sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *
 #include <geotiff/xtiffio.h>
 #include <tiffio.h>
 
-sarbp_status geotiff_check(const char *path, const sarbp_image *img, int complex_pixels)
+sarbp_status geotiff_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx)
 {
+    const int complex_pixels = ctx && ctx->tiff_complex;
     sarbp_scene_ref r;
     SARBP_TRY(sarbp_image_scene_ref(img, path, &r));
     /* classic TIFF offsets are 32-bit: keep the raw pixels under 4 GB */
@@ -64,9 +65,10 @@ static void silent(const char *module, const char *fmt, va_list ap)
 }
 
 sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                        double db_range, int complex_pixels)
+                        double db_range, const sarbp_image_context *ctx)
 {
-    SARBP_TRY(geotiff_check(path, img, complex_pixels));
+    const int complex_pixels = ctx && ctx->tiff_complex;
+    SARBP_TRY(geotiff_check(path, img, ctx));
     sarbp_scene_ref r;
     SARBP_TRY(sarbp_image_scene_ref(img, path, &r));
     const sarbp_grid *g = &img->grid;

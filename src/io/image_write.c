@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "io/geo_write.h"
 #include "io/image_internal.h"
@@ -132,8 +133,11 @@ static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int i
 
 /* HDF5 wants a name: it reopens the temporary (ours, created exclusively)
  * through sarbp_tempfile_open_name and truncates it. */
-static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image *img)
+static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range, const sarbp_image_context *ctx)
 {
+    (void)db_range;
+    (void)ctx;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     sarbp_status st = SARBP_OK;
     const sarbp_grid *g = &img->grid;
@@ -206,8 +210,11 @@ static void swap4(unsigned char *p, size_t nbytes)
     }
 }
 
-static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_image *img)
+static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                           double db_range, const sarbp_image_context *ctx)
 {
+    (void)db_range;
+    (void)ctx;
     /* Version 1.0 header: magic, 2-byte length, a Python dict padded with
      * spaces and ended by '\n' so that the data start at a multiple of 64. */
     char dict[256];
@@ -334,8 +341,9 @@ sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **
 }
 
 static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                          double db_range)
+                          double db_range, const sarbp_image_context *ctx)
 {
+    (void)ctx;
     const size_t nx = img->grid.nx, ny = img->grid.ny;
     unsigned char *pix;
     sarbp_status st = png_check_size(path, nx, ny, 1);
@@ -412,27 +420,92 @@ sarbp_status png8_to_memory(const unsigned char *pix, size_t w, size_t h, unsign
     return SARBP_OK;
 }
 
-/* ---- all formats, all or nothing ----------------------------------------- */
-
-static sarbp_status write_one(sarbp_tempfile *t, const char *path, sarbp_image_format fmt,
-                              const sarbp_image *img, double db_range,
+/* PNG's limits, checked before any file exists (size only: the pixels are
+ * always representable) */
+static sarbp_status png_check(const char *path, const sarbp_image *img,
                               const sarbp_image_context *ctx)
 {
-    switch (fmt) {
-    case SARBP_IMG_H5: return h5_to(t, path, img);
-    case SARBP_IMG_NPY: return npy_to(t, path, img);
-    case SARBP_IMG_PNG: return png_to(t, path, img, db_range);
-    case SARBP_IMG_SICD: return sicd_to(t, path, img, ctx);
-    case SARBP_IMG_GEOTIFF: return geotiff_to(t, path, img, db_range, ctx && ctx->tiff_complex);
-    case SARBP_IMG_KMZ: return kmz_to(t, path, img, db_range);
-    case SARBP_IMG_UNKNOWN: break;
-    }
-    return sarbp_error(SARBP_ERR_INTERNAL, "no writer for '%s'", path);
+    (void)ctx;
+    if (img->grid.nx > 0x7fffffff / 4 || img->grid.ny > 0x7fffffff)
+        return png_check_size(path, img->grid.nx, img->grid.ny, 1);
+    return SARBP_OK;
 }
 
+/* ---- the output formats ------------------------------------------------------ */
+
+#define W_DB 0x1u  /* an 8-bit dB quick look: needs a positive dB range */
+#define W_GEO 0x2u /* geolocated: needs the scene reference (sarbp_image_format_is_geo) */
+
+/* One row per image format: a new format is its writer (a file such as
+ * kmz_write.c, declared in geo_write.h), a SARBP_IMG_* value (sarbp/image.h)
+ * and one row here. The messages and sarbp_image_format_from_name read the
+ * rows. */
+struct image_writer {
+    sarbp_image_format fmt;
+    const char *ext[4]; /* names ending so, case-insensitive; NULL after the last; the
+                           first one in messages */
+    unsigned flags;     /* W_* */
+    /* what can be checked before any file exists; NULL: nothing beyond the image */
+    sarbp_status (*check)(const char *path, const sarbp_image *img, const sarbp_image_context *ctx);
+    sarbp_status (*write)(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range, const sarbp_image_context *ctx);
+};
+
+static const struct image_writer writers[] = {
+    {SARBP_IMG_H5, {".h5", ".hdf5"}, 0, NULL, h5_to},
+    {SARBP_IMG_NPY, {".npy"}, 0, NULL, npy_to},
+    {SARBP_IMG_PNG, {".png"}, W_DB, png_check, png_to},
+    {SARBP_IMG_SICD, {".nitf", ".ntf", ".sicd"}, W_GEO, sicd_check, sicd_to},
+    {SARBP_IMG_GEOTIFF, {".tif", ".tiff"}, W_DB | W_GEO, geotiff_check, geotiff_to},
+    {SARBP_IMG_KMZ, {".kmz"}, W_DB | W_GEO, kmz_check, kmz_to},
+};
+#define NWRITERS (sizeof writers / sizeof writers[0])
+
+static const struct image_writer *writer_of(sarbp_image_format f)
+{
+    for (size_t i = 0; i < NWRITERS; i++)
+        if (writers[i].fmt == f) return &writers[i];
+    return NULL;
+}
+
+sarbp_image_format sarbp_image_format_from_name(const char *path)
+{
+    if (!path) return SARBP_IMG_UNKNOWN;
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot) return SARBP_IMG_UNKNOWN;
+    for (size_t i = 0; i < NWRITERS; i++)
+        for (size_t k = 0; k < 4 && writers[i].ext[k]; k++)
+            if (!strcasecmp(dot, writers[i].ext[k])) return writers[i].fmt;
+    return SARBP_IMG_UNKNOWN;
+}
+
+int sarbp_image_format_is_geo(sarbp_image_format f)
+{
+    const struct image_writer *w = writer_of(f);
+    return w && (w->flags & W_GEO);
+}
+
+/* ".h5, .npy, .png, .nitf, .tif or .kmz": each row's first name ending */
+void sarbp_image_format_list(char *buf, size_t size)
+{
+    if (size == 0) return;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NWRITERS && len < size; i++) {
+        const int w = snprintf(buf + len, size - len, "%s%s",
+                               i == 0 ? "" : i + 1 == NWRITERS ? " or " : ", ", writers[i].ext[0]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+}
+
+/* ---- all formats, all or nothing ----------------------------------------- */
+
 /* Checks everything that can be checked before a file exists (the image,
- * each path's format, the PNG dB range), writes every output to its own
- * temporary and renames them all only when all are complete. */
+ * each path's format, the dB range of quick looks, each format's own
+ * check), writes every output to its own temporary and renames them all
+ * only when all are complete. */
 static sarbp_status write_files(const char *const *paths, const sarbp_image_format *fmt, size_t n,
                                 const sarbp_image *img, double db_range,
                                 const sarbp_image_context *ctx)
@@ -440,31 +513,28 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
     if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
     for (size_t i = 0; i < n; i++) {
         if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
-        if (fmt[i] == SARBP_IMG_UNKNOWN)
+        const struct image_writer *w = writer_of(fmt[i]);
+        if (!w) {
+            char exts[128];
+            sarbp_image_format_list(exts, sizeof exts);
             return sarbp_error(SARBP_ERR_INVALID, "cannot tell the image format of '%s' from its "
-                               "name (use .h5, .npy, .png, .nitf, .tif or .kmz)", paths[i]);
-        if ((fmt[i] == SARBP_IMG_PNG || fmt[i] == SARBP_IMG_GEOTIFF || fmt[i] == SARBP_IMG_KMZ) &&
-            (!(db_range > 0) || !isfinite(db_range)))
+                               "name (use %s)", paths[i], exts);
+        }
+        if ((w->flags & W_DB) && (!(db_range > 0) || !isfinite(db_range)))
             return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
                                paths[i], db_range);
     }
     SARBP_TRY(check_image(img, paths[0]));
-    if (img->grid.nx > 0x7fffffff / 4 || img->grid.ny > 0x7fffffff)
-        for (size_t i = 0; i < n; i++)
-            if (fmt[i] == SARBP_IMG_PNG) SARBP_TRY(png_check_size(paths[i], img->grid.nx, img->grid.ny, 1));
-    /* geolocated outputs: everything they need, before any file exists */
     for (size_t i = 0; i < n; i++) {
-        if (fmt[i] == SARBP_IMG_SICD) SARBP_TRY(sicd_check(paths[i], img, ctx));
-        if (fmt[i] == SARBP_IMG_GEOTIFF)
-            SARBP_TRY(geotiff_check(paths[i], img, ctx && ctx->tiff_complex));
-        if (fmt[i] == SARBP_IMG_KMZ) SARBP_TRY(kmz_check(paths[i], img));
+        const struct image_writer *w = writer_of(fmt[i]);
+        if (w->check) SARBP_TRY(w->check(paths[i], img, ctx));
     }
     sarbp_tempfile **t = calloc(n, sizeof *t);
     if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
     for (size_t i = 0; i < n && st == SARBP_OK; i++) {
         st = sarbp_tempfile_create(paths[i], &t[i]);
-        if (st == SARBP_OK) st = write_one(t[i], paths[i], fmt[i], img, db_range, ctx);
+        if (st == SARBP_OK) st = writer_of(fmt[i])->write(t[i], paths[i], img, db_range, ctx);
     }
     if (st == SARBP_OK) {
         st = sarbp_tempfile_commit_all(t, n);

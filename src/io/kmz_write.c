@@ -18,8 +18,9 @@
 #include "io/geo_write.h"
 #include "sarbp/geo.h"
 
-sarbp_status kmz_check(const char *path, const sarbp_image *img)
+sarbp_status kmz_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx)
 {
+    (void)ctx;
     sarbp_scene_ref r;
     return sarbp_image_scene_ref(img, path, &r);
 }
@@ -57,8 +58,10 @@ struct entry {
     uint32_t crc, offset;
 };
 
-sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range)
+sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range,
+                    const sarbp_image_context *ctx)
 {
+    (void)ctx;
     sarbp_scene_ref r;
     SARBP_TRY(sarbp_image_scene_ref(img, path, &r));
     double lat[4], lon[4];

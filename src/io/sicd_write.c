@@ -633,9 +633,10 @@ static int clevel(double bytes, size_t side)
     return 9;
 }
 
-sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range,
                      const sarbp_image_context *ctx)
 {
+    (void)db_range;
     struct sicd_geom s;
     SARBP_TRY(plan(path, img, ctx, &s));
     struct sb xml = {0}, hdr = {0}, ish = {0}, dsh = {0};
