@@ -1,5 +1,9 @@
 /* backproject.cu - backprojection kernels, one computation in numbered variants.
  *
+ * The variants' names, ids, summaries and preconditions are one table,
+ * kernels/backproject_variants.c (sarbp/cuda_variants.h); the template
+ * parameter V below is a variant's id, written by its name (SARBP_CUDA_V3A).
+ *
  *   v1   one thread per pixel, FP64 arithmetic, plain global loads. Slow and
  *        obviously right: the baseline to beat and the GPU-side reference.
  *   v2   tiled and tile-relative in FP32 (primer, section 4): a block owns a
@@ -211,7 +215,7 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
 {
     const float x = fmaf(Uy, dy, fmaf(q, dd, Uxdx)); /* (2 d.u + |d|^2) / (2 Rc) */
     float ddR;
-    if (V == 2) {
+    if (V == SARBP_CUDA_V2) {
         ddR = 2.0f * x / (sqrtf(fmaf(4.0f * q, x, 1.0f)) + 1.0f);
     } else if (ORD == 1) { /* x (1 - e): the launcher checked 2 x^3 q^2 is negligible */
         ddR = fmaf(-x * q, x, x);
@@ -222,7 +226,7 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
     const float fb = fmaf(ddR, inv_dr, fcb);
     int n;
     float t;
-    if (V == 2) {
+    if (V == SARBP_CUDA_V2) {
         const float fl = floorf(fb);
         n = (int)fl + icm + MAGIC_I;
         t = fb - fl;
@@ -244,14 +248,14 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
         vi *= w;
     }
     float s, c;
-    if (V == 4) { /* v3a: float-float phase, reduced to cycles */
+    if (V == SARBP_CUDA_V3A) { /* float-float phase, reduced to cycles */
         const float chi = ddR * kc.x;
         const float cerr = fmaf(ddR, kc.x, -chi);
         const float clo = fmaf(ddR, kc.y, cerr);
         const float r = chi - ((chi + MAGIC) - MAGIC);
         const float cyc = (r + clo) + phcyc;
         __sincosf(6.283185307179586f * cyc, &s, &c);
-    } else if (V == 2) {
+    } else if (V == SARBP_CUDA_V2) {
         sincosf(fmaf(ddR, krad, phrad), &s, &c);
     } else {
         __sincosf(fmaf(ddR, krad, phrad), &s, &c);
@@ -291,7 +295,7 @@ __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const 
     for (int j = 0; j < cnt; j++) {
         const float4 ta = s.a[j], tb = s.b[j];
         const int2 ti = s.i[j];
-        const float2 kc = V == 4 ? s.k[j] : make_float2(0.f, 0.f);
+        const float2 kc = V == SARBP_CUDA_V3A ? s.k[j] : make_float2(0.f, 0.f);
         const void *prof = prof0 + (size_t)j * row_bytes;
         const float Uxdx = ta.x * dx;
         if (ti.y == 1) {
@@ -354,7 +358,7 @@ __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
             compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, a.z, t.half_diag, a.nbins);
         __syncthreads();
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
-        if (V != 2 && a.series1)
+        if (V != SARBP_CUDA_V2 && a.series1)
             tiled_chunk<V, 1, PPT, H, C>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
         else
             tiled_chunk<V, 2, PPT, H, C>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
@@ -424,9 +428,9 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
             const float Uxdx = ta.x * t.dx;
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<3, 2, false, H, C, true>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
-                                                  make_float2(0.f, 0.f), S - MAGIC_I, row, a.nbins,
-                                                  t.dy[k], t.dd[k], t.are[k], t.aim[k]);
+                pixel_pulse<SARBP_CUDA_V3, 2, false, H, C, true>(
+                    Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, make_float2(0.f, 0.f),
+                    S - MAGIC_I, row, a.nbins, t.dy[k], t.dd[k], t.are[k], t.aim[k]);
         }
     }
     add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
@@ -434,25 +438,32 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
 
 /* ---- launchers and dispatcher ---------------------------------------------- */
 
-static int variant_id(const char *v)
+/* The names of the variants with all of the given flags, "v1, v2, ...". */
+static void variant_names(unsigned flags, char *buf, size_t n)
 {
-    if (!v || !*v || !strcmp(v, "v3")) return 3;
-    if (!strcmp(v, "v1")) return 1;
-    if (!strcmp(v, "v2")) return 2;
-    if (!strcmp(v, "v3a")) return 4;
-    if (!strcmp(v, "v4")) return 5;
-    return -1;
+    size_t nv, k = 0;
+    const sarbp_cuda_variant *t = sarbp_cuda_variants(&nv);
+    buf[0] = '\0';
+    for (size_t i = 0; i < nv && k < n; i++)
+        if ((t[i].flags & flags) == flags) {
+            const int w = snprintf(buf + k, n - k, "%s%s", k ? ", " : "", t[i].name);
+            if (w < 0) break;
+            k += (size_t)w;
+        }
 }
 
 extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t nwhy)
 {
-    const int v = variant_id(cfg->variant);
-    if (v < 0) {
-        snprintf(why, nwhy, "unknown kernel variant '%s' (v1, v2, v3, v3a, v4)", cfg->variant);
+    const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
+    char names[128];
+    if (!vt) {
+        variant_names(0, names, sizeof names);
+        snprintf(why, nwhy, "unknown kernel variant '%s' (%s)", cfg->variant, names);
         return -1;
     }
-    if (!cfg->variant || !*cfg->variant) cfg->variant = "v3";
-    if (v == 1) { /* one pixel per thread; blocks of 16 x 16 */
+    cfg->variant = vt->name;
+    const int tiled = (vt->flags & SARBP_CUDA_VARIANT_TILED) != 0;
+    if (!tiled) { /* one pixel per thread; blocks of 16 x 16 */
         if (!cfg->tile_x) cfg->tile_x = 16;
         if (!cfg->tile_y) cfg->tile_y = 16;
         cfg->ppt = 1;
@@ -475,9 +486,9 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
         return -1;
     }
     const int threads = cfg->tile_x * (cfg->tile_y / cfg->ppt);
-    if (threads > 1024 || (v != 1 && threads < CHUNK)) {
+    if (threads > 1024 || (tiled && threads < CHUNK)) {
         snprintf(why, nwhy, "tile %dx%d with %d pixels per thread needs %d threads (%d..1024)",
-                 cfg->tile_x, cfg->tile_y, cfg->ppt, threads, v == 1 ? 1 : CHUNK);
+                 cfg->tile_x, cfg->tile_y, cfg->ppt, threads, tiled ? CHUNK : 1);
         return -1;
     }
     /* minb 0: chosen per launch from the profile format (launch_tiled) */
@@ -486,9 +497,10 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
             snprintf(why, nwhy, "resident blocks per SM must be 12 or 16, not %d", cfg->minb);
             return -1;
         }
-        if (v < 2 || v > 4 || cfg->ppt != 8 || threads != 64) {
-            snprintf(why, nwhy, "a resident-block bound needs v2, v3 or v3a with 8 pixels per "
-                     "thread in blocks of 64 threads");
+        if (!(vt->flags & SARBP_CUDA_VARIANT_MINB) || cfg->ppt != 8 || threads != 64) {
+            variant_names(SARBP_CUDA_VARIANT_MINB, names, sizeof names);
+            snprintf(why, nwhy, "a resident-block bound needs one of %s with 8 pixels per "
+                     "thread in blocks of 64 threads", names);
             return -1;
         }
     }
@@ -532,7 +544,8 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
      * bin read is light against the arithmetic or heavy against L1: FP16
      * linear (+4%) and FP32 cubic (+6%); elsewhere it costs 0-3% */
     int minb = cfg->minb;
-    if (minb == 0) minb = (V >= 2 && V <= 4 && cfg->ppt == 8 && b64 && H != C) ? 16 : -1;
+    const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
+    if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && H != C) ? 16 : -1;
     switch (cfg->ppt) {
     case 1: bp_tiled_kernel<V, 1, H, C><<<grid, block, 0, st>>>(a); break;
     case 2: bp_tiled_kernel<V, 2, H, C><<<grid, block, 0, st>>>(a); break;
@@ -560,16 +573,37 @@ static cudaError_t launch_v4_ppt(dim3 grid, dim3 block, int S, size_t shm, const
     return cudaGetLastError();
 }
 
-template <bool H, bool C>
-static cudaError_t launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+/* v4's staging window: the bins per pulse (2S + 2) a tile needs, in the
+ * shared memory of V4_CHUNK pulses (shm); S < 0 when the span is absurd. */
+#define V4_SHM_MAX (200 * 1024)
+static size_t v4_shm(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, int *S)
 {
-    const int S = v4_half_window(cfg, a);
-    const size_t shm = S < 0 ? 0 : (size_t)V4_CHUNK * (2 * S + 2) * SARBP_BIN_BYTES(H, C);
-    if (S < 0 || shm > 200 * 1024) {
-        fprintf(stderr, "sarbp: v4: a %dx%d tile spans %d bins per pulse: too many to stage; "
-                "use v3 or a smaller tile\n", cfg->tile_x, cfg->tile_y, 2 * S + 2);
-        return cudaErrorInvalidConfiguration;
+    *S = v4_half_window(cfg, a);
+    return *S < 0 ? 0 : (size_t)V4_CHUNK * (2 * *S + 2) * SARBP_BIN_BYTES(a->half, a->cubic);
+}
+
+extern "C" int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, char *why,
+                                     size_t nwhy)
+{
+    const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
+    if (vt && vt->id == SARBP_CUDA_V4) {
+        int S;
+        const size_t shm = v4_shm(cfg, a, &S);
+        if (S < 0 || shm > V4_SHM_MAX) {
+            snprintf(why, nwhy, "v4: a %dx%d tile spans %d bins per pulse: too many to stage; "
+                     "use v3 or a smaller tile", cfg->tile_x, cfg->tile_y, 2 * S + 2);
+            return -1;
+        }
     }
+    return 0;
+}
+
+template <bool H, bool C>
+static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+{
+    int S;
+    const size_t shm = v4_shm(cfg, a, &S);
+    if (S < 0 || shm > V4_SHM_MAX) return SARBP_BP_EPRECOND;
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a->nx + cfg->tile_x - 1) / cfg->tile_x, (a->ny + cfg->tile_y - 1) / cfg->tile_y);
     switch (cfg->ppt) {
@@ -581,20 +615,21 @@ static cudaError_t launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *
     return cudaErrorInvalidValue;
 }
 
+/* A cudaError_t, or SARBP_BP_EPRECOND. */
 template <bool H, bool C>
-static cudaError_t dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
     switch (v) {
-    case 1: {
+    case SARBP_CUDA_V1: {
         const dim3 block(cfg->tile_x, cfg->tile_y);
         const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
         bp_v1_kernel<H, C><<<grid, block, 0, st>>>(*a);
         return cudaGetLastError();
     }
-    case 2: return launch_tiled<2, H, C>(cfg, a, st);
-    case 3: return launch_tiled<3, H, C>(cfg, a, st);
-    case 4: return launch_tiled<4, H, C>(cfg, a, st);
-    case 5: return launch_v4<H, C>(cfg, a, st);
+    case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C>(cfg, a, st);
+    case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C>(cfg, a, st);
+    case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C>(cfg, a, st);
+    case SARBP_CUDA_V4: return launch_v4<H, C>(cfg, a, st);
     }
     return cudaErrorInvalidValue;
 }
@@ -604,7 +639,8 @@ extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp
     cudaStream_t st = (cudaStream_t)stream;
     if (a->np <= 0 || a->nx <= 0 || a->ny <= 0) return cudaSuccess;
     if (a->nbins < 2) return cudaErrorInvalidValue;
-    const int v = variant_id(cfg->variant);
+    const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
+    const int v = vt ? vt->id : -1;
     if (a->cubic) return a->half ? dispatch<true, true>(v, cfg, a, st) : dispatch<false, true>(v, cfg, a, st);
     return a->half ? dispatch<true, false>(v, cfg, a, st) : dispatch<false, false>(v, cfg, a, st);
 }

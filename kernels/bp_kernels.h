@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "sarbp/cuda_variants.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,17 +68,12 @@ __host__ __device__ static inline int sarbp_half_exp(float bound)
 }
 #endif
 
-/* Variants (see backproject.cu):
- *   "v1"  one thread per pixel, FP64 arithmetic, plain global loads: the GPU
- *         baseline and the full-image reference for benchmarks;
- *   "v2"  tiled, tile-relative FP32: exact sqrt/divide formula of primer s.4;
- *   "v3"  tiled, tile-relative FP32 with a series for the range (no sqrt or
- *         divide), floor by rounding mode, phase folded into sincos (default);
- *   "v3a" v3 with a float-float phase argument (the accurate variant);
- *   "v4"  v3 with the range bins a tile needs staged in shared memory.
- * Every variant reads FP32 or FP16 profiles (sarbp_bp_launch.half). */
+/* Variants: the table in backproject_variants.c (sarbp/cuda_variants.h)
+ * names them, gives their ids and says what each changes; backproject.cu's
+ * header says how. Every variant reads FP32 or FP16 profiles
+ * (sarbp_bp_launch.half). */
 typedef struct {
-    const char *variant; /* NULL or "" = default */
+    const char *variant; /* a name in the table; NULL or "" = the table's default */
     int tile_x, tile_y;  /* pixels; 0 = default. tile_x = threads in x */
     int ppt;             /* pixels per thread: 1, 2, 4, 8; 0 = default */
     int minb;            /* v2/v3/v3a at 8 pixels per thread in blocks of 64 threads: 12 or
@@ -85,12 +82,22 @@ typedef struct {
                             the profile format (16 for FP16 linear and FP32 cubic) */
 } sarbp_bp_config;
 
-/* Resolves defaults and checks the configuration (variant known, ppt in
- * {1,2,4,8}, tile_y a multiple of ppt, threads per block <= 1024).
- * Returns 0 when valid, else -1 and a reason in why. */
+/* Resolves defaults and checks the configuration (variant in the table, ppt
+ * in {1,2,4,8}, tile_y a multiple of ppt, threads per block <= 1024, the
+ * variant's flags). variant then points to the table's name. Returns 0 when
+ * valid, else -1 and a reason in why. */
 int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t nwhy);
 
-/* The dispatcher: launches the configured variant. */
+/* The preconditions of a launch that depend on its geometry (v4: the bins a
+ * tile needs fit in shared memory). Returns 0 when they hold, else -1 and a
+ * reason in why. Nothing is printed. */
+int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, char *why,
+                          size_t nwhy);
+
+/* The dispatcher: launches the configured variant (a resolved cfg). Returns
+ * a cudaError_t, or SARBP_BP_EPRECOND when a launcher's precondition does not
+ * hold (sarbp_bp_launch_check says which); it never prints. */
+#define SARBP_BP_EPRECOND (-1)
 int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream);
 
 /* Bytes of one profile bin (host and device code). */

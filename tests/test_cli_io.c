@@ -208,7 +208,7 @@ static void test_bad_files(void **state)
     fputs("hello\n", f);
     fclose(f);
     expect(run("info '%s'", txt), 1, err, "sarbp: info: '");
-    contains(err, "': not an HDF5 or MATLAB file");
+    contains(err, "': not a CPHD, MATLAB or HDF5 file");
     expect(run("info '%s/nope.h5'", SARBP_TEST_TMP), 1, err, "sarbp: info: cannot open '");
     contains(err, "No such file or directory");
 

@@ -1,4 +1,4 @@
-/* test_cphd.c - the CPHD reader (src/cphd_read.c) and form's --scene-ref.
+/* test_cphd.c - the CPHD reader (src/io/cphd_read.c) and form's --scene-ref.
  *
  * A small CPHD writer here, written from the CPHD 1.0.1 / 1.1.0 layout
  * (ASCII header, XML block, big-endian PVP and signal blocks, 64-byte

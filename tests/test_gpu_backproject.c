@@ -26,13 +26,17 @@
 #define SIZES_WORST_DB 82.6
 /* 4096 x 4096, 257 pulses, default tile and ppt: v3 107.3, v3a 113.0, v4
  * 106.9 dB. v1 and v2 were not recorded separately: the sweep's worst. */
-static const double SIZE4096_DB[TU_NVARIANTS] = {SIZES_WORST_DB, SIZES_WORST_DB, 107.3, 113.0, 106.9};
+static const double SIZE4096_DB[SARBP_CUDA_VARIANT_LIMIT] = {
+    [SARBP_CUDA_V1] = SIZES_WORST_DB, [SARBP_CUDA_V2] = SIZES_WORST_DB, [SARBP_CUDA_V3] = 107.3,
+    [SARBP_CUDA_V3A] = 113.0, [SARBP_CUDA_V4] = 106.9};
 /* v3a exists to be more accurate than v3: 113.0 - 107.3 = 5.7 dB there. */
 #define V3A_OVER_V3_DB 5.7
 #define V3A_OVER_V3_HEADROOM_DB 2.0
 /* Real Gotcha, 512 x 512 at 0.2 m: v3 90.9, v3a 94.9, v4 90.9 dB; v1 and v2
  * not recorded separately: v3's figure (v1 is FP64, v2 exact arithmetic). */
-static const double GOTCHA_DB[TU_NVARIANTS] = {90.9, 90.9, 90.9, 94.9, 90.9};
+static const double GOTCHA_DB[SARBP_CUDA_VARIANT_LIMIT] = {
+    [SARBP_CUDA_V1] = 90.9, [SARBP_CUDA_V2] = 90.9, [SARBP_CUDA_V3] = 90.9, [SARBP_CUDA_V3A] = 94.9,
+    [SARBP_CUDA_V4] = 90.9};
 /* Streamed and banded against one piece: 124.5 dB (banded against streamed
  * with the same blocks: identical). */
 #define STREAM_DB 124.5
@@ -48,15 +52,16 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
     sarbp_image *ref = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         static const int ppts[] = {1, 2, 4, 8};
-        for (size_t k = 0; k < (v == 0 ? 1u : 4u); k++) {
+        const int tiled = (tu_variant(v)->flags & SARBP_CUDA_VARIANT_TILED) != 0;
+        for (size_t k = 0; k < (tiled ? 4u : 1u); k++) {
             sarbp_bp_options o;
             sarbp_bp_options_default(&o);
-            o.variant = tu_variants[v];
-            if (v) o.ppt = ppts[k];
+            o.variant = tu_variant(v)->name;
+            if (tiled) o.ppt = ppts[k];
             sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
             double ser = tu_ser_c32(img->data, ref->data, nx * ny);
             tu_bar_min(ser, SIZES_WORST_DB, FP32_HEADROOM_DB, "dB",
-                       "gpu fp32 %s ppt %d %zux%zux%zu SER", tu_variants[v], v ? ppts[k] : 1, nx, ny,
+                       "gpu fp32 %s ppt %d %zux%zux%zu SER", tu_variant(v)->name, tiled ? ppts[k] : 1, nx, ny,
                        npulses);
             sarbp_image_free(img);
         }
@@ -96,18 +101,19 @@ static void test_size_4096(void **state)
     tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o64, NULL, &ref, &st));
     print_message("%zu x %zu, %zu pulses: CPU FP64 reference in %.2f s (%d cores)\n", n, n, npulses,
                   st.total_s, sarbp_cpu_count());
-    double ser[TU_NVARIANTS];
+    double ser[SARBP_CUDA_VARIANT_LIMIT] = {0};
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
-        o.variant = tu_variants[v];
+        o.variant = tu_variant(v)->name;
         sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
-        ser[v] = tu_ser_c32(img->data, ref->data, n * n);
-        tu_bar_min(ser[v], SIZE4096_DB[v], FP32_HEADROOM_DB, "dB",
-                   "gpu fp32 %s default tile %zux%zux%zu SER", tu_variants[v], n, n, npulses);
+        const int id = tu_variant(v)->id;
+        ser[id] = tu_ser_c32(img->data, ref->data, n * n);
+        tu_bar_min(ser[id], SIZE4096_DB[id], FP32_HEADROOM_DB, "dB",
+                   "gpu fp32 %s default tile %zux%zux%zu SER", tu_variant(v)->name, n, n, npulses);
         sarbp_image_free(img);
     }
-    tu_bar_min(ser[3] - ser[2], V3A_OVER_V3_DB, V3A_OVER_V3_HEADROOM_DB, "dB",
+    tu_bar_min(ser[SARBP_CUDA_V3A] - ser[SARBP_CUDA_V3], V3A_OVER_V3_DB, V3A_OVER_V3_HEADROOM_DB, "dB",
                "gpu fp32 v3a over v3 %zux%zux%zu SER margin", n, n, npulses);
     sarbp_image_free(ref);
     sarbp_phd_free(p);
@@ -127,15 +133,15 @@ static void test_unit_target(void **state)
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
-        o.variant = tu_variants[v];
+        o.variant = tu_variant(v)->name;
         sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
         size_t c = 32 * 65 + 32;
         double bv;
         size_t best = tu_peak_index(img, &bv);
-        print_message("%s: peak %.6f at %zu (FP64 %.6f, P = 257)\n", tu_variants[v], bv, best, want);
+        print_message("%s: peak %.6f at %zu (FP64 %.6f, P = 257)\n", tu_variant(v)->name, bv, best, want);
         assert_int_equal(best, c);
         tu_bar_max(fabs(bv / want - 1), UNIT_REL_ERR, UNIT_REL_HEADROOM, "",
-                   "gpu fp32 %s unit target |peak/peak64 - 1|", tu_variants[v]);
+                   "gpu fp32 %s unit target |peak/peak64 - 1|", tu_variant(v)->name);
         sarbp_image_free(img);
     }
     sarbp_phd_free(p);
@@ -183,10 +189,10 @@ static void test_gotcha(void **state)
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
-        o.variant = tu_variants[v];
+        o.variant = tu_variant(v)->name;
         sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP32, &o);
         double ser = tu_ser_c32(img->data, ref->data, g.nx * g.ny);
-        tu_bar_min(ser, GOTCHA_DB[v], FP32_HEADROOM_DB, "dB", "gpu fp32 %s Gotcha SER", tu_variants[v]);
+        tu_bar_min(ser, GOTCHA_DB[tu_variant(v)->id], FP32_HEADROOM_DB, "dB", "gpu fp32 %s Gotcha SER", tu_variant(v)->name);
         sarbp_image_free(img);
     }
     sarbp_image_free(ref);

@@ -127,15 +127,16 @@ static void check_sizes(size_t nx, size_t ny, size_t npulses)
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
             static const int ppts[] = {0, 1, 2, 4, 8};
-            const size_t nppt = (v == 0 || !sweep_ppt || !raw) ? 1 : 5;
+            const int tiled = (tu_variant(v)->flags & SARBP_CUDA_VARIANT_TILED) != 0;
+            const size_t nppt = (!tiled || !sweep_ppt || !raw) ? 1 : 5;
             for (size_t k = 0; k < nppt; k++) {
-                sarbp_bp_options o = fp16_opts(tu_variants[v], raw);
+                sarbp_bp_options o = fp16_opts(tu_variant(v)->name, raw);
                 o.ppt = ppts[k];
                 sarbp_image *img = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &o);
                 double s = ser(img, ref);
                 assert_int_equal(nonfinite(img), 0);
                 tu_bar_min(s, FP16_WORST_DB, FP16_HEADROOM_DB, "dB",
-                           "gpu fp16 %s raw %s ppt %d %zux%zux%zu SER", tu_variants[v],
+                           "gpu fp16 %s raw %s ppt %d %zux%zux%zu SER", tu_variant(v)->name,
                            raw ? "fp16" : "fp32", ppts[k], nx, ny, npulses);
                 sarbp_image_free(img);
             }
@@ -169,16 +170,16 @@ static void test_fp16_unit_target(void **state)
     sarbp_image_free(r);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variant(v)->name, raw);
             size_t c = 32 * 65 + 32;
             double bv;
             size_t best = tu_peak_index(img, &bv);
             double rel = bv / want - 1;
             print_message("fp16 %-4s raw %s: peak %.6f at %zu (FP64 %.6f, P = %zu)\n",
-                          tu_variants[v], raw ? "fp16" : "fp32", bv, best, want, P);
+                          tu_variant(v)->name, raw ? "fp16" : "fp32", bv, best, want, P);
             assert_int_equal(best, c);
             tu_bar_max(fabs(rel), UNIT_REL_ERR, UNIT_REL_HEADROOM, "",
-                       "gpu fp16 %s raw %s unit target |peak/peak64 - 1|", tu_variants[v],
+                       "gpu fp16 %s raw %s unit target |peak/peak64 - 1|", tu_variant(v)->name,
                        raw ? "fp16" : "fp32");
             sarbp_image_free(img);
         }
@@ -215,9 +216,9 @@ static void test_fp16_impulse(void **state)
     sarbp_pt_result *r64 = measure(i64, "FP64 (CPU)");
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variant(v)->name, raw);
             char what[64];
-            snprintf(what, sizeof what, "FP16 %s raw %s", tu_variants[v], raw ? "fp16" : "fp32");
+            snprintf(what, sizeof what, "FP16 %s raw %s", tu_variant(v)->name, raw ? "fp16" : "fp32");
             sarbp_pt_result *r = measure(img, what);
             for (int c = 0; c < 2; c++) {
                 double dp = r->cut[c].pslr_db - r64->cut[c].pslr_db;
@@ -291,12 +292,12 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
             const int check = !raw || assert_raw16;
-            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variant(v)->name, raw);
             assert_int_equal(nonfinite(img), 0);
             double s = ser(img, i64);
             tu_bar_min(s, FP16_WORST_DB, FP16_HEADROOM_DB, "dB",
                        "gpu fp16 %s raw %s 80 dB scene (strong at %.1f,%.1f) global SER",
-                       tu_variants[v], raw ? "fp16" : "fp32", sx, sy);
+                       tu_variant(v)->name, raw ? "fp16" : "fp32", sx, sy);
             for (size_t k = 1; k < nt; k++) {
                 double d = 20 * log10(mag(img, px[k], py[k]) / m64[k]);
                 double ls = local_ser(img, i64, px[k], py[k], DR_WIN);
@@ -307,10 +308,10 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
                     continue;
                 }
                 tu_bar_max(fabs(d), raw ? DR_PEAK_RAW16_DB : DR_PEAK_RAW32_DB, DR_PEAK_HEADROOM_DB,
-                           "dB", "gpu fp16 %s raw %s weak target %zu |peak - FP64's|", tu_variants[v],
+                           "dB", "gpu fp16 %s raw %s weak target %zu |peak - FP64's|", tu_variant(v)->name,
                            raw ? "fp16" : "fp32", k);
                 tu_bar_min(ls, raw ? DR_LOCAL_RAW16_DB : DR_LOCAL_RAW32_DB, DR_LOCAL_HEADROOM_DB, "dB",
-                           "gpu fp16 %s raw %s weak target %zu local SER (%dx%d)", tu_variants[v],
+                           "gpu fp16 %s raw %s weak target %zu local SER (%dx%d)", tu_variant(v)->name,
                            raw ? "fp16" : "fp32", k, DR_WIN, DR_WIN);
             }
             sarbp_image_free(img);
@@ -358,20 +359,20 @@ static void test_fp16_amplitude_scale(void **state)
     sarbp_image *ref = ref64(p, &g);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variant(v)->name, raw);
             double s1 = ser(img, ref);
             tu_bar_min(s1, FP16_WORST_DB, FP16_HEADROOM_DB, "dB", "gpu fp16 %s raw %s scale 1 SER",
-                       tu_variants[v], raw ? "fp16" : "fp32");
+                       tu_variant(v)->name, raw ? "fp16" : "fp32");
             sarbp_image_free(img);
             for (size_t k = 0; k < 2; k++) {
-                img = form16(ps[k], &g, tu_variants[v], raw);
+                img = form16(ps[k], &g, tu_variant(v)->name, raw);
                 size_t bad = nonfinite(img);
-                print_message("fp16 %-4s raw %s: scale %g: %zu non-finite pixels\n", tu_variants[v],
+                print_message("fp16 %-4s raw %s: scale %g: %zu non-finite pixels\n", tu_variant(v)->name,
                               raw ? "fp16" : "fp32", scales[k], bad);
                 assert_int_equal(bad, 0);
                 double s = ser(img, refs[k]);
                 tu_bar_max(fabs(s - s1), SCALE_DIFF_DB, SCALE_DIFF_HEADROOM_DB, "dB",
-                           "gpu fp16 %s raw %s scale %g |SER - scale 1's|", tu_variants[v],
+                           "gpu fp16 %s raw %s scale %g |SER - scale 1's|", tu_variant(v)->name,
                            raw ? "fp16" : "fp32", scales[k]);
                 sarbp_image_free(img);
             }
@@ -410,7 +411,7 @@ static void test_fp16_streaming_and_banding(void **state)
     }
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_bp_options one = fp16_opts(tu_variants[v], raw);
+            sarbp_bp_options one = fp16_opts(tu_variant(v)->name, raw);
             one.pulse_block = 600;
             sarbp_image *a = tu_form(p, &g, &sarbp_backend_cuda, SARBP_FP16, &one);
             sarbp_bp_options streamed = one;
@@ -422,17 +423,17 @@ static void test_fp16_streaming_and_banding(void **state)
             assert_int_equal(nonfinite(a) + nonfinite(b) + nonfinite(c), 0);
             double s_a = ser(a, ref), s_ab = ser(b, a), s_bc = ser(c, b), s_ac = ser(c, a);
             const char *rf = raw ? "fp16" : "fp32";
-            print_message("fp16 %-4s raw %s: banded in %zu bands, gpu_mem %.2f MiB\n", tu_variants[v],
+            print_message("fp16 %-4s raw %s: banded in %zu bands, gpu_mem %.2f MiB\n", tu_variant(v)->name,
                           rf, passes[raw], banded.gpu_mem / 1048576.0);
             assert_true(passes[raw] >= 2);
             tu_bar_min(s_a, FP16_WORST_DB, FP16_HEADROOM_DB, "dB",
-                       "gpu fp16 %s raw %s one block vs FP64 SER", tu_variants[v], rf);
+                       "gpu fp16 %s raw %s one block vs FP64 SER", tu_variant(v)->name, rf);
             tu_bar_min(s_ab, STREAM_DB, STREAM_HEADROOM_DB, "dB",
-                       "gpu fp16 %s raw %s streamed vs one block SER", tu_variants[v], rf);
+                       "gpu fp16 %s raw %s streamed vs one block SER", tu_variant(v)->name, rf);
             tu_bar_min(s_bc, STREAM_DB, STREAM_HEADROOM_DB, "dB",
-                       "gpu fp16 %s raw %s banded vs streamed SER", tu_variants[v], rf);
+                       "gpu fp16 %s raw %s banded vs streamed SER", tu_variant(v)->name, rf);
             tu_bar_min(s_ac, STREAM_DB, STREAM_HEADROOM_DB, "dB",
-                       "gpu fp16 %s raw %s banded vs one block SER", tu_variants[v], rf);
+                       "gpu fp16 %s raw %s banded vs one block SER", tu_variant(v)->name, rf);
             sarbp_image_free(a);
             sarbp_image_free(b);
             sarbp_image_free(c);
@@ -455,11 +456,11 @@ static void test_fp16_gotcha(void **state)
     sarbp_image *ref = ref64(p, &g);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {
-            sarbp_image *img = form16(p, &g, tu_variants[v], raw);
+            sarbp_image *img = form16(p, &g, tu_variant(v)->name, raw);
             assert_int_equal(nonfinite(img), 0);
             double s = ser(img, ref);
             tu_bar_min(s, raw ? GOTCHA_RAW16_DB : GOTCHA_RAW32_DB, FP16_HEADROOM_DB, "dB",
-                       "gpu fp16 %s raw %s Gotcha (%zu pulses) SER", tu_variants[v],
+                       "gpu fp16 %s raw %s Gotcha (%zu pulses) SER", tu_variant(v)->name,
                        raw ? "fp16" : "fp32", p->npulses);
             sarbp_image_free(img);
         }

@@ -1,4 +1,4 @@
-/* test_half.c - the host FP16 conversions of src/half.h: FP16 -> FP32 for
+/* test_half.c - the host FP16 conversions of src/core/half.h: FP16 -> FP32 for
  * all 65536 patterns against the binary16 formula and back; FP32 -> FP16
  * against a round-to-nearest-even reference computed in double (and against
  * GCC's _Float16 where the compiler has it) over every tie and near-tie of
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "../src/half.h" /* internal header: tests link the library directly */
+#include "../src/core/half.h" /* internal header: tests link the library directly */
 
 static uint32_t bits_of(float f)
 {

@@ -490,10 +490,10 @@ static void test_bad_inputs(void **state)
                       "cannot open '" SARBP_TEST_TMP "/does-not-exist.h5': No such file or directory");
     const char *txt = tu_tmp("text.h5");
     write_text(txt, "x,y,z\n1,2,3\n");
-    expect_open_error(txt, SARBP_ERR_FORMAT, "not an HDF5 or MATLAB file");
+    expect_open_error(txt, SARBP_ERR_FORMAT, "not a CPHD, MATLAB or HDF5 file");
     const char *empty = tu_tmp("empty.mat");
     write_text(empty, "");
-    expect_open_error(empty, SARBP_ERR_FORMAT, "not an HDF5 or MATLAB file");
+    expect_open_error(empty, SARBP_ERR_FORMAT, "not a CPHD, MATLAB or HDF5 file");
 
     /* HDF5 with something else in it */
     const char *other = tu_tmp("other.h5");
@@ -911,7 +911,8 @@ static void test_multi_file(void **state)
     assert_int_equal(sarbp_reader_open(twice, 2, &rd), SARBP_ERR_INVALID);
     assert_non_null(strstr(sarbp_error_detail(), "same file"));
     mkdir(SARBP_TEST_TMP "/emptydir", 0777);
-    expect_open_error(SARBP_TEST_TMP "/emptydir", SARBP_ERR_INVALID, "holds no .mat, .h5, .hdf5 or .cphd");
+    expect_open_error(SARBP_TEST_TMP "/emptydir", SARBP_ERR_INVALID,
+                      "holds no .cphd, .mat, .h5 or .hdf5 files");
     expect_open_error(SARBP_TEST_TMP "/multi/*.nothing", SARBP_ERR_IO, "no file matches");
     sarbp_phd_free(p);
 }

@@ -1,5 +1,5 @@
 /* test_tempfile.c - the temporary files every writer goes through
- * (src/tempfile.h): exclusive, unpredictable names beside the output that
+ * (src/io/tempfile.h): exclusive, unpredictable names beside the output that
  * never follow a planted link, fsync-and-rename commits, all-or-nothing
  * commits of several files, and removal on error, on SIGINT/SIGTERM/SIGHUP
  * and at exit (but never by a forked child). Each test works in its own
@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../src/tempfile.h"
+#include "../src/io/tempfile.h"
 
 /* ---- helpers --------------------------------------------------------------- */
 

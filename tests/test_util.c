@@ -224,7 +224,13 @@ int tu_gpu_precondition(const char *program)
     return 1;
 }
 
-const char *const tu_variants[TU_NVARIANTS] = {"v1", "v2", "v3", "v3a", "v4"};
+const sarbp_cuda_variant *tu_variant(size_t v)
+{
+    size_t n;
+    const sarbp_cuda_variant *t = sarbp_cuda_variants(&n);
+    assert_true(n == TU_NVARIANTS && v < n);
+    return &t[v];
+}
 
 sarbp_phd *tu_clutter_scene(size_t npulses)
 {

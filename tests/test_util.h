@@ -135,9 +135,10 @@ int tu_gpu_visible(void);
  * off. A GPU machine never reports the GPU tests as skipped. */
 int tu_gpu_precondition(const char *program);
 
-/* The CUDA kernel variants, in order: v1, v2, v3, v3a, v4. */
-#define TU_NVARIANTS 5
-extern const char *const tu_variants[TU_NVARIANTS];
+/* The CUDA kernel variants: the library's table (sarbp/cuda_variants.h),
+ * row v of TU_NVARIANTS, in id order. */
+#define TU_NVARIANTS ((size_t)SARBP_CUDA_VARIANT_LIMIT - 1)
+const sarbp_cuda_variant *tu_variant(size_t v);
 
 /* The Gotcha-like simulated scene (circular, frequency domain): 150 clutter
  * points from -30 to 0 dB within +-50 m plus three bright targets. */

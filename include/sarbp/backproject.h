@@ -129,7 +129,7 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
 typedef struct {
     sarbp_precision precision; /* FP32 (default) or FP16 */
     int device;                /* ordinal; the plan calls cudaSetDevice itself */
-    const char *variant;       /* kernel variant, NULL = dispatcher default */
+    const char *variant;       /* kernel variant (sarbp/cuda_variants.h), NULL = the default */
     int tile_x, tile_y, ppt;   /* 0 = the variant's default */
     size_t pulse_block;        /* pulses per internal block, 0 = 256 */
     int raw_fp16;              /* see sarbp_bp_options */

@@ -1,4 +1,4 @@
-/* sarbp/ffbp.h - fast factorized backprojection (src/ffbp.c). */
+/* sarbp/ffbp.h - fast factorized backprojection (src/backproject/ffbp.c). */
 #ifndef SARBP_FFBP_H
 #define SARBP_FFBP_H
 

@@ -58,6 +58,9 @@ typedef enum {
 /* Format from the file name's extension (.h5/.hdf5, .npy, .png, .nitf/.ntf/
  * .sicd, .tif/.tiff, .kmz), case-insensitive. */
 sarbp_image_format sarbp_image_format_from_name(const char *path);
+/* The formats' main name endings for messages, ".h5, .npy, ... or .kmz",
+ * into buf (n bytes, NUL-terminated, truncated to fit). */
+void sarbp_image_format_list(char *buf, size_t n);
 /* Whether a format places the image on the Earth (SICD, GeoTIFF, KMZ): it
  * needs the image's scene_ref attribute (sarbp/geo.h). */
 int sarbp_image_format_is_geo(sarbp_image_format f);

@@ -11,7 +11,7 @@
  * left the pipeline early answers those exchanges from sarbp_mpi_drain, so
  * no rank waits for one that has given up. Nothing here prints or exits.
  *
- * Built with -DSARBP_MPI (src/mpi_form.c); without it (src/mpi_none.c) the
+ * Built with -DSARBP_MPI (src/form/mpi_form.c); without it (src/form/mpi_none.c) the
  * same calls describe one process, and sarbp_mpi_init refuses a launch of
  * several ranks. All calls are from the main thread only. */
 #ifndef SARBP_MPI_H

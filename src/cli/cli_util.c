@@ -113,6 +113,10 @@ static int stdout_errno; /* why an earlier cli_flush_stdout failed */
 
 void cli_flush_stdout(void)
 {
+    /* a printf that overflowed the buffer may have failed already: stdio
+     * then keeps the error indicator but drops the data, so the fflush
+     * below succeeds and only errno, now, says why */
+    if (ferror(stdout) && !stdout_errno) stdout_errno = errno;
     if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
 }
 

@@ -10,8 +10,24 @@
 
 #include "cli.h"
 
+/* The variants in the table marked for bench's default list: "v3,v3a,v4". */
+static void bench_default_variants(char *buf, size_t n)
+{
+    size_t nv, k = 0;
+    const sarbp_cuda_variant *vt = sarbp_cuda_variants(&nv);
+    buf[0] = '\0';
+    for (size_t i = 0; i < nv && k < n; i++)
+        if (vt[i].flags & SARBP_CUDA_VARIANT_BENCH) {
+            const int w = snprintf(buf + k, n - k, "%s%s", k ? "," : "", vt[i].name);
+            if (w < 0) break;
+            k += (size_t)w;
+        }
+}
+
 static void help(void)
 {
+    char default_list[256];
+    bench_default_variants(default_list, sizeof default_list);
     printf(
 "usage: sarbp bench [--backend cpu|cuda] [options]\n"
 "\n"
@@ -33,12 +49,19 @@ static void help(void)
 "  --interp LIST    cuda: interpolation configurations KERNEL[:UPSAMPLE], e.g.\n"
 "                   linear:8,cubic:4 (default linear:8,cubic:4,cubic:8; form's default is\n"
 "                   cubic:4, --fast linear:8)\n"
-"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default v3,v3a,v4);\n"
-"                   names: v1 (FP64, one pixel per thread), v2 (tiled, exact formula),\n"
-"                   v3 (tiled, series; the default), v3a (v3 with a float-float\n"
-"                   phase), v4 (v3 with range bins staged in shared memory); MINB 12\n"
-"                   or 16 compiles a 64-thread, 8-pixel kernel for that many resident\n"
-"                   blocks per SM (-1: none)\n"
+"  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default %s);\n"
+"                   MINB 12 or 16 compiles a 64-thread, 8-pixel kernel for that many\n"
+"                   resident blocks per SM (-1: none), where the variant takes it;\n"
+"                   the variants, what each changes and needs (* form's default):\n",
+           default_list);
+    cli_flush_stdout(); /* keeps errno if that overflowed the buffer and failed */
+    size_t nv;
+    const sarbp_cuda_variant *vt = sarbp_cuda_variants(&nv);
+    for (size_t i = 0; i < nv; i++)
+        printf("                   %-4s%s %s\n                         %s\n", vt[i].name,
+               vt[i].flags & SARBP_CUDA_VARIANT_DEFAULT ? "*" : " ", vt[i].summary,
+               vt[i].requires);
+    printf(
 "  --precision LIST cuda: fp32, fp16 or fp32,fp16 (default): profiles in FP32 or\n"
 "                   FP16 (range and phase FP32 in both), side by side\n"
 "  --exact-window N cuda: the exact image covers the central N x N pixels (default 64)\n"
@@ -490,7 +513,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         const char *iname = sarbp_interp_name(ics[c].interp);
         const int cubic = ics[c].interp == SARBP_INTERP_CUBIC;
         const double prof_mib = (double)p32->npulses * p32->nbins * 16 * (cubic ? 2 : 1) / 1048576.0;
-        sarbp_cuda_kernel_cfg rk = {"v1", 0, 0, 0, device, 0, 0};
+        sarbp_cuda_kernel_cfg rk = {sarbp_cuda_variant_by_id(SARBP_CUDA_V1)->name, 0, 0, 0, device, 0, 0};
         double ms_ref;
         st = sarbp_cuda_bench_kernel(p32, g, &rk, 1, &ms_ref, ref);
         if (st) {
@@ -671,7 +694,8 @@ int cmd_bench(int argc, char **argv)
     int threads[64], nthreads = 0, reps = 5, json = 0;
     sarbp_bp_options devs;
     sarbp_bp_options_default(&devs);
-    char variants[1024] = "v3,v3a,v4";
+    char variants[1024];
+    bench_default_variants(variants, sizeof variants);
     struct interp_cfg ics[16] = {{SARBP_INTERP_LINEAR, 8}, {SARBP_INTERP_CUBIC, 4},
                                  {SARBP_INTERP_CUBIC, 8}};
     int nic = 3, wide = 0;

@@ -169,9 +169,11 @@ int cmd_form(int argc, char **argv)
             break;
         case 'o':
             if (nout == MAX_IO) return cli_usage(cmd, "too many outputs (at most %d)", MAX_IO);
-            if (sarbp_image_format_from_name(optarg) == SARBP_IMG_UNKNOWN)
-                return cli_usage(cmd, "cannot tell the format of '%s' (use .h5, .npy, .png, "
-                                 ".nitf, .tif or .kmz)", optarg);
+            if (sarbp_image_format_from_name(optarg) == SARBP_IMG_UNKNOWN) {
+                char exts[128];
+                sarbp_image_format_list(exts, sizeof exts);
+                return cli_usage(cmd, "cannot tell the format of '%s' (use %s)", optarg, exts);
+            }
             outputs[nout++] = optarg;
             break;
         case OPT_BACKEND:

@@ -1,0 +1,83 @@
+/* bp_plan.c - the public face of the typed plans: argument checks shared by
+ * every back end, then a call through the plan's ops (bp_plan.h). */
+#include "backproject/bp_plan.h"
+
+#include <stdlib.h>
+
+sarbp_status sarbp_bp_plan_init(sarbp_bp_plan *p, const sarbp_bp_plan_ops *ops,
+                                const sarbp_bp_desc *d)
+{
+    p->ops = ops;
+    if (!d || !d->meta || !d->grid || !d->rc)
+        return sarbp_error(SARBP_ERR_INVALID, "a plan needs a phase history, a grid and range compression");
+    SARBP_TRY(sarbp_grid_validate(d->grid));
+    p->meta = d->meta;
+    p->grid = *d->grid;
+    const sarbp_region r = d->region;
+    if (r.nrows == 0 || r.row0 >= p->grid.ny || r.nrows > p->grid.ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID, "region of rows %zu to %zu is not inside the grid's %zu rows",
+                           r.row0, r.row0 + r.nrows, p->grid.ny);
+    p->region = r;
+    p->max_rows = r.nrows;
+    if (d->keep_pulses > d->meta->npulses)
+        return sarbp_error(SARBP_ERR_INVALID, "cannot keep %zu pulses of %zu", d->keep_pulses,
+                           d->meta->npulses);
+    p->keep_pulses = d->keep_pulses;
+    if (p->keep_pulses) {
+        p->kept = calloc(p->keep_pulses, 1);
+        if (!p->kept) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    p->image = d->image;
+    return SARBP_OK;
+}
+
+void sarbp_bp_plan_release(sarbp_bp_plan *p)
+{
+    free(p->kept);
+    p->kept = NULL;
+}
+
+sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *p, size_t p0, size_t np,
+                                   const sarbp_c32 *samples, sarbp_stage_times *stats)
+{
+    if (p0 > p->meta->npulses || np > p->meta->npulses - p0)
+        return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu are not in the phase history's %zu",
+                           p0, p0 + np, p->meta->npulses);
+    if (np == 0) return SARBP_OK;
+    if (!samples) {
+        if (p0 + np > p->keep_pulses)
+            return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu are not kept (the plan keeps %zu)",
+                               p0, p0 + np, p->keep_pulses);
+        for (size_t i = p0; i < p0 + np; i++)
+            if (!p->kept[i])
+                return sarbp_error(SARBP_ERR_INVALID, "pulse %zu has no kept profile yet", i);
+    }
+    return p->ops->execute(p, p0, np, samples, stats);
+}
+
+sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *p, sarbp_region r)
+{
+    if (r.nrows == 0 || r.nrows > p->max_rows || r.row0 >= p->grid.ny || r.nrows > p->grid.ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID,
+                           "region of rows %zu to %zu: the plan takes at most %zu rows inside %zu",
+                           r.row0, r.row0 + r.nrows, p->max_rows, p->grid.ny);
+    SARBP_TRY(p->ops->region(p, r));
+    p->region = r;
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_bp_plan_finish(sarbp_bp_plan *p, sarbp_c32 *out, sarbp_stage_times *stats)
+{
+    if (!out) return sarbp_error(SARBP_ERR_INVALID, "finish needs somewhere to write the image");
+    return p->ops->finish(p, out, stats);
+}
+
+void sarbp_bp_plan_destroy(sarbp_bp_plan *p)
+{
+    if (p) p->ops->destroy(p);
+}
+
+size_t sarbp_bp_plan_block(const sarbp_bp_plan *p)
+{
+    return p->block;
+}

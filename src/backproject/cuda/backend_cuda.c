@@ -1,0 +1,913 @@
+/* backend_cuda.c - the CUDA back end: cuFFT range compression and the
+ * backprojection kernels of kernels/, with pulse blocks streamed.
+ *
+ * NSLOT slots of buffers (pinned host staging, raw samples, FFT scratch,
+ * lerp-ready profiles, pulse table), each with its own stream, take the
+ * blocks in turn: while block k-1 is backprojected, block k is read by the
+ * caller, copied to the device and range-compressed on its own stream.
+ * Backprojections are chained across the streams by events (they accumulate
+ * into one image) and launched one block behind, so the device always has
+ * the next one queued. The pass's last NSLOT blocks are held and run
+ * together in row chunks; each chunk is copied back as soon as it is final,
+ * while the later chunks compute ("last" by pulse position: the blocks
+ * that end within NSLOT blocks of the aperture's end; finish launches
+ * whatever is still held). Device memory is bounded by the block size and
+ * the region, not by the number of pulses. A plan forms one region (a band
+ * of whole tile rows) at a time; which bands, on which device, is the
+ * partition layer's choice (form.c). With keep_pulses the profiles are
+ * compressed straight into a resident store (with their pulse table and
+ * FP16 bound), and later regions backproject them without samples.
+ *
+ * Range compression runs on the GPU. FREQ data: window and prefilter,
+ * centring, zero-pad and fftshift in one pack pass, batched inverse cuFFT
+ * over a 16-pulse scratch, then one pass to interpolation-ready bins. CHIRP
+ * data: the block's echoes zero-padded, forward cuFFT, the matched filter
+ * (window and prefilter in it) into the upsampled spectrum with the motion
+ * compensation, inverse cuFFT, interpolation-ready bins. With --precision fp16 the profiles are stored as FP16 with a
+ * power-of-two scale per block (bp_kernels.h); raw samples may travel as
+ * FP16 too (raw_fp16). */
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bp_kernels.h"
+#include "backproject/bp_plan.h"
+#include "core/half.h"
+#include "sarbp/backproject.h"
+#include "sarbp/progress.h"
+
+#define CUDA_DEFAULT_BLOCK 256
+
+static const char *cufft_name(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "unknown cuFFT error";
+    }
+}
+
+#define CUDA_TRY(call)                                                                   \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess)                                                           \
+            return sarbp_error(e_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
+                               "%s failed at %s:%d: %s", #call, __FILE__, __LINE__,      \
+                               cudaGetErrorString(e_));                                  \
+    } while (0)
+
+#define CUFFT_TRY(call)                                                                  \
+    do {                                                                                 \
+        cufftResult r_ = (call);                                                         \
+        if (r_ != CUFFT_SUCCESS)                                                         \
+            return sarbp_error(SARBP_ERR_CUFFT, "%s failed at %s:%d: %s", #call, __FILE__, \
+                               __LINE__, cufft_name(r_));                                \
+    } while (0)
+
+/* launchers return cudaError_t as int */
+#define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
+/* The backprojection dispatcher, which may also refuse a launch whose
+ * geometry breaks its variant's preconditions: the message is built here
+ * (the kernels never print). */
+#define BP_LAUNCH_TRY(cfg, a, stream)                                                    \
+    do {                                                                                 \
+        const int r_ = sarbp_bp_launch_kernel(cfg, a, stream);                           \
+        if (r_ == SARBP_BP_EPRECOND) {                                                   \
+            char w_[200] = "kernel launch precondition failed";                          \
+            (void)sarbp_bp_launch_check(cfg, a, w_, sizeof w_);                          \
+            return sarbp_error(SARBP_ERR_INVALID, "%s", w_);                             \
+        }                                                                                \
+        if (r_ != cudaSuccess)                                                           \
+            return sarbp_error(r_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
+                               "sarbp_bp_launch_kernel(%s) failed at %s:%d: %s", #a,     \
+                               __FILE__, __LINE__, cudaGetErrorString((cudaError_t)r_)); \
+    } while (0)
+
+struct slot {
+    void *h_raw;             /* pinned [block][K] c32, or half2 (FREQ with raw_half) */
+    sarbp_dpulse *h_pulses;  /* pinned [block] */
+    void *d_raw;             /* [block][K] raw samples */
+    void *d_fft;             /* [sub][nbins] c32 FFT scratch (CHIRP: sub = block) */
+    void *d_spec;            /* CHIRP: [block][nmf] c32, the echoes' spectra */
+    void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h); NULL when kept */
+    float *d_bound;          /* fp16: the block's magnitude bound */
+    sarbp_dpulse *d_pulses;
+    cufftHandle fft;         /* inverse, nbins, batch of sub pulses; one per slot (own work area) */
+    cufftHandle fwd;         /* CHIRP: forward, nmf, batch of block pulses */
+    int fft_ok, fwd_ok;
+    cudaStream_t stream;
+    cudaEvent_t ev[5];       /* last unit: before upload, uploaded, compressed, bp start, done */
+    int pending;             /* ev[] recorded and not yet counted */
+    int held;                /* its unit ends within NSLOT blocks of the aperture's end */
+    int fresh;               /* its unit's profiles were compressed by it (not kept ones) */
+    sarbp_bp_launch la;      /* the unit's backprojection, prepared by execute() */
+};
+
+#define NSLOT 3              /* pulse-block buffers: the last NSLOT blocks of a region are
+                                backprojected together in ROW_CHUNKS row chunks so the
+                                image copy back (about a third of the backprojection time
+                                at 4096^2 x 2048) overlaps them */
+#define ROW_CHUNKS 8
+
+struct cuda_plan {
+    sarbp_bp_plan base;      /* first: ops and common state (meta, grid, region, block) */
+    sarbp_bp_config cfg;
+    int device, half, raw_half, cubic;
+    size_t kc;               /* FREQ: the sample at frequency index 0 (profiles centred) */
+    size_t sub, K, nbins;
+    size_t band_row0, band_ny; /* the current region */
+    sarbp_rc_plan *rc;       /* CPU plan: window and filter tables, geometry */
+    sarbp_profiles *hpr;     /* per-pulse geometry of one block */
+    struct slot s[NSLOT];
+    struct slot *pend[NSLOT]; /* units whose backprojections are not launched, oldest first */
+    int npend;
+    int next, have_prev;
+    cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
+    cudaEvent_t chunk_ev[ROW_CHUNKS];
+    size_t chunk_row[ROW_CHUNKS + 1], nchunks; /* row chunks of the held units (region rows) */
+    void *d_w;               /* complex pack weights [K] (CHIRP: ones) */
+    void *d_filt;            /* CHIRP: matched filter with window and prefilter [nmf], float2 */
+    size_t nmf;              /* CHIRP: matched-filter FFT length */
+    float *d_waz;            /* [npulses] */
+    void *d_img;             /* [max_rows][nx] float2 */
+    /* kept profiles of pulses [0, keep_pulses) */
+    void *d_keep;            /* [keep][nbins] bins */
+    sarbp_dpulse *d_keep_pulses, *h_keep_pulses; /* [keep] */
+    float *d_keep_bound;     /* fp16: [keep], the bound of a unit at its first pulse */
+    size_t *keep_unit0;      /* [keep]: the first pulse of the unit that compressed it */
+    size_t setup_bytes[2];   /* pulse and image bytes, for stats */
+};
+
+/* SARBP_ERR_NODEVICE unless device is a usable ordinal. */
+static sarbp_status check_device(int device)
+{
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        cudaGetLastError();
+        return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device (%s)",
+                           e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    }
+    if (device < 0 || device >= ndev)
+        return sarbp_error(SARBP_ERR_NODEVICE, "there is no CUDA device %d (%d found)", device, ndev);
+    return SARBP_OK;
+}
+
+static int cuda_available_dev(int device)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n > 0 && device < n;
+}
+
+int sarbp_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+void sarbp_cuda_options_default(sarbp_cuda_options *o)
+{
+    *o = (sarbp_cuda_options){0};
+    o->precision = SARBP_FP32;
+}
+
+static void cuda_destroy(sarbp_bp_plan *bp)
+{
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    cudaSetDevice(p->device);
+    cudaDeviceSynchronize();
+    for (int k = 0; k < NSLOT; k++) {
+        struct slot *s = &p->s[k];
+        cudaFreeHost(s->h_raw);
+        cudaFreeHost(s->h_pulses);
+        cudaFree(s->d_raw);
+        cudaFree(s->d_fft);
+        cudaFree(s->d_spec);
+        cudaFree(s->d_prof);
+        cudaFree(s->d_bound);
+        cudaFree(s->d_pulses);
+        if (s->fft_ok) cufftDestroy(s->fft);
+        if (s->fwd_ok) cufftDestroy(s->fwd);
+        if (s->stream) cudaStreamDestroy(s->stream);
+        for (int e = 0; e < 5; e++)
+            if (s->ev[e]) cudaEventDestroy(s->ev[e]);
+    }
+    if (p->prev_bp) cudaEventDestroy(p->prev_bp);
+    for (int c = 0; c < ROW_CHUNKS; c++)
+        if (p->chunk_ev[c]) cudaEventDestroy(p->chunk_ev[c]);
+    cudaFree(p->d_w);
+    cudaFree(p->d_filt);
+    cudaFree(p->d_waz);
+    cudaFree(p->d_img);
+    cudaFree(p->d_keep);
+    cudaFree(p->d_keep_pulses);
+    cudaFree(p->d_keep_bound);
+    free(p->h_keep_pulses);
+    free(p->keep_unit0);
+    sarbp_rc_plan_free(p->rc);
+    sarbp_profiles_free(p->hpr);
+    sarbp_bp_plan_release(&p->base);
+    free(p);
+}
+
+/* cudaMalloc that counts the bytes */
+static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
+{
+    cudaError_t e = cudaMalloc(ptr, n);
+    if (e == cudaSuccess) *count += n;
+    return e;
+}
+
+static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
+{
+    size_t b = o->pulse_block ? o->pulse_block : CUDA_DEFAULT_BLOCK;
+    return b > meta->npulses ? meta->npulses : b;
+}
+
+/* The device memory of a plan, without allocating: NSLOT slots (raw block,
+ * FFT scratch and cuFFT work areas, profiles, pulse table), the tables, a
+ * margin; per image row; per kept pulse. */
+sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    size_t budget, sarbp_bp_memory *m)
+{
+    *m = (sarbp_bp_memory){0};
+    const sarbp_phd *meta = d->meta;
+    const int freq = meta->domain == SARBP_DOMAIN_FREQ, half = o->precision == SARBP_FP16;
+    const int raw_half = half && o->raw_fp16 && freq;
+    const int cubic = d->rc->interp == SARBP_INTERP_CUBIC;
+    const size_t block = cuda_block(meta, o), K = meta->nsamples;
+    sarbp_bp_config cfg = {o->variant, o->tile_x, o->tile_y, o->ppt, 0};
+    char why[160];
+    if (sarbp_bp_config_resolve(&cfg, why, sizeof why)) return sarbp_error(SARBP_ERR_INVALID, "%s", why);
+    sarbp_rc_plan *rc = NULL;
+    SARBP_TRY(sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, block, &rc));
+    const size_t nbins = sarbp_rc_plan_nbins(rc), nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
+    sarbp_rc_plan_free(rc);
+    if (nbins > (1u << 30) / 16)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", nbins);
+    const size_t sub = freq ? (block < 16 ? block : 16) : block;
+    SARBP_TRY(check_device(o->device));
+    CUDA_TRY(cudaSetDevice(o->device));
+    size_t fft_work = 0, ws = 0;
+    int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
+    CUFFT_TRY(cufftEstimateMany(1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C, (int)sub, &ws));
+    fft_work += ws;
+    if (!freq) {
+        CUFFT_TRY(cufftEstimateMany(1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
+                                    (int)block, &ws));
+        fft_work += ws;
+    }
+    const size_t raw_e = raw_half ? 4 : 8, prof_e = SARBP_BIN_BYTES(half, cubic);
+    const size_t per_slot = block * (K * raw_e + nbins * prof_e + sizeof(sarbp_dpulse)) +
+                            sub * nbins * 8 + block * nmf * 8 + 256;
+    m->fixed = NSLOT * (per_slot + fft_work) + meta->npulses * 4 + K * 8 + ((size_t)32 << 20);
+    m->per_row = d->grid->nx * sizeof(sarbp_c32);
+    m->per_kept_pulse = nbins * prof_e + sizeof(sarbp_dpulse) + sizeof(float);
+    size_t free_b = 0, total_b = 0;
+    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
+    if (m->budget > free_b) m->budget = free_b;
+    m->row_align = (size_t)cfg.tile_y;
+    m->in_place = 0;
+    return SARBP_OK;
+}
+
+static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
+{
+    const sarbp_phd *m = p->base.meta;
+    const size_t block = p->base.block, keep = p->base.keep_pulses;
+    const int freq = m->domain == SARBP_DOMAIN_FREQ;
+    CUDA_TRY(cudaSetDevice(p->device));
+    SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, block, &p->rc));
+    p->nbins = sarbp_rc_plan_nbins(p->rc);
+    p->cubic = sarbp_rc_plan_interp(p->rc) == SARBP_INTERP_CUBIC;
+    p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
+    if (p->nbins > (1u << 30) / 16)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
+    /* host profiles: only their per-pulse geometry is used (one bin) */
+    SARBP_TRY(sarbp_profiles_alloc(block, 1, SARBP_FP32, &p->hpr));
+    /* FFT scratch: FREQ 16 pulses per slot; CHIRP the whole block (the
+     * FP16 bound of a block must be known before any of its bins) */
+    p->sub = freq ? (block < 16 ? block : 16) : block;
+    p->nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(p->rc);
+
+    const size_t raw_e = p->raw_half ? 4 : 8; /* bytes per raw element */
+    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
+    size_t *pb = &p->setup_bytes[0];
+    int dims[1] = {(int)p->nbins}, fdims[1] = {(int)p->nmf};
+    for (int k = 0; k < NSLOT; k++) {
+        struct slot *s = &p->s[k];
+        size_t ws = 0;
+        CUFFT_TRY(cufftCreate(&s->fft));
+        s->fft_ok = 1;
+        CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
+                                    (int)p->sub, &ws));
+        *pb += ws;
+        if (!freq) {
+            CUFFT_TRY(cufftCreate(&s->fwd));
+            s->fwd_ok = 1;
+            CUFFT_TRY(cufftMakePlanMany(s->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0],
+                                        CUFFT_C2C, (int)block, &ws));
+            *pb += ws;
+        }
+    }
+    CUDA_TRY(dalloc(&p->d_img, p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32), &p->setup_bytes[1]));
+    for (int k = 0; k < NSLOT; k++) {
+        struct slot *s = &p->s[k];
+        CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+        for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
+        CUDA_TRY(cudaMallocHost(&s->h_raw, block * p->K * raw_e));
+        CUDA_TRY(cudaMallocHost((void **)&s->h_pulses, block * sizeof(sarbp_dpulse)));
+        CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
+        CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
+        if (!freq) CUDA_TRY(dalloc(&s->d_spec, block * p->nmf * 8, pb));
+        if (keep < m->npulses) CUDA_TRY(dalloc(&s->d_prof, block * p->nbins * prof_e, pb));
+        CUDA_TRY(dalloc((void **)&s->d_pulses, block * sizeof(sarbp_dpulse), pb));
+        if (p->half) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
+        CUFFT_TRY(cufftSetStream(s->fft, s->stream));
+        if (!freq) CUFFT_TRY(cufftSetStream(s->fwd, s->stream));
+    }
+    if (keep) {
+        CUDA_TRY(dalloc(&p->d_keep, keep * p->nbins * prof_e, pb));
+        CUDA_TRY(dalloc((void **)&p->d_keep_pulses, keep * sizeof(sarbp_dpulse), pb));
+        if (p->half) CUDA_TRY(dalloc((void **)&p->d_keep_bound, keep * sizeof(float), pb));
+        p->h_keep_pulses = malloc(keep * sizeof(sarbp_dpulse));
+        p->keep_unit0 = malloc(keep * sizeof(size_t));
+        if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
+    for (int c = 0; c < ROW_CHUNKS; c++)
+        CUDA_TRY(cudaEventCreateWithFlags(&p->chunk_ev[c], cudaEventDisableTiming));
+
+    /* azimuth weights for the whole aperture */
+    const double *waz = sarbp_rc_plan_az_weights(p->rc);
+    float *fw = malloc(m->npulses * sizeof(float));
+    if (!fw) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < m->npulses; i++) fw[i] = (float)waz[i];
+    cudaError_t e = dalloc((void **)&p->d_waz, m->npulses * sizeof(float), pb);
+    if (e == cudaSuccess) e = cudaMemcpy(p->d_waz, fw, m->npulses * sizeof(float), cudaMemcpyHostToDevice);
+    free(fw);
+    CUDA_TRY(e);
+
+    if (freq) {
+        /* window / K and prefilter, with the fftshift as a phase ramp on the
+         * sample's frequency index m = (k - kc) mod N: out[b] = y[b - N/2] */
+        const double *wr = sarbp_rc_plan_range_weights(p->rc);
+        sarbp_c32 *w = malloc(p->K * sizeof *w);
+        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        const double shift = (double)(p->nbins / 2), n = (double)p->nbins;
+        for (size_t k = 0; k < p->K; k++) {
+            const size_t fi = k >= p->kc ? k - p->kc : k + p->nbins - p->kc;
+            double ph = -2.0 * M_PI * fmod((double)fi * shift, n) / n;
+            w[k].re = (float)(wr[k] * cos(ph));
+            w[k].im = (float)(wr[k] * sin(ph));
+        }
+        e = dalloc(&p->d_w, p->K * sizeof *w, pb);
+        if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
+        free(w);
+        CUDA_TRY(e);
+    } else {
+        /* the echoes are packed unweighted (the window is in the filter) */
+        const sarbp_c64 *h = sarbp_rc_plan_chirp_filter(p->rc);
+        const size_t nw = p->K > p->nmf ? p->K : p->nmf;
+        sarbp_c32 *w = malloc(nw * sizeof *w);
+        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < p->K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
+        e = dalloc(&p->d_w, p->K * sizeof *w, pb);
+        if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
+        for (size_t k = 0; k < p->nmf; k++) w[k] = (sarbp_c32){(float)h[k].re, (float)h[k].im};
+        if (e == cudaSuccess) e = dalloc(&p->d_filt, p->nmf * sizeof *w, pb);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(p->d_filt, w, p->nmf * sizeof *w, cudaMemcpyHostToDevice);
+        free(w);
+        CUDA_TRY(e);
+    }
+    /* the tables above were copied on the legacy default stream, which the
+     * non-blocking slot streams do not wait for */
+    CUDA_TRY(cudaDeviceSynchronize());
+    return SARBP_OK;
+}
+
+/* Adds a finished unit's device times to stats (may be NULL). */
+static sarbp_status count_slot(struct slot *s, sarbp_stage_times *stats)
+{
+    if (!s->pending) return SARBP_OK;
+    float up, rc, bp; /* ev[2] -> ev[3] is the wait for the previous backprojection */
+    CUDA_TRY(cudaEventElapsedTime(&up, s->ev[0], s->ev[1]));
+    CUDA_TRY(cudaEventElapsedTime(&rc, s->ev[1], s->ev[2]));
+    CUDA_TRY(cudaEventElapsedTime(&bp, s->ev[3], s->ev[4]));
+    if (stats) {
+        stats->transfer_s += 1e-3 * up;
+        stats->rc_s += 1e-3 * rc;
+        stats->bp_s += 1e-3 * bp;
+    }
+    s->pending = 0;
+    return SARBP_OK;
+}
+
+/* Copies rows [r0, r1) of the current region to dst (the region's rows,
+ * row-major) once event ev (may be NULL) has passed. */
+static sarbp_status rows_to_host(struct cuda_plan *p, sarbp_c32 *dst, size_t r0, size_t r1, cudaEvent_t ev)
+{
+    if (ev) CUDA_TRY(cudaEventSynchronize(ev));
+    const size_t nx = p->base.grid.nx;
+    CUDA_TRY(cudaMemcpy(dst + r0 * nx, (sarbp_c32 *)p->d_img + r0 * nx,
+                        (r1 - r0) * nx * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
+    return SARBP_OK;
+}
+
+/* Launches slot t's backprojection over the whole region on its stream,
+ * after the previous one (they accumulate into one image). */
+static sarbp_status launch_bp(struct cuda_plan *p, struct slot *t)
+{
+    if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(t->stream, p->prev_bp, 0));
+    CUDA_TRY(cudaEventRecord(t->ev[3], t->stream));
+    BP_LAUNCH_TRY(&p->cfg, &t->la, t->stream);
+    CUDA_TRY(cudaEventRecord(p->prev_bp, t->stream));
+    CUDA_TRY(cudaEventRecord(t->ev[4], t->stream));
+    t->pending = 1;
+    p->have_prev = 1;
+    p->nchunks = 0; /* row chunks recorded before this are not final any more */
+    return SARBP_OK;
+}
+
+/* The held units t[0..n-1] (the last one last) in row chunks aligned to the
+ * tiles: chunk c of the region is final once all of them have run over it,
+ * so its copy back (rows_to_host) overlaps the later chunks. */
+static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
+{
+    struct slot *b = t[n - 1];
+    cudaStream_t st = b->stream;
+    size_t step = (p->band_ny + ROW_CHUNKS - 1) / ROW_CHUNKS;
+    step = (step + p->cfg.tile_y - 1) / p->cfg.tile_y * p->cfg.tile_y;
+    if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(st, p->prev_bp, 0));
+    for (int k = 0; k < n - 1; k++) /* their profiles are ready */
+        CUDA_TRY(cudaStreamWaitEvent(st, t[k]->ev[2], 0));
+    CUDA_TRY(cudaEventRecord(b->ev[3], st));
+    const size_t nchunks = (p->band_ny + step - 1) / step;
+    for (size_t c = 0; c <= nchunks; c++)
+        p->chunk_row[c] = c * step < p->band_ny ? c * step : p->band_ny;
+    for (size_t c = 0; c < nchunks; c++) {
+        for (int k = 0; k < n; k++) {
+            sarbp_bp_launch ac = t[k]->la;
+            ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->base.grid.nx;
+            ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
+            ac.y0 = sarbp_grid_y(&p->base.grid, p->band_row0 + p->chunk_row[c]);
+            BP_LAUNCH_TRY(&p->cfg, &ac, st);
+        }
+        CUDA_TRY(cudaEventRecord(p->chunk_ev[c], st));
+    }
+    CUDA_TRY(cudaEventRecord(p->prev_bp, st));
+    for (int k = 0; k < n; k++) {
+        if (k < n - 1) /* their time is inside b's interval: count it once */
+            CUDA_TRY(cudaEventRecord(t[k]->ev[3], st));
+        CUDA_TRY(cudaEventRecord(t[k]->ev[4], st));
+        t[k]->pending = 1;
+    }
+    p->have_prev = 1;
+    p->nchunks = nchunks;
+    return SARBP_OK;
+}
+
+/* Launches the pending units, oldest first, each over the whole region. */
+static sarbp_status launch_pending(struct cuda_plan *p)
+{
+    for (int k = 0; k < p->npend; k++) SARBP_TRY(launch_bp(p, p->pend[k]));
+    p->npend = 0;
+    return SARBP_OK;
+}
+
+/* Launches what is still pending (in row chunks when every pending unit is
+ * held) and copies the region into dst: chunk by chunk as each is final. */
+static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
+{
+    int all_held = p->npend > 0 && p->band_ny >= 2 * (size_t)p->cfg.tile_y;
+    for (int k = 0; k < p->npend; k++) all_held &= p->pend[k]->held;
+    if (all_held) {
+        SARBP_TRY(launch_last(p, p->pend, p->npend));
+        p->npend = 0;
+    }
+    SARBP_TRY(launch_pending(p));
+    if (p->nchunks) {
+        for (size_t c = 0; c < p->nchunks; c++)
+            SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
+        p->nchunks = 0;
+    } else {
+        CUDA_TRY(cudaDeviceSynchronize());
+        SARBP_TRY(rows_to_host(p, dst, 0, p->band_ny, NULL));
+    }
+    CUDA_TRY(cudaDeviceSynchronize());
+    return SARBP_OK;
+}
+
+static sarbp_status cuda_region(sarbp_bp_plan *bp, sarbp_region r)
+{
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    CUDA_TRY(cudaSetDevice(p->device));
+    /* whatever the last region still had in flight is dropped with it */
+    SARBP_TRY(launch_pending(p));
+    CUDA_TRY(cudaDeviceSynchronize());
+    p->nchunks = 0;
+    p->band_row0 = r.row0;
+    p->band_ny = r.nrows;
+    /* the region is cleared on a slot stream and its first backprojection
+     * waits for it (prev_bp), like every later one */
+    cudaStream_t st = p->s[p->next].stream;
+    CUDA_TRY(cudaMemsetAsync(p->d_img, 0, r.nrows * p->base.grid.nx * sizeof(sarbp_c32), st));
+    CUDA_TRY(cudaEventRecord(p->prev_bp, st));
+    p->have_prev = 1;
+    return SARBP_OK;
+}
+
+/* A lower bound of the range from any of the pulses to any pixel of rows
+ * [row0, row0 + ny) of the grid: the distance to the band's rectangle. */
+static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, size_t row0, size_t ny)
+{
+    double x0 = sarbp_grid_x(g, 0), x1 = sarbp_grid_x(g, g->nx - 1);
+    double y0 = sarbp_grid_y(g, row0), y1 = sarbp_grid_y(g, row0 + ny - 1);
+    if (x0 > x1) { double t = x0; x0 = x1; x1 = t; }
+    if (y0 > y1) { double t = y0; y0 = y1; y1 = t; }
+    double best = INFINITY;
+    for (size_t j = 0; j < np; j++) {
+        double dx = h[j].ax < x0 ? x0 - h[j].ax : h[j].ax > x1 ? h[j].ax - x1 : 0;
+        double dy = h[j].ay < y0 ? y0 - h[j].ay : h[j].ay > y1 ? h[j].ay - y1 : 0;
+        double dz = g->zc - h[j].az;
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        if (r < best) best = r;
+    }
+    return best;
+}
+
+/* The launch-wide bounds the dispatcher uses (v4's window, the series order). */
+static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, const sarbp_grid *g,
+                          size_t row0, size_t ny)
+{
+    a->max_inv_dr = 0;
+    a->max_k = 0;
+    for (size_t j = 0; j < np; j++) {
+        if (h[j].inv_dr > a->max_inv_dr) a->max_inv_dr = h[j].inv_dr;
+        double k = 2.0 * fabs(h[j].fref) / 299792458.0;
+        if (k > a->max_k) a->max_k = k;
+    }
+    a->min_range = min_range(h, np, g, row0, ny);
+}
+
+/* Stages a block on the host: pulse table, and raw samples (FP16 when asked:
+ * scaled by a power of two so the block's largest component sits below
+ * 2^14). Returns the factor that undoes the raw scaling. */
+static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np,
+                                const sarbp_c32 *samples, float *raw_inv)
+{
+    const sarbp_phd *m = p->base.meta;
+    *raw_inv = 1.0f;
+    for (size_t j = 0; j < np; j++) sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->hpr, j);
+    if (p->raw_half) {
+        double sc = sarbp_half_block_scale(samples, np * p->K, 16384.0);
+        if (sc > 0x1p100) sc = 0x1p100; /* samples below 1e-26: kept as far as FP16 reaches */
+        if (sc == 0.0)
+            return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu hold non-finite samples", p0,
+                               p0 + np - 1);
+        sarbp_c32_to_half2(samples, np * p->K, (float)sc, s->h_raw);
+        *raw_inv = (float)(1.0 / sc);
+    } else {
+        memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
+    }
+    for (size_t j = 0; j < np; j++) {
+        const double *a = p->hpr->pos + 3 * j;
+        double mc = 0;
+        if (m->domain == SARBP_DOMAIN_CHIRP) {
+            mc = 2.0 * m->fc * p->hpr->r0[j] / SARBP_C;
+            mc -= floor(mc);
+        }
+        s->h_pulses[j] = (sarbp_dpulse){a[0], a[1], a[2], p->hpr->r0[j], p->hpr->rstart[j],
+                                        1.0 / p->hpr->dr[j], p->hpr->fref[j], mc};
+    }
+    return SARBP_OK;
+}
+
+/* Range compression of the slot's uploaded block into prof (with the pulse
+ * table d_pulses on the device and, FP16, the bound at bound). */
+static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv,
+                                   void *prof, const sarbp_dpulse *d_pulses, float *bound)
+{
+    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
+    if (p->half) CUDA_TRY(cudaMemsetAsync(bound, 0, sizeof(float), s->stream));
+    if (p->base.meta->domain == SARBP_DOMAIN_CHIRP) {
+        /* echoes zero-padded to nmf (azimuth weight), forward FFT, matched
+         * filter into the upsampled spectrum (motion compensation folded
+         * in, FP16 bound), inverse FFT, interpolation-ready bins */
+        LAUNCH_TRY(sarbp_rc_pack(s->d_raw, 0, s->d_spec, p->d_w, p->d_waz + p0, 1.0f,
+                                 (int)p->base.block, (int)np, (int)p->K, 0, (int)p->nmf, s->stream));
+        CUFFT_TRY(cufftExecC2C(s->fwd, s->d_spec, s->d_spec, CUFFT_FORWARD));
+        LAUNCH_TRY(sarbp_rc_chirp_filter(s->d_spec, s->d_fft, p->d_filt, d_pulses, (int)np,
+                                         (int)p->nmf, (int)p->nbins, p->half ? bound : NULL,
+                                         s->stream));
+        CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, prof, (int)np, (int)p->nbins, p->cubic,
+                                         p->half ? bound : NULL, s->stream));
+        return SARBP_OK;
+    }
+    const size_t raw_e = p->raw_half ? 4 : 8;
+    if (p->half)
+        LAUNCH_TRY(sarbp_rc_bound(s->d_raw, p->raw_half, p->d_w, p->d_waz + p0, raw_inv, (int)np,
+                                  (int)p->K, bound, s->stream));
+    for (size_t j0 = 0; j0 < np; j0 += p->sub) {
+        size_t nv = np - j0 < p->sub ? np - j0 : p->sub;
+        LAUNCH_TRY(sarbp_rc_pack((const char *)s->d_raw + j0 * p->K * raw_e, p->raw_half, s->d_fft,
+                                 p->d_w, p->d_waz + p0 + j0, raw_inv, (int)p->sub, (int)nv,
+                                 (int)p->K, (int)p->kc, (int)p->nbins, s->stream));
+        CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)prof + j0 * p->nbins * prof_e, (int)nv,
+                                         (int)p->nbins, p->cubic, p->half ? bound : NULL,
+                                         s->stream));
+    }
+    return SARBP_OK;
+}
+
+/* One unit of at most block pulses [p0, p0 + np): from samples (compressed
+ * here, into the kept store when the plan keeps them) or, samples NULL,
+ * from kept profiles of one compressed unit. Backprojections run one unit
+ * behind: the previous unit's goes to the device before this one is
+ * staged. Units that end within NSLOT blocks of the aperture's end are
+ * held and run together in row chunks (launch_last) when the last arrives,
+ * or at finish. */
+static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
+                              sarbp_stage_times *stats)
+{
+    const size_t end = p->base.meta->npulses, block = p->base.block;
+    const int chunkable = p->band_ny >= 2 * (size_t)p->cfg.tile_y;
+    const int held = chunkable && p0 + np + (NSLOT - 1) * block >= end;
+    struct slot *s = &p->s[p->next];
+    p->next = (p->next + 1) % NSLOT;
+    /* only held units stay pending (at most NSLOT, this one included), and
+     * never one whose slot this unit takes */
+    int launch = !held || p->npend >= NSLOT;
+    for (int k = 0; k < p->npend; k++) launch |= !p->pend[k]->held || p->pend[k] == s;
+    if (!samples) /* kept profiles: those compressed by pending units must be backprojected first */
+        for (int k = 0; k < p->npend; k++) launch |= p->pend[k]->fresh;
+    if (launch) SARBP_TRY(launch_pending(p));
+    CUDA_TRY(cudaEventSynchronize(s->ev[4])); /* the slot's buffers are free again */
+    SARBP_TRY(count_slot(s, stats));
+
+    const int keep = p0 + np <= p->base.keep_pulses;
+    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
+    void *prof = keep ? (char *)p->d_keep + p0 * p->nbins * prof_e : s->d_prof;
+    sarbp_dpulse *d_pulses = keep ? p->d_keep_pulses + p0 : s->d_pulses;
+    const sarbp_dpulse *h_pulses = keep ? p->h_keep_pulses + p0 : s->h_pulses;
+    float *bound = !p->half ? NULL : keep ? p->d_keep_bound + (samples ? p0 : p->keep_unit0[p0])
+                                          : s->d_bound;
+    if (samples) {
+        float raw_inv;
+        SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
+        const size_t raw_bytes = np * p->K * (p->raw_half ? 4 : 8);
+        CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
+        CUDA_TRY(cudaMemcpyAsync(d_pulses, s->h_pulses, np * sizeof(sarbp_dpulse),
+                                 cudaMemcpyHostToDevice, s->stream));
+        CUDA_TRY(cudaMemcpyAsync(s->d_raw, s->h_raw, raw_bytes, cudaMemcpyHostToDevice, s->stream));
+        CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+        SARBP_TRY(compress_block(p, s, p0, np, raw_inv, prof, d_pulses, bound));
+        CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
+        if (keep) {
+            memcpy(p->h_keep_pulses + p0, s->h_pulses, np * sizeof(sarbp_dpulse));
+            for (size_t j = 0; j < np; j++) p->keep_unit0[p0 + j] = p0;
+            memset(p->base.kept + p0, 1, np);
+        }
+    } else {
+        for (int e = 0; e < 3; e++) CUDA_TRY(cudaEventRecord(s->ev[e], s->stream));
+    }
+    s->held = held;
+    s->fresh = samples != NULL;
+    s->la = (sarbp_bp_launch){
+        prof, d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->base.grid.nx,
+        (int)p->band_ny, sarbp_grid_x(&p->base.grid, 0), sarbp_grid_y(&p->base.grid, p->band_row0),
+        p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->half, p->cubic, bound, 0, 0, 0, 0,
+    };
+    launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny);
+    if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
+    p->pend[p->npend++] = s;
+    if (p0 + np == end) { /* the aperture's last unit */
+        if (held) {
+            SARBP_TRY(launch_last(p, p->pend, p->npend));
+            p->npend = 0;
+        } else {
+            SARBP_TRY(launch_pending(p));
+        }
+    }
+    return SARBP_OK;
+}
+
+static sarbp_status cuda_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
+                                 sarbp_stage_times *stats)
+{
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    CUDA_TRY(cudaSetDevice(p->device));
+    const size_t block = p->base.block;
+    for (size_t q = p0; q < p0 + np;) {
+        size_t n = p0 + np - q < block ? p0 + np - q : block;
+        if (!samples) /* kept: one launch per compressed unit (one FP16 bound) */
+            for (size_t j = 1; j < n; j++)
+                if (p->keep_unit0[q + j] != p->keep_unit0[q]) {
+                    n = j;
+                    break;
+                }
+        SARBP_TRY(cuda_unit(p, q, n, samples ? samples + (q - p0) * p->K : NULL, stats));
+        q += n;
+    }
+    return SARBP_OK;
+}
+
+static sarbp_status cuda_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
+{
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    double t0 = sarbp_now_s();
+    CUDA_TRY(cudaSetDevice(p->device));
+    SARBP_TRY(band_to_host(p, out));
+    for (int k = 0; k < NSLOT; k++) SARBP_TRY(count_slot(&p->s[k], stats));
+    if (stats) stats->finish_s += sarbp_now_s() - t0;
+    return SARBP_OK;
+}
+
+static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy};
+
+sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    *out = NULL;
+    double t0 = sarbp_now_s();
+    if (o->precision != SARBP_FP32 && o->precision != SARBP_FP16)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "the cuda back end does fp32 and fp16; fp64 is the cpu reference");
+    SARBP_TRY(sarbp_grid_validate(d->grid));
+    if (d->grid->nx > (1u << 30) || d->grid->ny > (1u << 30))
+        return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels",
+                           d->grid->nx, d->grid->ny);
+    SARBP_TRY(check_device(o->device));
+    struct cuda_plan *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    p->device = o->device;
+    sarbp_status st = sarbp_bp_plan_init(&p->base, &cuda_ops, d);
+    if (st) {
+        cuda_destroy(&p->base);
+        return st;
+    }
+    const sarbp_phd *meta = d->meta;
+    p->half = o->precision == SARBP_FP16;
+    p->raw_half = p->half && o->raw_fp16 && meta->domain == SARBP_DOMAIN_FREQ;
+    p->K = meta->nsamples;
+    p->cfg.variant = o->variant;
+    p->cfg.tile_x = o->tile_x;
+    p->cfg.tile_y = o->tile_y;
+    p->cfg.ppt = o->ppt;
+    char why[160];
+    if (sarbp_bp_config_resolve(&p->cfg, why, sizeof why)) {
+        cuda_destroy(&p->base);
+        return sarbp_error(SARBP_ERR_INVALID, "%s", why);
+    }
+    p->base.block = cuda_block(meta, o);
+    st = setup(p, d->rc);
+    if (!st) st = cuda_region(&p->base, d->region);
+    if (st) {
+        cuda_destroy(&p->base);
+        return st;
+    }
+    if (stats) {
+        stats->pulse_bytes = p->setup_bytes[0];
+        stats->image_bytes = p->setup_bytes[1];
+        stats->setup_s += sarbp_now_s() - t0;
+    }
+    *out = &p->base;
+    return SARBP_OK;
+}
+
+/* ---- benchmarking ------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct bench_bufs {
+    void *d_y, *d_prof, *d_img;
+    float *d_bound;
+    sarbp_dpulse *d_pulses, *h_pulses;
+    cudaEvent_t e0, e1;
+    double *times;
+};
+
+static void bench_free(struct bench_bufs *b)
+{
+    cudaFree(b->d_y);
+    cudaFree(b->d_prof);
+    cudaFree(b->d_img);
+    cudaFree(b->d_bound);
+    cudaFree(b->d_pulses);
+    free(b->h_pulses);
+    if (b->e0) cudaEventDestroy(b->e0);
+    if (b->e1) cudaEventDestroy(b->e1);
+    free(b->times);
+}
+
+static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, const sarbp_grid *g,
+                              const sarbp_cuda_kernel_cfg *kc, int reps, double *median_ms,
+                              sarbp_c32 *img)
+{
+    sarbp_bp_config cfg = {kc->variant, kc->tile_x, kc->tile_y, kc->ppt, kc->minb};
+    char why[160];
+    if (sarbp_bp_config_resolve(&cfg, why, sizeof why)) return sarbp_error(SARBP_ERR_INVALID, "%s", why);
+    CUDA_TRY(cudaSetDevice(kc->device));
+    size_t np = pr->npulses, nb = pr->nbins, npix = g->nx * g->ny;
+    CUDA_TRY(cudaMalloc(&b->d_y, np * nb * sizeof(sarbp_c32)));
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC;
+    CUDA_TRY(cudaMalloc(&b->d_prof, np * nb * SARBP_BIN_BYTES(kc->half, cubic)));
+    CUDA_TRY(cudaMalloc((void **)&b->d_bound, sizeof(float)));
+    CUDA_TRY(cudaMemset(b->d_bound, 0, sizeof(float)));
+    CUDA_TRY(cudaMalloc(&b->d_img, npix * sizeof(sarbp_c32)));
+    CUDA_TRY(cudaMalloc((void **)&b->d_pulses, np * sizeof(sarbp_dpulse)));
+    b->h_pulses = malloc(np * sizeof(sarbp_dpulse));
+    b->times = malloc((size_t)(reps > 0 ? reps : 1) * sizeof(double));
+    if (!b->h_pulses || !b->times) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < np; j++) {
+        const double *a = pr->pos + 3 * j;
+        b->h_pulses[j] = (sarbp_dpulse){a[0], a[1], a[2], pr->r0[j], pr->rstart[j], 1.0 / pr->dr[j],
+                                        pr->fref[j], 0};
+    }
+    CUDA_TRY(cudaMemcpy(b->d_pulses, b->h_pulses, np * sizeof(sarbp_dpulse), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(b->d_y, pr->data32, np * nb * sizeof(sarbp_c32), cudaMemcpyHostToDevice));
+    if (kc->half) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
+    LAUNCH_TRY(sarbp_rc_interp_ready(b->d_y, b->d_prof, (int)np, (int)nb, cubic,
+                                     kc->half ? b->d_bound : NULL, NULL));
+    CUDA_TRY(cudaEventCreate(&b->e0));
+    CUDA_TRY(cudaEventCreate(&b->e1));
+    sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
+                         sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
+                         kc->half, cubic, b->d_bound, 0, 0, 0, 0};
+    launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
+    if (reps < 1) reps = 1;
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+        CUDA_TRY(cudaMemset(b->d_img, 0, npix * sizeof(sarbp_c32)));
+        CUDA_TRY(cudaEventRecord(b->e0, NULL));
+        BP_LAUNCH_TRY(&cfg, &a, NULL);
+        CUDA_TRY(cudaEventRecord(b->e1, NULL));
+        CUDA_TRY(cudaEventSynchronize(b->e1));
+        float ms = 0;
+        CUDA_TRY(cudaEventElapsedTime(&ms, b->e0, b->e1));
+        if (r >= 0) b->times[r] = ms;
+    }
+    qsort(b->times, (size_t)reps, sizeof(double), cmp_double);
+    *median_ms = reps % 2 ? b->times[reps / 2] : 0.5 * (b->times[reps / 2 - 1] + b->times[reps / 2]);
+    if (img) CUDA_TRY(cudaMemcpy(img, b->d_img, npix * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
+                                     const sarbp_cuda_kernel_cfg *kc, int reps, double *median_ms,
+                                     sarbp_c32 *img)
+{
+    if (pr->precision != SARBP_FP32 || !pr->data32)
+        return sarbp_error(SARBP_ERR_INVALID, "kernel benchmarks take FP32 profiles");
+    if (!cuda_available_dev(kc->device)) return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device");
+    struct bench_bufs b;
+    memset(&b, 0, sizeof b);
+    sarbp_status st = bench_run(&b, pr, g, kc, reps, median_ms, img);
+    bench_free(&b);
+    return st;
+}
+
+sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_count,
+                                    int *clock_mhz, int *mem_clock_mhz)
+{
+    struct cudaDeviceProp prop;
+    CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+    snprintf(name, n, "%s", prop.name);
+    int v = 0;
+    *sm_count = prop.multiProcessorCount;
+    CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device));
+    *clock_mhz = v / 1000;
+    CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, device));
+    *mem_clock_mhz = v / 1000;
+    return SARBP_OK;
+}

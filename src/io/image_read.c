@@ -1,0 +1,564 @@
+/* image_read.c - reads complex images from HDF5 (sarbp's layout) and .npy.
+ *
+ * The format is told by the file's first bytes, not its name. HDF5: /image
+ * must be a 2-D compound of two floats named {r, i} (also {re, im} or
+ * {real, imag}); the grid comes from the root attributes dx, dy, xc, yc, zc,
+ * else from the /x and /y coordinate datasets, else unit spacing; string
+ * attributes on the root become image attributes. .npy: versions 1-3,
+ * '<c8' or '<c16' (converted to complex64), 2-D, C or Fortran order.
+ * PNG files hold magnitude only and are refused. Errors: a file that cannot
+ * be opened or read is SARBP_ERR_IO, one that is not an image SARBP_ERR_FORMAT.
+ * Every declared size is checked against the file before anything is
+ * allocated (h5_check.h; the .npy length against the file's), and an HDF5
+ * image's metadata is read first in a probe child (probe.h). */
+#include "sarbp/image.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <hdf5.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/h5_check.h"
+#include "io/image_internal.h"
+#include "io/probe.h"
+
+/* ---- HDF5 ----------------------------------------------------------------- */
+
+static const char *const re_names[] = {"r", "re", "real"};
+static const char *const im_names[] = {"i", "im", "imag"};
+
+static int name_in(const char *s, const char *const *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s, set[i])) return 1;
+    return 0;
+}
+
+/* Reads a numeric scalar attribute of the root as double; 1 if found. */
+static int h5_attr_double(hid_t file, const char *name, double *v)
+{
+    if (H5Aexists(file, name) <= 0) return 0;
+    hid_t a = H5Aopen(file, name, H5P_DEFAULT);
+    if (a < 0) return 0;
+    int ok = 0;
+    hid_t t = H5Aget_type(a);
+    hid_t sp = H5Aget_space(a);
+    if (t >= 0 && sp >= 0) {
+        H5T_class_t c = H5Tget_class(t);
+        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Sget_simple_extent_npoints(sp) == 1 &&
+            h5_check_number_type("", name, t) == SARBP_OK)
+            ok = H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0;
+    }
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    return ok;
+}
+
+/* Reads a 1-D float dataset of exactly n values, stored in full in path
+ * (h5_check_dataset); 1 on success. */
+static int h5_coords(const char *path, hid_t file, const char *name, size_t n, double *v)
+{
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return 0;
+    hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+    if (d < 0) return 0;
+    int ok = 0;
+    hid_t sp = H5Dget_space(d);
+    hsize_t dim = 0;
+    size_t count;
+    hid_t t = H5Dget_type(d);
+    if (sp >= 0 && t >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+        H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 && dim == n &&
+        h5_check_number_type(path, name, t) == SARBP_OK &&
+        h5_check_dataset(path, name, d, &count) == SARBP_OK)
+        ok = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
+    else
+        sarbp_error_clear();
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    H5Dclose(d);
+    return ok;
+}
+
+/* Grid spacing and centre from pixel-centre coordinates v[n]. */
+static void grid_from_coords(const double *v, size_t n, double *d, double *c)
+{
+    *d = n > 1 ? (v[n - 1] - v[0]) / (double)(n - 1) : 1.0;
+    *c = 0.5 * (v[0] + v[n - 1]);
+}
+
+static herr_t h5_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    sarbp_image *img = data;
+    static const char *const grid_names[] = {"nx", "ny", "dx", "dy", "xc", "yc", "zc"};
+    if (name_in(name, grid_names, 7)) return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0) return 0;
+    hid_t t = H5Aget_type(a);
+    hid_t sp = H5Aget_space(a);
+    if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
+        H5Sget_simple_extent_npoints(sp) == 1) {
+        if (H5Tis_variable_str(t) > 0) {
+            char *s = NULL;
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+                H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(a, mt, &s) >= 0 && s) {
+                sarbp_image_set_attr(img, name, s);
+                H5free_memory(s);
+            }
+            if (mt >= 0) H5Tclose(mt);
+        } else {
+            size_t size = H5Tget_size(t); /* an attribute lives in a header of <= 64 KiB */
+            char *buf = size && size <= 65536 ? calloc(size + 1, 1) : NULL;
+            if (buf && H5Aread(a, t, buf) >= 0) sarbp_image_set_attr(img, name, buf);
+            free(buf);
+        }
+    }
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    return 0; /* a full table or an odd attribute does not stop the read */
+}
+
+/* Reads the HDF5 image path into *out; with meta_only (the probe's walk)
+ * makes every metadata call and check of a full read but allocates and
+ * reads no pixels, and out is unused. */
+static sarbp_status read_h5(const char *path, sarbp_image **out, int meta_only)
+{
+    sarbp_status st = SARBP_OK;
+    sarbp_image *img = NULL;
+    hid_t file = -1, dset = -1, ftype = -1, space = -1, mtype = -1;
+    double *cx = NULL, *cy = NULL;
+
+    file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "cannot read '%s': not a readable HDF5 file", path);
+        goto done;
+    }
+    if (H5Lexists(file, "image", H5P_DEFAULT) <= 0 ||
+        (dset = H5Dopen2(file, "image", H5P_DEFAULT)) < 0) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s' has no /image dataset: not a sarbp image", path);
+        goto done;
+    }
+    ftype = H5Dget_type(dset);
+    const char *rname = NULL, *iname = NULL;
+    char *names[2] = {NULL, NULL};
+    if (ftype >= 0 && H5Tget_class(ftype) == H5T_COMPOUND && H5Tget_nmembers(ftype) == 2) {
+        for (unsigned m = 0; m < 2; m++) {
+            hid_t mt = H5Tget_member_type(ftype, m);
+            names[m] = H5Tget_member_name(ftype, m);
+            int isfloat = mt >= 0 && H5Tget_class(mt) == H5T_FLOAT;
+            if (mt >= 0) H5Tclose(mt);
+            if (!isfloat || !names[m]) continue;
+            if (name_in(names[m], re_names, 3)) rname = names[m];
+            if (name_in(names[m], im_names, 3)) iname = names[m];
+        }
+    }
+    if (rname && iname &&
+        (st = h5_check_complex_type(path, "image", ftype, (unsigned)H5Tget_member_index(ftype, rname),
+                                    (unsigned)H5Tget_member_index(ftype, iname)))) {
+        for (int m = 0; m < 2; m++)
+            if (names[m]) H5free_memory(names[m]);
+        goto done;
+    }
+    if (rname && iname) {
+        mtype = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32));
+        if (mtype >= 0 && (H5Tinsert(mtype, rname, offsetof(sarbp_c32, re), H5T_NATIVE_FLOAT) < 0 ||
+                           H5Tinsert(mtype, iname, offsetof(sarbp_c32, im), H5T_NATIVE_FLOAT) < 0)) {
+            H5Tclose(mtype);
+            mtype = -1;
+        }
+    }
+    for (int m = 0; m < 2; m++)
+        if (names[m]) H5free_memory(names[m]);
+    if (mtype < 0) {
+        st = sarbp_error(SARBP_ERR_FORMAT,
+                         "'%s': /image is not a complex image (compound {r, i} of floats)", path);
+        goto done;
+    }
+    space = H5Dget_space(dset);
+    hsize_t dims[2] = {0, 0};
+    if (space < 0 || H5Sget_simple_extent_ndims(space) != 2 ||
+        H5Sget_simple_extent_dims(space, dims, NULL) != 2 || dims[0] < 1 || dims[1] < 1) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': /image is not a 2-D array", path);
+        goto done;
+    }
+    if (dims[0] > SARBP_GRID_MAX_PIXELS || dims[1] > SARBP_GRID_MAX_PIXELS / dims[0]) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': /image of %llu x %llu pixels is too large", path,
+                         (unsigned long long)dims[1], (unsigned long long)dims[0]);
+        goto done;
+    }
+    size_t npix;
+    if ((st = h5_check_dataset(path, "image", dset, &npix))) goto done;
+
+    sarbp_grid g = {.nx = (size_t)dims[1], .ny = (size_t)dims[0], .dx = 1, .dy = 1};
+    double anx, any;
+    if ((h5_attr_double(file, "nx", &anx) && anx != (double)g.nx) ||
+        (h5_attr_double(file, "ny", &any) && any != (double)g.ny)) {
+        st = sarbp_error(SARBP_ERR_FORMAT,
+                         "'%s': attributes nx, ny disagree with /image's %zu x %zu pixels", path,
+                         g.nx, g.ny);
+        goto done;
+    }
+    int have = h5_attr_double(file, "dx", &g.dx) + h5_attr_double(file, "dy", &g.dy) +
+               h5_attr_double(file, "xc", &g.xc) + h5_attr_double(file, "yc", &g.yc);
+    if (!h5_attr_double(file, "zc", &g.zc)) g.zc = 0;
+    int coords = 1;
+    if (have != 4) {
+        cx = malloc(g.nx * sizeof *cx);
+        cy = malloc(g.ny * sizeof *cy);
+        if (!cx || !cy) {
+            st = sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+            goto done;
+        }
+        if (h5_coords(path, file, "x", g.nx, cx) && h5_coords(path, file, "y", g.ny, cy)) {
+            grid_from_coords(cx, g.nx, &g.dx, &g.xc);
+            grid_from_coords(cy, g.ny, &g.dy, &g.yc);
+        } else {
+            g.dx = g.dy = 1;
+            g.xc = g.yc = g.zc = 0;
+            coords = 0;
+        }
+    }
+    if (sarbp_grid_validate(&g) != SARBP_OK) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': invalid grid: %s", path, sarbp_error_detail());
+        goto done;
+    }
+    if (meta_only) {
+        sarbp_image attrs = {.grid = g}; /* the attribute walk, without pixels */
+        H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_attr_cb, &attrs);
+        goto done;
+    }
+    st = sarbp_image_alloc(&g, &img);
+    if (st != SARBP_OK) goto done;
+    img->has_grid_coords = coords;
+    if (H5Dread(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->data) < 0) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "cannot read '%s': reading /image failed", path);
+        goto done;
+    }
+    H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_attr_cb, img);
+
+done:
+    free(cx);
+    free(cy);
+    if (mtype >= 0) H5Tclose(mtype);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (dset >= 0) H5Dclose(dset);
+    if (file >= 0) H5Fclose(file);
+    if (st != SARBP_OK || meta_only) {
+        sarbp_image_free(img);
+        return st;
+    }
+    *out = img;
+    return SARBP_OK;
+}
+
+/* The probe's walk (probe.h), in the child: the whole read for files up to
+ * PROBE_FULL_READ bytes, and the image comes back through the probe's pipe
+ * (probe_reply) as the sarbp_image struct followed by its pixels, so that
+ * the parent never opens such a file with HDF5 (fuzzing found corrupt files
+ * on which HDF5 crashes inside the pixel read, and attribute tables on which
+ * H5Aiterate2 reads uninitialised memory and then allocates gigabytes: in
+ * the child, its address-space limit turns that into an error). Larger
+ * files: read_h5's metadata calls alone, and the parent reads the pixels. */
+#define PROBE_FULL_READ ((off_t)256 << 20)
+static sarbp_status probe_walk(const char *path, void *arg)
+{
+    (void)arg;
+    struct stat sb;
+    const int full = stat(path, &sb) == 0 && sb.st_size <= PROBE_FULL_READ;
+    sarbp_image *img = NULL;
+    sarbp_status st = read_h5(path, full ? &img : NULL, !full);
+    if (st != SARBP_OK || !full) {
+        sarbp_image_free(img);
+        return st;
+    }
+    /* the child's memory is its own and ends with it: one block, never freed */
+    size_t npix = img->grid.nx * img->grid.ny, len = sizeof *img + npix * sizeof(sarbp_c32);
+    unsigned char *msg = malloc(len);
+    if (!msg) return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+    sarbp_image head = *img;
+    head.data = NULL;
+    memcpy(msg, &head, sizeof head);
+    memcpy(msg + sizeof head, img->data, npix * sizeof(sarbp_c32));
+    probe_reply(msg, len);
+    return SARBP_OK;
+}
+
+/* The image a probe child sent (probe_walk), checked like any input:
+ * grid valid, length matching its pixels. */
+static sarbp_status image_from_reply(const char *path, const unsigned char *msg, size_t len,
+                                     sarbp_image **out)
+{
+    sarbp_image head;
+    if (len < sizeof head) goto bad;
+    memcpy(&head, msg, sizeof head);
+    if (sarbp_grid_validate(&head.grid) != SARBP_OK || head.nattrs > SARBP_IMAGE_MAX_ATTRS ||
+        head.grid.nx > SARBP_GRID_MAX_PIXELS / head.grid.ny ||
+        len - sizeof head != head.grid.nx * head.grid.ny * sizeof(sarbp_c32))
+        goto bad;
+    sarbp_image *img;
+    SARBP_TRY(sarbp_image_alloc(&head.grid, &img));
+    sarbp_c32 *data = img->data;
+    *img = head;
+    img->data = data;
+    memcpy(img->data, msg + sizeof head, len - sizeof head);
+    for (size_t a = 0; a < img->nattrs; a++) { /* strings end inside their slots */
+        img->attrs[a].key[sizeof img->attrs[a].key - 1] = '\0';
+        img->attrs[a].value[sizeof img->attrs[a].value - 1] = '\0';
+    }
+    *out = img;
+    return SARBP_OK;
+bad:
+    return sarbp_error(SARBP_ERR_INTERNAL, "'%s': the image read in the probe came back damaged",
+                       path);
+}
+
+/* ---- .npy ----------------------------------------------------------------- */
+
+/* Finds the value of key in the header dict: returns a pointer just after
+ * "'key':" (spaces skipped), or NULL. */
+static const char *npy_value(const char *h, const char *key)
+{
+    char q1[64], q2[64];
+    snprintf(q1, sizeof q1, "'%s'", key);
+    snprintf(q2, sizeof q2, "\"%s\"", key);
+    const char *p = strstr(h, q1);
+    if (!p) p = strstr(h, q2);
+    if (!p) return NULL;
+    p += strlen(q1);
+    while (isspace((unsigned char)*p)) p++;
+    if (*p != ':') return NULL;
+    p++;
+    while (isspace((unsigned char)*p)) p++;
+    return p;
+}
+
+struct npy_header {
+    char descr[32];
+    int fortran;
+    int ndim;
+    unsigned long long shape[8];
+    long data_offset;
+};
+
+static sarbp_status npy_parse(FILE *f, const char *path, struct npy_header *hd)
+{
+    unsigned char pre[12];
+    if (fread(pre, 1, 10, f) != 10)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': truncated .npy header", path);
+    unsigned major = pre[6];
+    size_t hlen;
+    long off;
+    if (major == 1) {
+        hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+        off = 10;
+    } else if (major == 2 || major == 3) {
+        if (fread(pre + 10, 1, 2, f) != 2)
+            return sarbp_error(SARBP_ERR_FORMAT, "'%s': truncated .npy header", path);
+        hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+        off = 12;
+    } else {
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': unsupported .npy version %u", path, major);
+    }
+    if (hlen < 10 || hlen > (1u << 20))
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': implausible .npy header length %zu", path, hlen);
+    char *h = malloc(hlen + 1);
+    if (!h) return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+    if (fread(h, 1, hlen, f) != hlen) {
+        free(h);
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': truncated .npy header", path);
+    }
+    h[hlen] = '\0';
+    sarbp_status st = SARBP_OK;
+    const char *p = npy_value(h, "descr");
+    if (!p || (*p != '\'' && *p != '"')) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': .npy header has no 'descr'", path);
+        goto out;
+    }
+    const char quote = *p++;
+    size_t i = 0;
+    while (*p && *p != quote && i + 1 < sizeof hd->descr) hd->descr[i++] = *p++;
+    hd->descr[i] = '\0';
+    if (*p != quote) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': .npy header has a bad 'descr'", path);
+        goto out;
+    }
+    p = npy_value(h, "fortran_order");
+    if (p && !strncmp(p, "True", 4)) hd->fortran = 1;
+    else if (p && !strncmp(p, "False", 5)) hd->fortran = 0;
+    else {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': .npy header has no 'fortran_order'", path);
+        goto out;
+    }
+    p = npy_value(h, "shape");
+    if (!p || *p != '(') {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': .npy header has no 'shape'", path);
+        goto out;
+    }
+    p++;
+    hd->ndim = 0;
+    for (;;) {
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == ')') break;
+        if (!isdigit((unsigned char)*p) || hd->ndim >= 8) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': .npy header has a bad 'shape'", path);
+            goto out;
+        }
+        char *end;
+        errno = 0;
+        hd->shape[hd->ndim++] = strtoull(p, &end, 10);
+        if (errno) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': .npy header has a bad 'shape'", path);
+            goto out;
+        }
+        p = end;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == ',') p++;
+    }
+    hd->data_offset = off + (long)hlen;
+out:
+    free(h);
+    return st;
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static void swap_bytes(unsigned char *p, size_t nbytes, size_t width)
+{
+    for (size_t i = 0; i + width <= nbytes; i += width)
+        for (size_t a = 0, b = width - 1; a < b; a++, b--) {
+            unsigned char t = p[i + a];
+            p[i + a] = p[i + b];
+            p[i + b] = t;
+        }
+}
+
+static sarbp_status read_npy(FILE *f, const char *path, sarbp_image **out)
+{
+    struct npy_header hd = {0};
+    rewind(f);
+    SARBP_TRY(npy_parse(f, path, &hd));
+    size_t width; /* bytes of one real component */
+    if (!strcmp(hd.descr, "<c8")) width = 4;
+    else if (!strcmp(hd.descr, "<c16")) width = 8;
+    else
+        return sarbp_error(SARBP_ERR_FORMAT,
+                           "'%s' holds '%s' data; sarbp reads complex64 ('<c8') or complex128 "
+                           "('<c16') images",
+                           path, hd.descr);
+    if (hd.ndim != 2)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': expected a 2-D array (ny, nx), found %d-D", path,
+                           hd.ndim);
+    if (hd.shape[0] < 1 || hd.shape[1] < 1 || hd.shape[0] > SARBP_GRID_MAX_PIXELS ||
+        hd.shape[1] > SARBP_GRID_MAX_PIXELS / hd.shape[0])
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': array shape (%llu, %llu) is empty or too large",
+                           path, hd.shape[0], hd.shape[1]);
+    const size_t ny = (size_t)hd.shape[0], nx = (size_t)hd.shape[1], n = nx * ny;
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0)
+        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    if ((unsigned long long)sb.st_size < (unsigned long long)hd.data_offset + (unsigned long long)n * 2 * width)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s' is truncated: %llu bytes for a %zu x %zu image",
+                           path, (unsigned long long)sb.st_size, nx, ny);
+
+    sarbp_grid g = {.nx = nx, .ny = ny, .dx = 1, .dy = 1};
+    sarbp_image *img = NULL;
+    SARBP_TRY(sarbp_image_alloc(&g, &img));
+    img->has_grid_coords = 0;
+    if (fseek(f, hd.data_offset, SEEK_SET) != 0) {
+        sarbp_image_free(img);
+        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    }
+    const int le = host_is_little_endian();
+    if (width == 4 && !hd.fortran && le) {
+        if (fread(img->data, sizeof(sarbp_c32), n, f) != n) {
+            sarbp_image_free(img);
+            return sarbp_error(SARBP_ERR_IO, "cannot read '%s': short read", path);
+        }
+    } else {
+        enum { CHUNK = 8192 };
+        unsigned char *buf = malloc(CHUNK * 2 * width);
+        if (!buf) {
+            sarbp_image_free(img);
+            return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+        }
+        for (size_t k = 0; k < n; k += CHUNK) {
+            size_t m = n - k < CHUNK ? n - k : CHUNK;
+            if (fread(buf, 2 * width, m, f) != m) {
+                free(buf);
+                sarbp_image_free(img);
+                return sarbp_error(SARBP_ERR_IO, "cannot read '%s': short read", path);
+            }
+            if (!le) swap_bytes(buf, m * 2 * width, width);
+            for (size_t j = 0; j < m; j++) {
+                size_t idx = k + j; /* linear index in file order */
+                size_t dst = hd.fortran ? (idx % ny) * nx + idx / ny : idx;
+                sarbp_c32 v;
+                if (width == 4) {
+                    memcpy(&v, buf + j * 8, 8);
+                } else {
+                    double d[2];
+                    memcpy(d, buf + j * 16, 16);
+                    v.re = (float)d[0];
+                    v.im = (float)d[1];
+                }
+                img->data[dst] = v;
+            }
+        }
+        free(buf);
+    }
+    *out = img;
+    return SARBP_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
+{
+    if (!out) return sarbp_error(SARBP_ERR_INVALID, "sarbp_image_read: no output pointer");
+    *out = NULL;
+    if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no image path given");
+    FILE *f = fopen(path, "rb");
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    unsigned char magic[8] = {0};
+    size_t got = fread(magic, 1, sizeof magic, f);
+    if (ferror(f)) {
+        int e = errno;
+        fclose(f);
+        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
+    }
+    if (got >= 6 && !memcmp(magic, "\x93NUMPY", 6)) {
+        sarbp_status st = read_npy(f, path, out);
+        fclose(f);
+        return st;
+    }
+    fclose(f);
+    if (got >= 8 && !memcmp(magic, "\x89PNG\r\n\x1a\n", 8))
+        return sarbp_error(SARBP_ERR_FORMAT,
+                           "'%s' is a PNG, which holds magnitude only: read the .h5 or .npy image",
+                           path);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (H5Fis_hdf5(path) > 0) {
+        void *msg;
+        size_t len;
+        SARBP_TRY(probe_run_reply(path, "HDF5", probe_walk, NULL,
+                                  sizeof(sarbp_image) + SARBP_GRID_MAX_PIXELS * sizeof(sarbp_c32),
+                                  &msg, &len));
+        if (!msg) return read_h5(path, out, 0); /* no probe, or a file too large for it */
+        sarbp_status st = image_from_reply(path, msg, len, out);
+        free(msg);
+        return st;
+    }
+    return sarbp_error(SARBP_ERR_FORMAT, "'%s' is not a sarbp image (neither HDF5 nor .npy)", path);
+}

@@ -1,0 +1,602 @@
+/* image_write.c - writes complex images as HDF5, .npy and PNG.
+ *
+ * Every writer writes a temporary file beside its output (tempfile.h:
+ * exclusive creation, fsync, rename), and several outputs of one image are
+ * all or nothing: renamed only when every one is complete. On any failure
+ * every temporary is removed, so either the whole image is at each path or
+ * nothing new is. An image with a non-finite pixel is refused before any
+ * file is created. The layouts are described in sarbp/image.h. HDF5's
+ * automatic error printing is turned off: failures are reported through
+ * sarbp_error() only. Reading is image_read.c's. */
+#include "sarbp/image.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <png.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "io/geo_write.h"
+#include "io/image_internal.h"
+#include "io/tempfile.h"
+
+/* ---- checks and streams --------------------------------------------------- */
+
+/* Flushes and closes the stream f written with success ok (errno then says
+ * why not); SARBP_ERR_IO naming path on any failure. */
+static sarbp_status close_stream(FILE *f, int ok, const char *path)
+{
+    int e = errno;
+    if (fflush(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    return ok ? SARBP_OK : sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+}
+
+/* An image can be written when it has a valid grid and every pixel is
+ * finite: a NaN or Inf pixel means the computation went wrong, and a file
+ * of them (a PNG of it is black) would pass for a result. */
+static sarbp_status check_image(const sarbp_image *img, const char *path)
+{
+    if (!img || !img->data)
+        return sarbp_error(SARBP_ERR_INVALID, "no image to write to '%s'", path ? path : "(null)");
+    SARBP_TRY(sarbp_grid_validate(&img->grid));
+    const size_t n = img->grid.nx * img->grid.ny;
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(img->data[i].re) || !isfinite(img->data[i].im)) {
+            if (!bad) first = i;
+            bad++;
+        }
+    if (bad)
+        return sarbp_error(SARBP_ERR_INVALID, "image has %zu non-finite pixel%s (NaN or Inf; the "
+                           "first at ix %zu, iy %zu): no output written", bad, bad == 1 ? "" : "s",
+                           first % img->grid.nx, first / img->grid.nx);
+    return SARBP_OK;
+}
+
+/* ---- HDF5 ----------------------------------------------------------------- */
+
+/* Innermost message of HDF5's error stack (the most specific one). */
+static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *msg = data;
+    if (n == 0 && e->desc) snprintf(msg, 160, "%s", e->desc);
+    return 0;
+}
+
+static sarbp_status h5_fail(const char *what, const char *path, const char *call, int line)
+{
+    char msg[160] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, h5_walk, msg);
+    return sarbp_error(SARBP_ERR_HDF5, "cannot %s '%s': %s failed%s%s (%s:%d)", what, path, call,
+                       msg[0] ? ": " : "", msg, __FILE__, line);
+}
+
+#define H5CHK(call)                                                            \
+    do {                                                                       \
+        if ((call) < 0) {                                                      \
+            st = h5_fail("write", path, #call, __LINE__);                      \
+            goto done;                                                         \
+        }                                                                      \
+    } while (0)
+
+static const char *const grid_attr_names[] = {"nx", "ny", "dx", "dy", "xc", "yc", "zc"};
+
+static int is_grid_attr(const char *key)
+{
+    for (size_t i = 0; i < sizeof grid_attr_names / sizeof grid_attr_names[0]; i++)
+        if (!strcmp(key, grid_attr_names[i])) return 1;
+    return 0;
+}
+
+static herr_t h5_attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    if (sp < 0) return -1;
+    hid_t a = H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Awrite(a, mtype, v);
+    if (a >= 0 && H5Aclose(a) < 0) r = -1;
+    H5Sclose(sp);
+    return r;
+}
+
+static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int is_y)
+{
+    size_t n = is_y ? g->ny : g->nx;
+    double *v = malloc(n * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < n; i++) v[i] = is_y ? sarbp_grid_y(g, i) : sarbp_grid_x(g, i);
+    hsize_t dim = n;
+    herr_t r = -1;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    if (sp >= 0) {
+        hid_t d = H5Dcreate2(file, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (d >= 0) {
+            r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+            if (H5Dclose(d) < 0) r = -1;
+        }
+        H5Sclose(sp);
+    }
+    free(v);
+    return r;
+}
+
+/* HDF5 wants a name: it reopens the temporary (ours, created exclusively)
+ * through sarbp_tempfile_open_name and truncates it. */
+static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range, const sarbp_image_context *ctx)
+{
+    (void)db_range;
+    (void)ctx;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    sarbp_status st = SARBP_OK;
+    const sarbp_grid *g = &img->grid;
+    hid_t file = -1, mtype = -1, ftype = -1, space = -1, dset = -1, stype = -1;
+    H5CHK(file = H5Fcreate(sarbp_tempfile_open_name(t), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+
+    H5CHK(mtype = H5Tcreate(H5T_COMPOUND, sizeof(sarbp_c32)));
+    H5CHK(H5Tinsert(mtype, "r", offsetof(sarbp_c32, re), H5T_NATIVE_FLOAT));
+    H5CHK(H5Tinsert(mtype, "i", offsetof(sarbp_c32, im), H5T_NATIVE_FLOAT));
+    H5CHK(ftype = H5Tcreate(H5T_COMPOUND, 8));
+    H5CHK(H5Tinsert(ftype, "r", 0, H5T_IEEE_F32LE));
+    H5CHK(H5Tinsert(ftype, "i", 4, H5T_IEEE_F32LE));
+
+    hsize_t dims[2] = {g->ny, g->nx};
+    H5CHK(space = H5Screate_simple(2, dims, NULL));
+    H5CHK(dset = H5Dcreate2(file, "image", ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5CHK(H5Dwrite(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->data));
+    H5CHK(h5_coords(file, "x", g, 0));
+    H5CHK(h5_coords(file, "y", g, 1));
+
+    int64_t nx = (int64_t)g->nx, ny = (int64_t)g->ny;
+    H5CHK(h5_attr_write(file, "nx", H5T_STD_I64LE, H5T_NATIVE_INT64, &nx));
+    H5CHK(h5_attr_write(file, "ny", H5T_STD_I64LE, H5T_NATIVE_INT64, &ny));
+    const double gv[5] = {g->dx, g->dy, g->xc, g->yc, g->zc};
+    for (int i = 0; i < 5; i++)
+        H5CHK(h5_attr_write(file, grid_attr_names[2 + i], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                            &gv[i]));
+
+    /* String attributes: variable-length UTF-8 (h5py reads them as str). A
+     * key that names a grid attribute is skipped: the grid wins. */
+    H5CHK(stype = H5Tcopy(H5T_C_S1));
+    H5CHK(H5Tset_size(stype, H5T_VARIABLE));
+    H5CHK(H5Tset_cset(stype, H5T_CSET_UTF8));
+    for (size_t i = 0; i < img->nattrs && i < SARBP_IMAGE_MAX_ATTRS; i++) {
+        const sarbp_attr *a = &img->attrs[i];
+        if (!a->key[0] || is_grid_attr(a->key)) continue;
+        const char *v = a->value;
+        H5CHK(h5_attr_write(file, a->key, stype, stype, &v));
+    }
+
+done:
+    if (stype >= 0) H5Tclose(stype);
+    if (dset >= 0 && H5Dclose(dset) < 0 && st == SARBP_OK) st = h5_fail("write", path, "H5Dclose", __LINE__);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (mtype >= 0) H5Tclose(mtype);
+    if (file >= 0 && H5Fclose(file) < 0 && st == SARBP_OK)
+        st = h5_fail("write", path, "H5Fclose", __LINE__);
+    if (st != SARBP_OK) H5Eclear2(H5E_DEFAULT);
+    return st;
+}
+
+/* ---- .npy ----------------------------------------------------------------- */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static void swap4(unsigned char *p, size_t nbytes)
+{
+    for (size_t i = 0; i + 4 <= nbytes; i += 4) {
+        unsigned char t = p[i];
+        p[i] = p[i + 3];
+        p[i + 3] = t;
+        t = p[i + 1];
+        p[i + 1] = p[i + 2];
+        p[i + 2] = t;
+    }
+}
+
+static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                           double db_range, const sarbp_image_context *ctx)
+{
+    (void)db_range;
+    (void)ctx;
+    /* Version 1.0 header: magic, 2-byte length, a Python dict padded with
+     * spaces and ended by '\n' so that the data start at a multiple of 64. */
+    char dict[256];
+    int dl = snprintf(dict, sizeof dict, "{'descr': '<c8', 'fortran_order': False, 'shape': (%zu, %zu), }",
+                      img->grid.ny, img->grid.nx);
+    if (dl < 0 || (size_t)dl >= sizeof dict - 70)
+        return sarbp_error(SARBP_ERR_INTERNAL, "npy header too long");
+    size_t total = 10 + (size_t)dl + 1;
+    size_t padded = (total + 63) / 64 * 64;
+    size_t hlen = padded - 10;
+    unsigned char head[256 + 16];
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (unsigned char)(hlen & 0xff);
+    head[9] = (unsigned char)(hlen >> 8);
+    memcpy(head + 10, dict, (size_t)dl);
+    memset(head + 10 + dl, ' ', padded - 10 - (size_t)dl - 1);
+    head[padded - 1] = '\n';
+
+    FILE *f = sarbp_tempfile_fdopen(t);
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    int ok = fwrite(head, 1, padded, f) == padded;
+    const size_t n = img->grid.nx * img->grid.ny;
+    if (ok && host_is_little_endian()) {
+        ok = fwrite(img->data, sizeof(sarbp_c32), n, f) == n;
+    } else if (ok) {
+        enum { CHUNK = 4096 };
+        sarbp_c32 buf[CHUNK];
+        for (size_t i = 0; ok && i < n; i += CHUNK) {
+            size_t m = n - i < CHUNK ? n - i : CHUNK;
+            memcpy(buf, img->data + i, m * sizeof *buf);
+            swap4((unsigned char *)buf, m * sizeof *buf);
+            ok = fwrite(buf, sizeof *buf, m, f) == m;
+        }
+    }
+    return close_stream(f, ok, path);
+}
+
+/* ---- PNG ------------------------------------------------------------------ */
+
+struct png_err {
+    char msg[200];
+};
+
+static void png_err_fn(png_structp png, png_const_charp msg)
+{
+    struct png_err *e = png_get_error_ptr(png);
+    snprintf(e->msg, sizeof e->msg, "%s", msg ? msg : "libpng error");
+    png_longjmp(png, 1);
+}
+
+static void png_warn_fn(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg; /* the library never prints */
+}
+
+static sarbp_status png_check_size(const char *path, size_t w, size_t h, int channels)
+{
+    if (w < 1 || h < 1 || w > 0x7fffffff / 4 || h > 0x7fffffff || (channels != 1 && channels != 3))
+        return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': %zu x %zu is not a valid PNG size",
+                           path, w, h);
+    return SARBP_OK;
+}
+
+static sarbp_status png8_to(sarbp_tempfile *t, const char *path, const unsigned char *pix,
+                            size_t w, size_t h, int channels)
+{
+    FILE *f = sarbp_tempfile_fdopen(t);
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+
+    struct png_err err = {""};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_err_fn, png_warn_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        return sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory in libpng", path);
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        return sarbp_error(SARBP_ERR_PNG, "cannot write '%s': %s", path, err.msg);
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
+                 channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (size_t y = 0; y < h; y++) png_write_row(png, pix + y * w * (size_t)channels);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+
+    return close_stream(f, 1, path);
+}
+
+sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **out)
+{
+    const size_t nx = img->grid.nx, ny = img->grid.ny, n = nx * ny;
+    double peak2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double p2 = (double)img->data[i].re * img->data[i].re +
+                    (double)img->data[i].im * img->data[i].im;
+        if (isfinite(p2) && p2 > peak2) peak2 = p2;
+    }
+    unsigned char *pix = malloc(n);
+    if (!pix) return sarbp_error(SARBP_ERR_NOMEM, "out of memory (%zu x %zu)", nx, ny);
+    /* 255 * (1 + 20 log10(|I| / peak) / db_range), clipped to [0, 255];
+     * row 0 is the northernmost image row (iy = ny - 1). */
+    for (size_t row = 0; row < ny; row++) {
+        const sarbp_c32 *src = img->data + (ny - 1 - row) * nx;
+        unsigned char *dst = pix + row * nx;
+        for (size_t ix = 0; ix < nx; ix++) {
+            double p2 = (double)src[ix].re * src[ix].re + (double)src[ix].im * src[ix].im;
+            double v = 0;
+            if (peak2 > 0 && p2 > 0 && isfinite(p2)) {
+                v = 255.0 * (1.0 + 10.0 * log10(p2 / peak2) / db_range);
+                v = v < 0 ? 0 : v > 255 ? 255 : v;
+            }
+            dst[ix] = (unsigned char)lround(v);
+        }
+    }
+    *out = pix;
+    return SARBP_OK;
+}
+
+static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range, const sarbp_image_context *ctx)
+{
+    (void)ctx;
+    const size_t nx = img->grid.nx, ny = img->grid.ny;
+    unsigned char *pix;
+    sarbp_status st = png_check_size(path, nx, ny, 1);
+    if (st) return st;
+    if ((st = image_db8(img, db_range, &pix)))
+        return sarbp_error(st, "cannot write '%s': %s", path, sarbp_error_detail());
+    st = png8_to(t, path, pix, nx, ny, 1);
+    free(pix);
+    return st;
+}
+
+struct membuf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void mem_write_fn(png_structp png, png_bytep data, png_size_t len)
+{
+    struct membuf *m = png_get_io_ptr(png);
+    if (m->oom) return;
+    if (m->n + len > m->cap) {
+        size_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->n + len) cap *= 2;
+        unsigned char *q = realloc(m->p, cap);
+        if (!q) {
+            m->oom = 1;
+            return;
+        }
+        m->p = q;
+        m->cap = cap;
+    }
+    memcpy(m->p + m->n, data, len);
+    m->n += len;
+}
+
+static void mem_flush_fn(png_structp png)
+{
+    (void)png;
+}
+
+sarbp_status png8_to_memory(const unsigned char *pix, size_t w, size_t h, unsigned char **out,
+                            size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    SARBP_TRY(png_check_size("(memory)", w, h, 1));
+    struct png_err err = {""};
+    struct membuf m = {0};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_err_fn, png_warn_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        png_destroy_write_struct(&png, &info);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory in libpng");
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(m.p);
+        return sarbp_error(SARBP_ERR_PNG, "libpng: %s", err.msg);
+    }
+    png_set_write_fn(png, &m, mem_write_fn, mem_flush_fn);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_GRAY,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (size_t y = 0; y < h; y++) png_write_row(png, pix + y * w);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    if (m.oom) {
+        free(m.p);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a PNG of %zu x %zu", w, h);
+    }
+    *out = m.p;
+    *n = m.n;
+    return SARBP_OK;
+}
+
+/* PNG's limits, checked before any file exists (size only: the pixels are
+ * always representable) */
+static sarbp_status png_check(const char *path, const sarbp_image *img,
+                              const sarbp_image_context *ctx)
+{
+    (void)ctx;
+    if (img->grid.nx > 0x7fffffff / 4 || img->grid.ny > 0x7fffffff)
+        return png_check_size(path, img->grid.nx, img->grid.ny, 1);
+    return SARBP_OK;
+}
+
+/* ---- the output formats ------------------------------------------------------ */
+
+#define W_DB 0x1u  /* an 8-bit dB quick look: needs a positive dB range */
+#define W_GEO 0x2u /* geolocated: needs the scene reference (sarbp_image_format_is_geo) */
+
+/* One row per image format: a new format is its writer (a file such as
+ * kmz_write.c, declared in geo_write.h), a SARBP_IMG_* value (sarbp/image.h)
+ * and one row here. The messages and sarbp_image_format_from_name read the
+ * rows. */
+struct image_writer {
+    sarbp_image_format fmt;
+    const char *ext[4]; /* names ending so, case-insensitive; NULL after the last; the
+                           first one in messages */
+    unsigned flags;     /* W_* */
+    /* what can be checked before any file exists; NULL: nothing beyond the image */
+    sarbp_status (*check)(const char *path, const sarbp_image *img, const sarbp_image_context *ctx);
+    sarbp_status (*write)(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                          double db_range, const sarbp_image_context *ctx);
+};
+
+static const struct image_writer writers[] = {
+    {SARBP_IMG_H5, {".h5", ".hdf5"}, 0, NULL, h5_to},
+    {SARBP_IMG_NPY, {".npy"}, 0, NULL, npy_to},
+    {SARBP_IMG_PNG, {".png"}, W_DB, png_check, png_to},
+    {SARBP_IMG_SICD, {".nitf", ".ntf", ".sicd"}, W_GEO, sicd_check, sicd_to},
+    {SARBP_IMG_GEOTIFF, {".tif", ".tiff"}, W_DB | W_GEO, geotiff_check, geotiff_to},
+    {SARBP_IMG_KMZ, {".kmz"}, W_DB | W_GEO, kmz_check, kmz_to},
+};
+#define NWRITERS (sizeof writers / sizeof writers[0])
+
+static const struct image_writer *writer_of(sarbp_image_format f)
+{
+    for (size_t i = 0; i < NWRITERS; i++)
+        if (writers[i].fmt == f) return &writers[i];
+    return NULL;
+}
+
+sarbp_image_format sarbp_image_format_from_name(const char *path)
+{
+    if (!path) return SARBP_IMG_UNKNOWN;
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot) return SARBP_IMG_UNKNOWN;
+    for (size_t i = 0; i < NWRITERS; i++)
+        for (size_t k = 0; k < 4 && writers[i].ext[k]; k++)
+            if (!strcasecmp(dot, writers[i].ext[k])) return writers[i].fmt;
+    return SARBP_IMG_UNKNOWN;
+}
+
+int sarbp_image_format_is_geo(sarbp_image_format f)
+{
+    const struct image_writer *w = writer_of(f);
+    return w && (w->flags & W_GEO);
+}
+
+/* ".h5, .npy, .png, .nitf, .tif or .kmz": each row's first name ending */
+void sarbp_image_format_list(char *buf, size_t size)
+{
+    if (size == 0) return;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NWRITERS && len < size; i++) {
+        const int w = snprintf(buf + len, size - len, "%s%s",
+                               i == 0 ? "" : i + 1 == NWRITERS ? " or " : ", ", writers[i].ext[0]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+}
+
+/* ---- all formats, all or nothing ----------------------------------------- */
+
+/* Checks everything that can be checked before a file exists (the image,
+ * each path's format, the dB range of quick looks, each format's own
+ * check), writes every output to its own temporary and renames them all
+ * only when all are complete. */
+static sarbp_status write_files(const char *const *paths, const sarbp_image_format *fmt, size_t n,
+                                const sarbp_image *img, double db_range,
+                                const sarbp_image_context *ctx)
+{
+    if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    for (size_t i = 0; i < n; i++) {
+        if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+        const struct image_writer *w = writer_of(fmt[i]);
+        if (!w) {
+            char exts[128];
+            sarbp_image_format_list(exts, sizeof exts);
+            return sarbp_error(SARBP_ERR_INVALID, "cannot tell the image format of '%s' from its "
+                               "name (use %s)", paths[i], exts);
+        }
+        if ((w->flags & W_DB) && (!(db_range > 0) || !isfinite(db_range)))
+            return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
+                               paths[i], db_range);
+    }
+    SARBP_TRY(check_image(img, paths[0]));
+    for (size_t i = 0; i < n; i++) {
+        const struct image_writer *w = writer_of(fmt[i]);
+        if (w->check) SARBP_TRY(w->check(paths[i], img, ctx));
+    }
+    sarbp_tempfile **t = calloc(n, sizeof *t);
+    if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    sarbp_status st = SARBP_OK;
+    for (size_t i = 0; i < n && st == SARBP_OK; i++) {
+        st = sarbp_tempfile_create(paths[i], &t[i]);
+        if (st == SARBP_OK) st = writer_of(fmt[i])->write(t[i], paths[i], img, db_range, ctx);
+    }
+    if (st == SARBP_OK) {
+        st = sarbp_tempfile_commit_all(t, n);
+    } else {
+        for (size_t i = 0; i < n; i++) sarbp_tempfile_delete(t[i]);
+    }
+    free(t);
+    return st;
+}
+
+sarbp_status sarbp_image_write_all(const char *const *paths, size_t n, const sarbp_image *img,
+                                   double db_range)
+{
+    return sarbp_image_write_all_ctx(paths, n, img, db_range, NULL);
+}
+
+sarbp_status sarbp_image_write_all_ctx(const char *const *paths, size_t n, const sarbp_image *img,
+                                       double db_range, const sarbp_image_context *ctx)
+{
+    if (!paths) n = 0;
+    sarbp_image_format *fmt = malloc((n ? n : 1) * sizeof *fmt);
+    if (!fmt) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) fmt[i] = sarbp_image_format_from_name(paths[i]);
+    sarbp_status st = write_files(paths, fmt, n, img, db_range, ctx);
+    free(fmt);
+    return st;
+}
+
+sarbp_status sarbp_image_write(const char *path, const sarbp_image *img, double db_range)
+{
+    return sarbp_image_write_all(&path, 1, img, db_range);
+}
+
+sarbp_status sarbp_image_write_h5(const char *path, const sarbp_image *img)
+{
+    const sarbp_image_format f = SARBP_IMG_H5;
+    return write_files(&path, &f, 1, img, 0, NULL);
+}
+
+sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img)
+{
+    const sarbp_image_format f = SARBP_IMG_NPY;
+    return write_files(&path, &f, 1, img, 0, NULL);
+}
+
+sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range)
+{
+    const sarbp_image_format f = SARBP_IMG_PNG;
+    return write_files(&path, &f, 1, img, db_range, NULL);
+}
+
+sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t w, size_t h,
+                              int channels)
+{
+    if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    SARBP_TRY(png_check_size(path, w, h, channels));
+    sarbp_tempfile *t;
+    SARBP_TRY(sarbp_tempfile_create(path, &t));
+    sarbp_status st = png8_to(t, path, pix, w, h, channels);
+    if (st != SARBP_OK) {
+        sarbp_tempfile_delete(t);
+        return st;
+    }
+    return sarbp_tempfile_commit(t);
+}
