@@ -153,15 +153,6 @@ static void grid_prefilter(sub_image *s)
     for (size_t i = 0; i < s->nr; i++) bspline_prefilter(s->f + i, s->nt, s->nr);
 }
 
-static inline void weights(double t, double w[4])
-{
-    const double u = 1.0 - t, t2 = t * t, t3 = t2 * t;
-    w[0] = u * u * u / 6.0;
-    w[1] = (3.0 * t3 - 6.0 * t2 + 4.0) / 6.0;
-    w[2] = (-3.0 * t3 + 3.0 * t2 + 3.0 * t + 1.0) / 6.0;
-    w[3] = t3 / 6.0;
-}
-
 /* G of sub-image s at (rho, th), remodulated and, for a parent grid point at
  * rho_ref, demodulated again: G exp(+j kc (rho - rho_ref)), one phase
  * instead of two (rho_ref 0 at the pixels). Zero off the grid (it covers the
@@ -175,8 +166,8 @@ static inline sarbp_c64 read_sub(const sub_image *s, double rho, double th, doub
     if (!(fi >= 1) || fi + 2 >= (double)s->nr || !(fj >= 1) || fj + 2 >= (double)s->nt) return v;
     const size_t i = (size_t)fi, j = (size_t)fj;
     double wi[4], wj[4];
-    weights(bi - fi, wi);
-    weights(bj - fj, wj);
+    sarbp_interp_weights_cubic(bi - fi, wi);
+    sarbp_interp_weights_cubic(bj - fj, wj);
     for (int b = 0; b < 4; b++) {
         const sarbp_c64 *row = s->f + (j + (size_t)b - 1) * s->nr + i - 1;
         double re = 0, im = 0;
@@ -260,7 +251,7 @@ static inline sarbp_c64 pulse_value(const sarbp_profiles *pr, size_t i, double x
     const sarbp_c64 *prof = pr->data64 + i * pr->nbins;
     double w[4], vr = 0, vi = 0;
     if (pr->interp == SARBP_INTERP_CUBIC) {
-        weights(b - fb, w);
+        sarbp_interp_weights_cubic(b - fb, w);
         for (int k = 0; k < 4; k++) {
             if (n + (size_t)k < 1 || n + (size_t)k - 1 >= pr->nbins) continue;
             vr += w[k] * prof[n + (size_t)k - 1].re;
