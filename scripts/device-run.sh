@@ -28,7 +28,7 @@ if [[ $(cd /work/main 2>/dev/null && pwd -P) != "$(cd "$root" && pwd -P)" ]]; th
     ln -s "$root" /work/main
 fi
 [[ -d /work/shared/data ]] || { rm -f /work/shared; ln -s "$root/.devlibs/shared" /work/shared; }
-mkdir -p "$root/build"
+mkdir -p "$root/build/tests/tmp"
 unzstd() { LD_LIBRARY_PATH="$root/.devlibs/bin/lib" "$root/.devlibs/bin/zstd" -q -d --long=27 -c "$1"; }
 unzstd "$root/.devlibs/build.tar.zst" | tar xf - -C "$root/build"
 [[ -d $root/.devlibs/lib ]] || unzstd "$root/.devlibs/lib.tar.zst" | tar xf - -C "$root/.devlibs"
@@ -43,18 +43,19 @@ ldconfig -p | grep -q 'libmpi.so.40' || mpi_lib=":$root/.devlibs/lib-mpi"
 export LD_LIBRARY_PATH="$root/.devlibs/lib:$cuda_lib$mpi_lib"
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PATH="$root/build:$PATH"
-echo "device-run.sh: cuFFT from $cuda_lib; MPI ${mpi_lib:+carried}${mpi_lib:-the system's}"
+echo "device-run.sh: cuFFT from $cuda_lib; MPI ${mpi_lib:+carried}${mpi_lib:-from the system}"
 
 failed=0
 n=0
 for step in "$@"; do
     n=$((n + 1))
     log=$out/step-$n.log
-    t0=$(date +%s.%N)
+    t0=$(date +%s%N)
     (cd "$root" && bash -c "$step") >"$log" 2>&1
     rc=$?
-    t1=$(date +%s.%N)
-    printf '=== step %d rc=%d %.1fs: %s\n' "$n" "$rc" "$(echo "$t1 - $t0" | bc)" "$step"
+    t1=$(date +%s%N)
+    printf '=== step %d rc=%d %d.%03d s: %s\n' "$n" "$rc" $(((t1 - t0) / 1000000000)) \
+        $((((t1 - t0) / 1000000) % 1000)) "$step"
     tail -n "${DEVICE_RUN_TAIL:-15}" "$log"
     [[ $rc -eq 0 ]] || failed=$((failed + 1))
 done

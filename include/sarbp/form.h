@@ -49,6 +49,8 @@ typedef struct {
 
 typedef struct {
     double read_s, compute_s, total_s; /* wall-clock seconds */
+    double init_s;                     /* of total_s, before any device works: validation,
+                                          devices started (CUDA contexts), layout, image */
     size_t npulses;
     double pairs;                      /* pixel-pulse pairs */
     sarbp_stage_times stages;          /* the back end's split, summed over devices */

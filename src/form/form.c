@@ -276,6 +276,41 @@ static void *form_part_main(void *arg)
     return NULL;
 }
 
+/* Starting a CUDA device (its context) takes a quarter of a second or more,
+ * and the layout's memory queries would start the devices one after the
+ * other: start them side by side first, one thread each. Errors are left
+ * for the layout to report. */
+struct warm_job {
+    const sarbp_backend *be;
+    const sarbp_bp_desc *d;
+    const sarbp_bp_options *o;
+    int device;
+};
+
+static void *warm_main(void *arg)
+{
+    const struct warm_job *w = arg;
+    sarbp_bp_memory m;
+    (void)w->be->memory(w->d, w->o, w->device, &m);
+    return NULL;
+}
+
+static void warm_devices(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
+                         const sarbp_rc_params *rc, const sarbp_bp_options *o)
+{
+    if (!be->multi_device || o->ndevices < 2 || o->ndevices > SARBP_MAX_DEVICES) return;
+    const sarbp_bp_desc d = {meta, g, rc, {0, g->ny}, 0, NULL};
+    struct warm_job jobs[SARBP_MAX_DEVICES];
+    pthread_t th[SARBP_MAX_DEVICES];
+    int started[SARBP_MAX_DEVICES] = {0};
+    for (int k = 0; k < o->ndevices; k++) {
+        jobs[k] = (struct warm_job){be, &d, o, o->devices[k]};
+        started[k] = !pthread_create(&th[k], NULL, warm_main, &jobs[k]);
+    }
+    for (int k = 0; k < o->ndevices; k++)
+        if (started[k]) pthread_join(th[k], NULL);
+}
+
 static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,
                               const sarbp_backend *be, const sarbp_rc_params *rc,
                               const sarbp_bp_options *o, sarbp_progress *progress,
@@ -285,6 +320,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     double t_start = sarbp_now_s();
     SARBP_TRY(sarbp_grid_validate(g));
     SARBP_TRY(sarbp_phd_validate(meta));
+    warm_devices(meta, g, be, rc, o);
     sarbp_form_layout lay;
     SARBP_TRY(sarbp_form_plan_layout(meta, g, be, rc, o, &lay));
     sarbp_bp_memory m;
@@ -303,6 +339,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     int started[SARBP_MAX_DEVICES] = {0};
     sarbp_status st = SARBP_OK;
     for (int k = 0; k < lay.nparts; k++) jobs[k] = (struct form_part_job){.sh = &sh, .pt = &lay.part[k]};
+    const double t_init = sarbp_now_s() - t_start;
     if (lay.nparts == 1) {
         st = form_part(&jobs[0]);
     } else {
@@ -344,6 +381,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
             t->image_bytes += ds->stages.image_bytes;
         }
         stats->total_s = t_end - t_start;
+        stats->init_s = t_init;
         stats->compute_s = stats->total_s - stats->read_s;
         stats->npulses = meta->npulses;
         stats->pairs = sarbp_grid_pairs(g, meta->npulses);
