@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sarbp/mpi.h"
+#include "sarbp/progress.h"
 
 static int g_inited, g_rank, g_size = 1;
 
@@ -152,6 +153,7 @@ sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_b
     *out = NULL;
     if (g_size == 1) return sarbp_form(rd, g, be, rc, o, progress, out, stats);
     if (stats) memset(stats, 0, sizeof *stats);
+    const double t0 = sarbp_now_s();
 
     size_t row0, nrows;
     sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, g_rank, &row0, &nrows);
@@ -186,6 +188,11 @@ sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_b
             if (nr) recv_rows(img->data + r0 * g->nx, nr * g->nx, r);
         }
         *out = img;
+        if (stats) { /* rank 0: the whole image, its bands formed and assembled */
+            stats->total_s = sarbp_now_s() - t0;
+            stats->compute_s = stats->total_s - stats->read_s;
+            stats->pairs = sarbp_grid_pairs(g, sarbp_reader_meta(rd)->npulses);
+        }
     } else if (nrows) {
         send_rows(band->data, nrows * g->nx);
     }
