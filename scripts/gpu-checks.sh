@@ -18,6 +18,8 @@ Groups (each prints what it measured; a failed check makes the exit 1):
             (time, SER); bench --device all
   mpi       the same image with mpirun -n 2, one GPU a rank, against one
             process on one GPU
+  mpi_big   16384 x 16384 from 4096 pulses: mpirun -n 1 and -n 2, and one
+            process on both GPUs
   bench     the (kernel, upsampling, precision) table: bench --backend cuda
 Scratch files go to $GPU_CHECKS_DIR (default /tmp/gpu-checks).
 EOF
@@ -101,7 +103,7 @@ g_multi() {
     done
     ser_at_least "$tmp/d01.npy" "$tmp/d0.npy" 120
     "$sarbp" bench --backend cuda --device all --grid 8192x8192 --pulses 4096 --interp cubic:4 \
-        --precision fp32 --variant v3 --reps 3 || fail "bench --device all"
+        --precision fp32 --variant v3 --reps 5 || fail "bench --device all"
 }
 
 g_mpi() {
@@ -118,6 +120,22 @@ g_mpi() {
     cmp "$tmp/mpi1.npy" "$tmp/d0.npy" && echo "mpirun -n 1: bit-identical to one process"
 }
 
+g_mpi_big() {
+    scene "$tmp/p4096.h5" 4096
+    local grid=(--grid 16384x16384 --spacing 0.025 --backend cuda --precision fp32)
+    for r in 1 2; do
+        timed mpirun --allow-run-as-root -n 1 "$sarbp" form -i "$tmp/p4096.h5" "${grid[@]}" \
+            -o "$tmp/big1.npy" -v || fail "big mpirun -n 1"
+        timed mpirun --allow-run-as-root -n 2 "$sarbp" form -i "$tmp/p4096.h5" "${grid[@]}" \
+            -o "$tmp/big2.npy" -v || fail "big mpirun -n 2"
+        timed "$sarbp" form -i "$tmp/p4096.h5" "${grid[@]}" --device 0,1 -o "$tmp/bigd.npy" -v ||
+            fail "big two devices"
+    done
+    ser_at_least "$tmp/big2.npy" "$tmp/big1.npy" 120
+    ser_at_least "$tmp/bigd.npy" "$tmp/big1.npy" 120
+    rm -f "$tmp"/big*.npy
+}
+
 g_bench() {
     "$sarbp" bench --backend cuda --interp linear:8,cubic:4,cubic:8 --variant v3 --reps 7 ||
         fail "bench narrow"
@@ -127,7 +145,7 @@ g_bench() {
 
 for g in "$@"; do
     case "$g" in
-    tests | sanitize | large | multi | mpi | bench)
+    tests | sanitize | large | multi | mpi | mpi_big | bench)
         echo "=== gpu-checks: $g"
         "g_$g" ;;
     *) echo "gpu-checks: unknown group '$g'" >&2; exit 2 ;;
