@@ -6,12 +6,13 @@
  * Records attributes saying how the image was made. It never prints. */
 #include "sarbp/form.h"
 
+#include "core/prefault.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *dst);
 
@@ -43,67 +44,6 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
         sarbp_image_set_attr(img, "coherent_gain", buf);
     }
     sarbp_rc_plan_free(plan);
-}
-
-/* The output image is fresh, lazily mapped memory: its first touch costs a
- * page fault per page (tens of ms for a 4096^2 image, single-threaded),
- * which would land in finish(), after the compute. Threads touch each band's
- * rows while the back end computes that band instead, with transparent huge
- * pages asked for where the system offers them. */
-#define PREFAULT_MIN_BYTES ((size_t)16 << 20)
-#define PREFAULT_THREADS 8
-
-struct prefault_part {
-    unsigned char *p;
-    size_t n;
-};
-
-struct prefault {
-    pthread_t th[PREFAULT_THREADS];
-    struct prefault_part part[PREFAULT_THREADS];
-    int nth;
-    unsigned char *mem;
-    size_t n;
-};
-
-static void *prefault_main(void *arg)
-{
-    const struct prefault_part *part = arg;
-    memset(part->p, 0, part->n);
-    return NULL;
-}
-
-static void prefault_start(struct prefault *pf, void *mem, size_t n, int nparts)
-{
-    pf->nth = 0;
-    if (n < PREFAULT_MIN_BYTES) return;
-#ifdef MADV_HUGEPAGE
-    {
-        const uintptr_t huge = (uintptr_t)2 << 20;
-        uintptr_t a = ((uintptr_t)mem + huge - 1) & ~(huge - 1), e = ((uintptr_t)mem + n) & ~(huge - 1);
-        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-    }
-#endif
-    int nth = sarbp_cpu_count() / 2 / nparts; /* the cores' half, shared among the devices */
-    if (nth < 1) nth = 1;
-    if (nth > PREFAULT_THREADS) nth = PREFAULT_THREADS;
-    pf->mem = mem;
-    pf->n = n;
-    for (int k = 0; k < nth; k++) {
-        size_t a = n * k / nth, b = n * (k + 1) / nth;
-        pf->part[k] = (struct prefault_part){pf->mem + a, b - a};
-        if (pthread_create(&pf->th[k], NULL, prefault_main, &pf->part[k])) {
-            memset(pf->mem + a, 0, n - a); /* no thread: do the rest here */
-            break;
-        }
-        pf->nth++;
-    }
-}
-
-static void prefault_join(struct prefault *pf)
-{
-    for (int k = 0; k < pf->nth; k++) pthread_join(pf->th[k], NULL);
-    pf->nth = 0;
 }
 
 /* ---- the partition layer ---- */
@@ -242,9 +182,9 @@ static sarbp_status form_part(struct form_part_job *job)
         const size_t nrows = pt->row0 + pt->nrows - row0 < pt->band_rows ? pt->row0 + pt->nrows - row0
                                                                           : pt->band_rows;
         if (b > 0) st = sarbp_bp_plan_region(plan, (sarbp_region){row0, nrows});
-        struct prefault pf = {0};
+        struct sarbp_prefault pf = {0};
         if (!st && sh->prefault)
-            prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32), sh->nparts);
+            sarbp_prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32), sh->nparts);
         const int reuse = pt->kept && b > 0; /* the profiles are resident */
         for (size_t p0 = 0; !st && p0 < P; p0 += block) {
             const size_t np = P - p0 < block ? P - p0 : block;
@@ -258,7 +198,7 @@ static sarbp_status form_part(struct form_part_job *job)
             if (!st) st = sarbp_bp_plan_execute(plan, p0, np, reuse ? NULL : buf, stages);
             part_progress(sh, np);
         }
-        prefault_join(&pf); /* before the band's rows are written */
+        sarbp_prefault_join(&pf); /* before the band's rows are written */
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
     }
     sarbp_bp_plan_destroy(plan);

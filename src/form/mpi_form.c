@@ -4,10 +4,10 @@
  * Every rank reads the phase history itself: a band needs every pulse, and
  * reading is a small part of forming (measured: README, "Running on a
  * cluster"), while a broadcast from rank 0 would serialise the whole input
- * through one node's link. Rank 0 allocates the whole image only once every
- * band is formed, and receives each band straight into its rows: its peak
- * memory is the one-process run's (the image plus its own band), the others
- * hold their band only.
+ * through one node's link. Rank 0 allocates the whole image as it starts
+ * (threads touch its pages while the band forms) and receives each band
+ * straight into its rows: its peak memory is the one-process run's (the
+ * image plus its own band), the others hold their band only.
  *
  * MPI's own errors keep the default handler (MPI_ERRORS_ARE_FATAL): a broken
  * transport ends the job through mpirun. The failures this file turns into
@@ -18,6 +18,8 @@
 
 #include "sarbp/mpi.h"
 #include "sarbp/progress.h"
+
+#include "core/prefault.h"
 
 static int g_inited, g_rank, g_size = 1;
 
@@ -157,22 +159,24 @@ sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_b
 
     size_t row0, nrows;
     sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, g_rank, &row0, &nrows);
-    sarbp_image *band = NULL;
+    sarbp_image *band = NULL, *img = NULL;
     sarbp_status st = sarbp_grid_validate(g);
+    /* rank 0's whole image is allocated first and touched by threads while
+     * its band forms, so the assembly copies into memory already mapped */
+    struct sarbp_prefault pf = {0};
+    if (!st && g_rank == 0) {
+        st = sarbp_image_alloc(g, &img);
+        if (!st) sarbp_prefault_start(&pf, img->data, g->nx * g->ny * sizeof(sarbp_c32), 1);
+    }
     if (!st && nrows) {
         sarbp_grid bg;
         st = sarbp_grid_band(g, row0, nrows, &bg);
         if (!st) st = sarbp_form(rd, &bg, be, rc, o, progress, &band, stats);
     }
+    sarbp_prefault_join(&pf);
     if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
         sarbp_image_free(band);
-        return st ? st : peer_failure(peer_failed);
-    }
-
-    sarbp_image *img = NULL;
-    if (g_rank == 0) st = sarbp_image_alloc(g, &img);
-    if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
-        sarbp_image_free(band);
+        sarbp_image_free(img);
         return st ? st : peer_failure(peer_failed);
     }
 
