@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: scripts/device-pack.sh [-h|--help]
+usage: scripts/device-pack.sh [--before BUILD_DIR] [-h|--help]
 
 Writes .devlibs/ at the repository root (ignored by git):
   build.tar.zst  build/sarbp, every test program and the CTest files
@@ -16,13 +16,24 @@ Writes .devlibs/ at the repository root (ignored by git):
                  there only when the machine has no Open MPI of its own)
   bin/zstd       to unpack them there (its own libraries in bin/lib/)
   shared/data/   the Gotcha files and the bad inputs from ../shared/data
+  before/sarbp   with --before DIR: the sarbp of an earlier build (DIR/sarbp),
+                 for scripts/gpu-checks.sh before
 Build first (scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 for an H100/H200),
 then name .devlibs in the device call's carry and run scripts/device-run.sh.
 
-exit codes: 0 packed, 1 failure.
+exit codes: 0 packed, 1 failure, 2 usage error.
 EOF
 }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+before=
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --before) [[ $# -ge 2 ]] || { echo "device-pack.sh: --before needs a build folder" >&2; exit 2; }
+        before=$2; shift ;;
+    *) echo "device-pack.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SARBP_BUILD_DIR:-$root/build}
@@ -54,5 +65,9 @@ done < <(ldd /usr/bin/zstd)
 
 (cd "$build" && tar cf - sarbp tests/test_* CTestTestfile.cmake tests/CTestTestfile.cmake) |
     zstd -q -T0 --long=27 -15 -o "$out/build.tar.zst"
+if [[ -n $before ]]; then
+    [[ -x $before/sarbp ]] || die "no sarbp in '$before'"
+    mkdir -p "$out/before" && cp -L "$before/sarbp" "$out/before/sarbp"
+fi
 cp -r "$root/../shared/data/gotcha" "$root/../shared/data/bad-inputs" "$out/shared/data/"
 echo "device-pack.sh: $(du -sh "$out" | cut -f1) in $out"

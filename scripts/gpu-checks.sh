@@ -20,6 +20,9 @@ Groups (each prints what it measured; a failed check makes the exit 1):
             process on one GPU
   mpi_big   16384 x 16384 from 4096 pulses: mpirun -n 1 and -n 2, and one
             process on both GPUs
+  before    the same images from this build and from the build of an earlier
+            commit ($BEFORE_SARBP, default .devlibs/before/sarbp): data/*.h5
+            and the Gotcha files, FP32 and FP16, at least 150 dB apart
   bench     the (kernel, upsampling, precision) table: bench --backend cuda
 Scratch files go to $GPU_CHECKS_DIR (default /tmp/gpu-checks).
 EOF
@@ -136,6 +139,28 @@ g_mpi_big() {
     rm -f "$tmp"/big*.npy
 }
 
+g_before() {
+    local old=${BEFORE_SARBP:-$root/.devlibs/before/sarbp} d=$root/data
+    [[ -x $old ]] || { fail "no earlier build at $old"; return; }
+    local cases=(
+        "pt|$d/point_targets.h5|--grid 201x201 --spacing 0.11"
+        "cl|$d/clutter.h5|--grid 201x201 --spacing 0.25 --window hamming --az-window hamming"
+        "st|$d/stripmap_chirp.h5|--grid 161x161 --spacing 0.125,0.8"
+        "go|/work/shared/data/gotcha/pass1/HH|--grid 512x512 --spacing 0.2")
+    for c in "${cases[@]}"; do
+        IFS='|' read -r name input opts <<<"$c"
+        for p in fp32 fp16; do
+            # shellcheck disable=SC2086
+            "$old" form -q -i "$input" $opts --backend cuda --precision $p -o "$tmp/old_$name$p.h5" &&
+                "$sarbp" form -q -i "$input" $opts --backend cuda --precision $p \
+                    -o "$tmp/new_$name$p.h5" || { fail "form $name $p"; continue; }
+            echo "before/after $name $p:"
+            "$sarbp" compare "$tmp/new_$name$p.h5" "$tmp/old_$name$p.h5" --min-ser 150 |
+                grep -E '^SER|max' || fail "$name $p: the images differ by more than -150 dB"
+        done
+    done
+}
+
 g_bench() {
     "$sarbp" bench --backend cuda --interp linear:8,cubic:4,cubic:8 --variant v3 --reps 7 ||
         fail "bench narrow"
@@ -145,7 +170,7 @@ g_bench() {
 
 for g in "$@"; do
     case "$g" in
-    tests | sanitize | large | multi | mpi | mpi_big | bench)
+    tests | sanitize | large | multi | mpi | mpi_big | before | bench)
         echo "=== gpu-checks: $g"
         "g_$g" ;;
     *) echo "gpu-checks: unknown group '$g'" >&2; exit 2 ;;
