@@ -33,11 +33,14 @@
  * B-spline's A + t (B + t (C + t D)), selected per launch (template C).
  *
  * Precision of the profiles: FP32 (float4 per linear bin, two per cubic
- * bin) or FP16 (half2 coefficients: 8 bytes linear, 16 cubic), per launch.
- * FP16 profiles carry a power-of-two scale per pulse block (bp_kernels.h);
- * the interpolation runs in packed half2 arithmetic, the range, bin and
- * phase stay FP32 (tile-relative), the sums stay FP32, and the scale is
- * divided out once when the sums are added to the image.
+ * bin), FP16 (half2 coefficients: 8 bytes linear, 16 cubic) or mixed (cubic
+ * only: A, B a float4, C, D a half4 in a second array of the row; 24 bytes,
+ * one 16-byte and one 8-byte gather), per launch (templates H, M). FP16 and
+ * mixed profiles carry a power-of-two scale per pulse block (bp_kernels.h);
+ * FP16 interpolation runs in packed half2 arithmetic, mixed in FP32 (C, D
+ * widened); the range, bin and phase stay FP32 (tile-relative), the sums
+ * stay FP32, and the scale is divided out once when the sums are added to
+ * the image. v4 does not stage mixed bins (the table's MIXED flag).
  *
  * Work split of the tiled variants: a thread block of tile_x x (tile_y /
  * ppt) threads owns a tile of tile_x x tile_y pixels; thread (tx, ty) owns
@@ -62,12 +65,20 @@
 
 /* ---- v1 ------------------------------------------------------------------ */
 
-/* bin n of an interpolation-ready profile row: its polynomial's complex
- * coefficients c[0..1] (linear) or c[0..3] (cubic) as float2 */
-template <bool H, bool C>
-__device__ __forceinline__ void bin_coeffs(const void *prof, size_t n, float2 c[4])
+/* bin n of an interpolation-ready profile row of nbins bins: its
+ * polynomial's complex coefficients c[0..1] (linear) or c[0..3] (cubic) as
+ * float2 */
+template <bool H, bool C, bool M>
+__device__ __forceinline__ void bin_coeffs(const void *prof, int n, int nbins, float2 c[4])
 {
-    if (H && C) {
+    if (M) {
+        const float4 r = ((const float4 *)prof)[n];
+        const uint2 q = ((const uint2 *)((const float4 *)prof + nbins))[n];
+        c[0] = make_float2(r.x, r.y);
+        c[1] = make_float2(r.z, r.w);
+        c[2] = __half22float2(*(const __half2 *)&q.x);
+        c[3] = __half22float2(*(const __half2 *)&q.y);
+    } else if (H && C) {
         const uint4 r = ((const uint4 *)prof)[n];
         c[0] = __half22float2(*(const __half2 *)&r.x);
         c[1] = __half22float2(*(const __half2 *)&r.y);
@@ -89,16 +100,17 @@ __device__ __forceinline__ void bin_coeffs(const void *prof, size_t n, float2 c[
     }
 }
 
-/* 2^-e for the launch's FP16 scale; 1 for FP32 profiles */
-template <bool H>
+/* 2^-e for the launch's FP16 or mixed scale (S); 1 for FP32 profiles */
+template <bool S>
 __device__ __forceinline__ float inv_scale(const sarbp_bp_launch &a)
 {
-    return H && a.d_bound ? ldexpf(1.0f, -sarbp_half_exp(*a.d_bound)) : 1.0f;
+    return S && a.d_bound ? ldexpf(1.0f, -sarbp_half_exp(*a.d_bound)) : 1.0f;
 }
 
-template <bool H, bool C>
+template <bool H, bool C, bool M>
 __global__ void bp_v1_kernel(sarbp_bp_launch a)
 {
+    const size_t row_bytes = SARBP_ROW_BYTES(H, M, C, a.nbins);
     const int ix = blockIdx.x * blockDim.x + threadIdx.x;
     const int iy = blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= a.nx || iy >= a.ny) return;
@@ -114,7 +126,7 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
         const int n = (int)fb;
         const double t = b - fb;
         float2 q[4];
-        bin_coeffs<H, C>(a.d_prof, (size_t)i * a.nbins + n, q);
+        bin_coeffs<H, C, M>((const char *)a.d_prof + (size_t)i * row_bytes, n, a.nbins, q);
         double vr, vi;
         if (C) {
             vr = q[0].x + t * (q[1].x + t * (q[2].x + t * (double)q[3].x));
@@ -128,7 +140,7 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
         re += vr * c - vi * s;
         im += vr * s + vi * c;
     }
-    const double inv = inv_scale<H>(a);
+    const double inv = inv_scale<H || M>(a);
     float2 *img = (float2 *)a.d_img + (size_t)iy * a.nx + ix;
     float2 o = *img;
     o.x += (float)(re * inv);
@@ -175,12 +187,23 @@ __device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse
  * for pulses whose bins the tile may leave. */
 /* Interpolated sample at bin n + t of an interpolation-ready row: FP32
  * FMAs (Horner for cubic), or packed half2 FMAs for FP16 rows, one load of
- * the bin (two 16-byte loads for FP32 cubic). SHARED: the row is in shared
- * memory (plain loads) rather than global (read-only path). */
-template <bool H, bool C, bool SHARED>
-__device__ __forceinline__ void interp(const void *row, int n, float t, float &vr, float &vi)
+ * the bin (two 16-byte loads for FP32 cubic; mixed: a 16-byte load from the
+ * row's AB array and an 8-byte one from its CD array cd, C and D widened to
+ * FP32). SHARED: the row is in shared memory (plain loads) rather than
+ * global (read-only path); not for mixed rows. */
+template <bool H, bool C, bool M, bool SHARED>
+__device__ __forceinline__ void interp(const void *row, const void *cd, int n, float t, float &vr,
+                                       float &vi)
 {
-    if (H && C) {
+    static_assert(!M || (C && !H && !SHARED), "mixed bins are cubic, FP32 A, B, read from global");
+    if (M) {
+        const float4 ab = __ldg((const float4 *)row + n);
+        const uint2 r = __ldg((const uint2 *)cd + n);
+        const float2 c = __half22float2(*(const __half2 *)&r.x);
+        const float2 d = __half22float2(*(const __half2 *)&r.y);
+        vr = fmaf(t, fmaf(t, fmaf(t, d.x, c.x), ab.z), ab.x);
+        vi = fmaf(t, fmaf(t, fmaf(t, d.y, c.y), ab.w), ab.y);
+    } else if (H && C) {
         const uint4 r = SHARED ? ((const uint4 *)row)[n] : __ldg((const uint4 *)row + n);
         const __half2 th = __float2half2_rn(t);
         __half2 v = __hfma2(th, *(const __half2 *)&r.w, *(const __half2 *)&r.z);
@@ -207,11 +230,12 @@ __device__ __forceinline__ void interp(const void *row, int n, float t, float &v
     }
 }
 
-template <int V, int ORD, bool CHECK, bool H, bool C, bool SHARED>
+template <int V, int ORD, bool CHECK, bool H, bool C, bool M, bool SHARED>
 __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float fcb, float inv_dr,
                                             float phrad, float krad, float phcyc, float2 kc,
-                                            int icm, const void *__restrict__ prof, int nbins,
-                                            float dy, float dd, float &are, float &aim)
+                                            int icm, const void *__restrict__ prof,
+                                            const void *__restrict__ cd, int nbins, float dy,
+                                            float dd, float &are, float &aim)
 {
     const float x = fmaf(Uy, dy, fmaf(q, dd, Uxdx)); /* (2 d.u + |d|^2) / (2 Rc) */
     float ddR;
@@ -242,7 +266,7 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
         n = nc;
     }
     float vr, vi;
-    interp<H, C, SHARED>(prof, n, t, vr, vi);
+    interp<H, C, M, SHARED>(prof, cd, n, t, vr, vi);
     if (CHECK) {
         vr *= w;
         vi *= w;
@@ -266,13 +290,13 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
     aim = fmaf(vi, c, aim);
 }
 
-/* adds a thread's sums (scale divided out once) into the image */
-template <bool H, int PPT>
+/* adds a thread's sums (scale divided out once: S, FP16 or mixed) into the image */
+template <bool S, int PPT>
 __device__ __forceinline__ void add_sums(const sarbp_bp_launch &a, int ix, int iy0, int by,
                                          const float *are, const float *aim)
 {
     if (ix >= a.nx) return;
-    const float inv = inv_scale<H>(a);
+    const float inv = inv_scale<S>(a);
     float2 *img = (float2 *)a.d_img;
 #pragma unroll
     for (int k = 0; k < PPT; k++) {
@@ -287,7 +311,7 @@ __device__ __forceinline__ void add_sums(const sarbp_bp_launch &a, int ix, int i
 }
 
 /* The pulses of one chunk over a thread's PPT pixels. */
-template <int V, int ORD, int PPT, bool H, bool C>
+template <int V, int ORD, int PPT, bool H, bool C, bool M>
 __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const char *prof0,
                                             size_t row_bytes, int nbins, float dx, const float *dy,
                                             const float *dd, float *are, float *aim)
@@ -297,17 +321,20 @@ __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const 
         const int2 ti = s.i[j];
         const float2 kc = V == SARBP_CUDA_V3A ? s.k[j] : make_float2(0.f, 0.f);
         const void *prof = prof0 + (size_t)j * row_bytes;
+        const void *cd = M ? (const void *)((const float4 *)prof + nbins) : nullptr;
         const float Uxdx = ta.x * dx;
         if (ti.y == 1) {
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<V, ORD, false, H, C, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
-                                                     kc, ti.x, prof, nbins, dy[k], dd[k], are[k], aim[k]);
+                pixel_pulse<V, ORD, false, H, C, M, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z,
+                                                           tb.w, kc, ti.x, prof, cd, nbins, dy[k],
+                                                           dd[k], are[k], aim[k]);
         } else {
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<V, ORD, true, H, C, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w,
-                                                    kc, ti.x, prof, nbins, dy[k], dd[k], are[k], aim[k]);
+                pixel_pulse<V, ORD, true, H, C, M, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z,
+                                                          tb.w, kc, ti.x, prof, cd, nbins, dy[k],
+                                                          dd[k], are[k], aim[k]);
         }
     }
 }
@@ -344,13 +371,13 @@ struct tile_thread {
     }
 };
 
-template <int V, int PPT, bool H, bool C>
+template <int V, int PPT, bool H, bool C, bool M>
 __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
 {
     __shared__ tile_terms s;
     tile_thread<PPT> t(a);
 
-    const size_t row_bytes = (size_t)a.nbins * SARBP_BIN_BYTES(H, C);
+    const size_t row_bytes = SARBP_ROW_BYTES(H, M, C, a.nbins);
     for (int base = 0; base < a.np; base += CHUNK) {
         const int cnt = min(CHUNK, a.np - base);
         __syncthreads();
@@ -359,25 +386,27 @@ __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
         __syncthreads();
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
         if (V != SARBP_CUDA_V2 && a.series1)
-            tiled_chunk<V, 1, PPT, H, C>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
+            tiled_chunk<V, 1, PPT, H, C, M>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are,
+                                            t.aim);
         else
-            tiled_chunk<V, 2, PPT, H, C>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are, t.aim);
+            tiled_chunk<V, 2, PPT, H, C, M>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are,
+                                            t.aim);
     }
-    add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
+    add_sums<H || M, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
 }
 
-template <int V, int PPT, bool H, bool C>
+template <int V, int PPT, bool H, bool C, bool M>
 __global__ void bp_tiled_kernel(sarbp_bp_launch a)
 {
-    tiled_body<V, PPT, H, C>(a);
+    tiled_body<V, PPT, H, C, M>(a);
 }
 
 /* The same compiled for blocks of 64 threads with at least MINB of them
  * resident per SM: a register cap that trades registers for warps. */
-template <int V, int PPT, bool H, bool C, int MINB>
+template <int V, int PPT, bool H, bool C, bool M, int MINB>
 __global__ void __launch_bounds__(64, MINB) bp_tiled_kernel_b(sarbp_bp_launch a)
 {
-    tiled_body<V, PPT, H, C>(a);
+    tiled_body<V, PPT, H, C, M>(a);
 }
 
 /* v4: v3 with each chunk's bin windows staged in shared memory. S is the
@@ -428,9 +457,9 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
             const float Uxdx = ta.x * t.dx;
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<SARBP_CUDA_V3, 2, false, H, C, true>(
+                pixel_pulse<SARBP_CUDA_V3, 2, false, H, C, false, true>(
                     Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, make_float2(0.f, 0.f),
-                    S - MAGIC_I, row, a.nbins, t.dy[k], t.dd[k], t.are[k], t.aim[k]);
+                    S - MAGIC_I, row, nullptr, a.nbins, t.dy[k], t.dd[k], t.are[k], t.aim[k]);
         }
     }
     add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
@@ -531,7 +560,7 @@ static int series1_ok(const sarbp_bp_config *cfg, const sarbp_bp_launch *a)
     return err * a->max_k < 1e-6 && err * a->max_inv_dr < 1e-5;
 }
 
-template <int V, bool H, bool C>
+template <int V, bool H, bool C, bool M>
 static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launch *a0, cudaStream_t st)
 {
     sarbp_bp_launch a = *a0;
@@ -542,18 +571,20 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     /* the default register bound, from sarbp bench on an H200
      * (kernels/BENCHMARKS.md): 16 resident 64-thread blocks pays where the
      * bin read is light against the arithmetic or heavy against L1: FP16
-     * linear (+4%) and FP32 cubic (+6%); elsewhere it costs 0-3% */
+     * linear (+4%) and FP32 cubic (+6%); elsewhere it costs 0-3%. Mixed
+     * (H false, C true) takes FP32 cubic's, unmeasured: bench's
+     * v3:16x32:8:-1 and :12 say whether it should */
     int minb = cfg->minb;
     const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
     if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && H != C) ? 16 : -1;
     switch (cfg->ppt) {
-    case 1: bp_tiled_kernel<V, 1, H, C><<<grid, block, 0, st>>>(a); break;
-    case 2: bp_tiled_kernel<V, 2, H, C><<<grid, block, 0, st>>>(a); break;
-    case 4: bp_tiled_kernel<V, 4, H, C><<<grid, block, 0, st>>>(a); break;
+    case 1: bp_tiled_kernel<V, 1, H, C, M><<<grid, block, 0, st>>>(a); break;
+    case 2: bp_tiled_kernel<V, 2, H, C, M><<<grid, block, 0, st>>>(a); break;
+    case 4: bp_tiled_kernel<V, 4, H, C, M><<<grid, block, 0, st>>>(a); break;
     case 8:
-        if (b64 && minb == 12) bp_tiled_kernel_b<V, 8, H, C, 12><<<grid, block, 0, st>>>(a);
-        else if (b64 && minb == 16) bp_tiled_kernel_b<V, 8, H, C, 16><<<grid, block, 0, st>>>(a);
-        else bp_tiled_kernel<V, 8, H, C><<<grid, block, 0, st>>>(a);
+        if (b64 && minb == 12) bp_tiled_kernel_b<V, 8, H, C, M, 12><<<grid, block, 0, st>>>(a);
+        else if (b64 && minb == 16) bp_tiled_kernel_b<V, 8, H, C, M, 16><<<grid, block, 0, st>>>(a);
+        else bp_tiled_kernel<V, 8, H, C, M><<<grid, block, 0, st>>>(a);
         break;
     default: return cudaErrorInvalidValue;
     }
@@ -586,6 +617,13 @@ extern "C" int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_
                                      size_t nwhy)
 {
     const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
+    if (vt && a->mixed && !(vt->flags & SARBP_CUDA_VARIANT_MIXED)) {
+        char names[128];
+        variant_names(SARBP_CUDA_VARIANT_MIXED, names, sizeof names);
+        snprintf(why, nwhy, "%s does not read mixed profiles (precision mixed): use one of %s",
+                 vt->name, names);
+        return -1;
+    }
     if (vt && vt->id == SARBP_CUDA_V4) {
         int S;
         const size_t shm = v4_shm(cfg, a, &S);
@@ -615,21 +653,22 @@ static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaS
     return cudaErrorInvalidValue;
 }
 
-/* A cudaError_t, or SARBP_BP_EPRECOND. */
-template <bool H, bool C>
+/* A cudaError_t, or SARBP_BP_EPRECOND. M: mixed profiles, which v4 does
+ * not read (the table's MIXED flag; sarbp_bp_launch_check says so). */
+template <bool H, bool C, bool M>
 static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
     switch (v) {
     case SARBP_CUDA_V1: {
         const dim3 block(cfg->tile_x, cfg->tile_y);
         const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
-        bp_v1_kernel<H, C><<<grid, block, 0, st>>>(*a);
+        bp_v1_kernel<H, C, M><<<grid, block, 0, st>>>(*a);
         return cudaGetLastError();
     }
-    case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C>(cfg, a, st);
-    case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C>(cfg, a, st);
-    case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C>(cfg, a, st);
-    case SARBP_CUDA_V4: return launch_v4<H, C>(cfg, a, st);
+    case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C, M>(cfg, a, st);
+    case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C, M>(cfg, a, st);
+    case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C, M>(cfg, a, st);
+    case SARBP_CUDA_V4: return M ? SARBP_BP_EPRECOND : launch_v4<H, C>(cfg, a, st);
     }
     return cudaErrorInvalidValue;
 }
@@ -641,6 +680,9 @@ extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp
     if (a->nbins < 2) return cudaErrorInvalidValue;
     const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
     const int v = vt ? vt->id : -1;
-    if (a->cubic) return a->half ? dispatch<true, true>(v, cfg, a, st) : dispatch<false, true>(v, cfg, a, st);
-    return a->half ? dispatch<true, false>(v, cfg, a, st) : dispatch<false, false>(v, cfg, a, st);
+    if (a->mixed && (a->half || !a->cubic)) return cudaErrorInvalidValue; /* mixed: FP32 A, B; cubic */
+    if (a->mixed) return dispatch<false, true, true>(v, cfg, a, st);
+    if (a->cubic)
+        return a->half ? dispatch<true, true, false>(v, cfg, a, st) : dispatch<false, true, false>(v, cfg, a, st);
+    return a->half ? dispatch<true, false, false>(v, cfg, a, st) : dispatch<false, false, false>(v, cfg, a, st);
 }

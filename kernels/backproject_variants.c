@@ -13,25 +13,27 @@
 
 #define TILED SARBP_CUDA_VARIANT_TILED
 #define MINB SARBP_CUDA_VARIANT_MINB
+#define MIXED SARBP_CUDA_VARIANT_MIXED
+#define BENCH SARBP_CUDA_VARIANT_BENCH
 
 /* summary and requires: at most 54 characters each ('sarbp bench --help'
  * prints them under the option, within 80 columns) */
 static const sarbp_cuda_variant variants[] = {
-    {"v1", SARBP_CUDA_V1, 0,
+    {"v1", SARBP_CUDA_V1, MIXED,
      "FP64, one thread per pixel: the baseline and reference",
      "1 pixel per thread, at most 1024 threads a block"},
-    {"v2", SARBP_CUDA_V2, TILED | MINB,
+    {"v2", SARBP_CUDA_V2, TILED | MINB | MIXED,
      "tiled FP32, the exact sqrt/divide range formula",
      "tile height a multiple of PPT, 64..1024 threads"},
-    {"v3", SARBP_CUDA_V3, SARBP_CUDA_VARIANT_DEFAULT | SARBP_CUDA_VARIANT_BENCH | TILED | MINB,
+    {"v3", SARBP_CUDA_V3, SARBP_CUDA_VARIANT_DEFAULT | BENCH | TILED | MINB | MIXED,
      "v2 with a series range, rounding floor, folded phase",
      "as v2"},
-    {"v3a", SARBP_CUDA_V3A, SARBP_CUDA_VARIANT_BENCH | TILED | MINB,
+    {"v3a", SARBP_CUDA_V3A, BENCH | TILED | MINB | MIXED,
      "v3 with a float-float phase: the accurate variant",
      "as v2"},
-    {"v4", SARBP_CUDA_V4, SARBP_CUDA_VARIANT_BENCH | TILED,
+    {"v4", SARBP_CUDA_V4, BENCH | TILED,
      "v3 with a tile's range bins staged in shared memory",
-     "as v2; a tile's bins for 16 pulses fit in 200 KiB"},
+     "as v2; bins of 16 pulses fit 200 KiB; no mixed bins"},
 };
 
 #define NVARIANTS (sizeof variants / sizeof variants[0])

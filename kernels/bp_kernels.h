@@ -6,6 +6,7 @@
 #ifndef SARBP_BP_KERNELS_H
 #define SARBP_BP_KERNELS_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "sarbp/cuda_variants.h"
@@ -31,11 +32,16 @@ typedef struct {
  * value, B the difference to the next bin) or A + t (B + t (C + t D))
  * (cubic B-spline: A..D from bins b - 1 .. b + 2). FP32 bins are float4
  * (A, B) or two float4 (A, B), (C, D); FP16 bins are half4 (A, B) or half8
- * (A, B, C, D), complex values as half2. The band holds rows [0, ny) with
+ * (A, B, C, D), complex values as half2. Mixed bins (cubic only) keep A, B
+ * in FP32 and C, D in FP16, as two arrays in each pulse's row (structure of
+ * arrays, so each gather is naturally aligned: a 24-byte record would
+ * straddle 32-byte sectors half the time): AB [nbins] float4, then CD
+ * [nbins] half4 (C, D as half2), padded to an even count so the next row
+ * stays 16-byte aligned (SARBP_ROW_BYTES). The band holds rows [0, ny) with
  * pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z); d_img is [ny][nx] float2
  * and is accumulated into (+=). */
 typedef struct {
-    const void *d_prof;           /* [np][nbins] bins as above */
+    const void *d_prof;           /* [np] rows of SARBP_ROW_BYTES, bins as above */
     const sarbp_dpulse *d_pulses; /* [np] */
     int np, nbins;
     void *d_img;                  /* float2 [ny][nx] */
@@ -43,8 +49,10 @@ typedef struct {
     double x0, y0, dx, dy, z;
     int half;                     /* profiles in FP16 */
     int cubic;                    /* cubic B-spline bins (A, B, C, D) instead of linear (A, B) */
-    const float *d_bound;         /* half: the block's magnitude bound (device), from which
-                                     the scale the profiles carry follows (sarbp_half_exp) */
+    int mixed;                    /* cubic, not half: A, B FP32 and C, D FP16 (see above) */
+    const float *d_bound;         /* half or mixed: the block's magnitude bound (device), from
+                                     which the scale the profiles carry follows
+                                     (sarbp_half_exp) */
     double max_inv_dr;            /* the largest 1/dr of the launch's pulses */
     double max_k;                 /* the largest 2 fref / c of the launch's pulses, cycles/m */
     double min_range;             /* a lower bound of every antenna-to-pixel range, m */
@@ -55,10 +63,27 @@ typedef struct {
  * an upper bound of the block's profile magnitudes: values then lie below
  * 2^14 and their differences below 2^15, inside FP16's 65504, with the most
  * headroom for weak values a power of two allows; a power of two makes the
- * scaling exact. The kernels multiply their sums by 2^-e once. */
+ * scaling exact. The kernels multiply their sums by 2^-e once.
+ *
+ * Mixed profiles carry the same scale, for the same reason, on all four
+ * coefficients: C and D (FP16) need it to stay inside FP16's range (|C| <=
+ * 2 bound, |D| <= 4/3 bound: below 2^15 after scaling), and A and B (FP32)
+ * take it too because a power of two is exact in FP32, so the kernel
+ * evaluates A + t (B + t (C + t D)) with no per-pair rescaling and divides
+ * its sums by 2^e once, as for FP16. A per-bin scale relative to A was
+ * rejected: it costs a multiply (and an exponent to find or store) per
+ * pixel-pulse pair in an L1-bound loop, and overflows C, D where A passes
+ * through zero while C, D do not. What the block scale gives away is only
+ * relative precision below FP16's normal range, from 2^-27 (-162 dB) of the
+ * block's bound down: bins that weak do not count at the SER the path aims
+ * at (tests/test_mixed_pack.c). */
 #define SARBP_HALF_TOP 14
 #ifdef __CUDACC__
-__host__ __device__ static inline int sarbp_half_exp(float bound)
+#define SARBP_HD __host__ __device__
+#else
+#define SARBP_HD
+#endif
+SARBP_HD static inline int sarbp_half_exp(float bound)
 {
     if (!(bound > 0.0f) || bound > 3.0e38f) return 0;
     int e;
@@ -66,12 +91,33 @@ __host__ __device__ static inline int sarbp_half_exp(float bound)
     e = SARBP_HALF_TOP - e;
     return e < -120 ? -120 : e > 120 ? 120 : e;
 }
-#endif
+
+/* One component (real or imaginary) of the polynomial of bin segment
+ * [b, b + 1), scaled by s, from the bins ym = y_{b-1}, y0, y1, y2 = y_{b+2}:
+ * linear (cubic 0): c[0] = A = y0, c[1] = B = y1 - y0; cubic B-spline:
+ * A = (ym + 4 y0 + y1) / 6, B = (y1 - ym) / 2, C = (ym - 2 y0 + y1) / 2,
+ * D = (y2 - ym + 3 (y0 - y1)) / 6. The device's packing
+ * (sarbp_rc_interp_ready) and the host tests both call this. */
+SARBP_HD static inline void sarbp_segment_coeffs(float ym, float y0, float y1, float y2, int cubic,
+                                                 float s, float c[4])
+{
+    if (!cubic) {
+        c[0] = s * y0;
+        c[1] = s * (y1 - y0);
+        return;
+    }
+    const float k6 = s / 6.0f, k2 = 0.5f * s;
+    c[0] = k6 * (ym + 4.0f * y0 + y1);
+    c[1] = k2 * (y1 - ym);
+    c[2] = k2 * (ym - 2.0f * y0 + y1);
+    c[3] = k6 * (y2 - ym + 3.0f * (y0 - y1));
+}
 
 /* Variants: the table in backproject_variants.c (sarbp/cuda_variants.h)
  * names them, gives their ids and says what each changes; backproject.cu's
  * header says how. Every variant reads FP32 or FP16 profiles
- * (sarbp_bp_launch.half). */
+ * (sarbp_bp_launch.half); those flagged SARBP_CUDA_VARIANT_MIXED also read
+ * mixed ones (sarbp_bp_launch.mixed). */
 typedef struct {
     const char *variant; /* a name in the table; NULL or "" = the table's default */
     int tile_x, tile_y;  /* pixels; 0 = default. tile_x = threads in x */
@@ -100,8 +146,13 @@ int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, 
 #define SARBP_BP_EPRECOND (-1)
 int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream);
 
-/* Bytes of one profile bin (host and device code). */
+/* Bytes of one profile bin (host and device code); mixed: 24, in two arrays. */
 #define SARBP_BIN_BYTES(half, cubic) (((half) ? 8 : 16) * ((cubic) ? 2 : 1))
+/* Bytes of one pulse's row of nbins bins: a row is 16-byte aligned when the
+ * first is (mixed: the CD array padded to an even number of bins). */
+#define SARBP_ROW_BYTES(half, mixed, cubic, nbins)                                       \
+    ((mixed) ? 16 * (size_t)(nbins) + 8 * (((size_t)(nbins) + 1) & ~(size_t)1)           \
+             : (size_t)(nbins) * SARBP_BIN_BYTES(half, cubic))
 
 /* Range compression helpers (rangecomp.cu). The raw block d_in is [np][K]
  * complex, FP32 (float2) or, with in_half, FP16 (half2) scaled on the host by
@@ -129,11 +180,12 @@ int sarbp_rc_maxabs(const void *d_y, size_t n, float *d_bound, void *stream);
 int sarbp_rc_chirp_filter(const void *d_spec, void *d_out, const void *d_filt,
                           const sarbp_dpulse *d_pulses, int np, int nmf, int nbins,
                           float *d_bound, void *stream);
-/* d_prof[j][b] = the interpolation-ready bin b (linear or cubic, as
- * described above) from the complex profile d_y[j] (float2, bins outside
- * [0, nbins) read as 0), np pulses; with d_bound non-NULL the bins are FP16
- * scaled by 2^sarbp_half_exp(*d_bound). */
-int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int nbins, int cubic,
+/* Row j of d_prof (SARBP_ROW_BYTES apart) = the interpolation-ready bins
+ * (linear or cubic, as described above) of the complex profile d_y[j]
+ * (float2, bins outside [0, nbins) read as 0), np pulses. d_bound NULL:
+ * FP32; d_bound non-NULL: scaled by 2^sarbp_half_exp(*d_bound) and, mixed
+ * 0, FP16, or, mixed 1 (cubic only), A, B FP32 and C, D FP16. */
+int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int nbins, int cubic, int mixed,
                           const float *d_bound, void *stream);
 
 #ifdef __cplusplus

@@ -16,8 +16,10 @@
  *   interp_ready: complex profile -> one polynomial per bin segment: linear
  *                (value, difference to the next bin) or cubic B-spline
  *                (A, B, C, D from four bins), in FP32 or, scaled by
- *                2^sarbp_half_exp(bound), in FP16, for the backprojection
- *                kernels' single 8-, 16- or 32-byte reads of a bin.
+ *                2^sarbp_half_exp(bound), in FP16 or mixed (A, B FP32 and
+ *                C, D FP16, in two arrays per row), for the backprojection
+ *                kernels' single 8-, 16- or 32-byte reads of a bin (mixed:
+ *                one 16- and one 8-byte read).
  * One thread per element; 2-D grids (samples or bins, pulses). */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -103,25 +105,21 @@ __device__ __forceinline__ float2 bin_or_zero(const float2 *__restrict__ y, int 
     return b >= 0 && b < nbins ? y[b] : make_float2(0.f, 0.f);
 }
 
-/* The polynomial of segment [b, b + 1), scaled by s: linear (A, B) = (y_b,
- * y_{b+1} - y_b); cubic B-spline A = (y_{b-1} + 4 y_b + y_{b+1}) / 6,
- * B = (y_{b+1} - y_{b-1}) / 2, C = (y_{b-1} - 2 y_b + y_{b+1}) / 2,
- * D = (y_{b+2} - y_{b-1} + 3 (y_b - y_{b+1})) / 6. */
+/* The polynomial of segment [b, b + 1), scaled by s (sarbp_segment_coeffs,
+ * bp_kernels.h, per component): linear (A, B) or cubic (A, B, C, D). */
 __device__ __forceinline__ void segment(const float2 *__restrict__ y, int b, int nbins, int cubic,
                                         float s, float2 c[4])
 {
     const float2 y0 = bin_or_zero(y, b, nbins), y1 = bin_or_zero(y, b + 1, nbins);
-    if (!cubic) {
-        c[0] = make_float2(s * y0.x, s * y0.y);
-        c[1] = make_float2(s * (y1.x - y0.x), s * (y1.y - y0.y));
-        return;
+    float2 ym = make_float2(0.f, 0.f), y2 = ym;
+    if (cubic) {
+        ym = bin_or_zero(y, b - 1, nbins);
+        y2 = bin_or_zero(y, b + 2, nbins);
     }
-    const float2 ym = bin_or_zero(y, b - 1, nbins), y2 = bin_or_zero(y, b + 2, nbins);
-    const float k6 = s / 6.0f, k2 = 0.5f * s;
-    c[0] = make_float2(k6 * (ym.x + 4.0f * y0.x + y1.x), k6 * (ym.y + 4.0f * y0.y + y1.y));
-    c[1] = make_float2(k2 * (y1.x - ym.x), k2 * (y1.y - ym.y));
-    c[2] = make_float2(k2 * (ym.x - 2.0f * y0.x + y1.x), k2 * (ym.y - 2.0f * y0.y + y1.y));
-    c[3] = make_float2(k6 * (y2.x - ym.x + 3.0f * (y0.x - y1.x)), k6 * (y2.y - ym.y + 3.0f * (y0.y - y1.y)));
+    float re[4], im[4];
+    sarbp_segment_coeffs(ym.x, y0.x, y1.x, y2.x, cubic, s, re);
+    sarbp_segment_coeffs(ym.y, y0.y, y1.y, y2.y, cubic, s, im);
+    for (int k = 0; k < (cubic ? 4 : 2); k++) c[k] = make_float2(re[k], im[k]);
 }
 
 __device__ __forceinline__ unsigned int half2_bits(float2 v)
@@ -131,7 +129,8 @@ __device__ __forceinline__ unsigned int half2_bits(float2 v)
 }
 
 __global__ void rc_interp_ready_kernel(const float2 *__restrict__ y, void *__restrict__ prof,
-                                       int nbins, int cubic, const float *__restrict__ bound)
+                                       int nbins, int cubic, int mixed,
+                                       const float *__restrict__ bound)
 {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y;
@@ -139,6 +138,14 @@ __global__ void rc_interp_ready_kernel(const float2 *__restrict__ y, void *__res
     const float2 *row = y + (size_t)j * nbins;
     const size_t o = (size_t)j * nbins + b;
     float2 c[4];
+    if (mixed) { /* row j: AB [nbins] float4, CD [nbins] half4 (padded; SARBP_ROW_BYTES) */
+        const float s = ldexpf(1.0f, sarbp_half_exp(*bound));
+        segment(row, b, nbins, 1, s, c);
+        char *r = (char *)prof + (size_t)j * SARBP_ROW_BYTES(0, 1, 1, nbins);
+        ((float4 *)r)[b] = make_float4(c[0].x, c[0].y, c[1].x, c[1].y);
+        ((uint2 *)((float4 *)r + nbins))[b] = make_uint2(half2_bits(c[2]), half2_bits(c[3]));
+        return;
+    }
     if (!bound) {
         segment(row, b, nbins, cubic, 1.0f, c);
         float4 *p = (float4 *)prof;
@@ -243,11 +250,12 @@ extern "C" int sarbp_rc_maxabs(const void *d_y, size_t n, float *d_bound, void *
 }
 
 extern "C" int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int nbins, int cubic,
-                                     const float *d_bound, void *stream)
+                                     int mixed, const float *d_bound, void *stream)
 {
     if (np <= 0) return cudaSuccess;
+    if (mixed && (!cubic || !d_bound)) return cudaErrorInvalidValue;
     const dim3 grid((nbins + 255) / 256, np);
     rc_interp_ready_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>((const float2 *)d_y, d_prof, nbins,
-                                                                  cubic, d_bound);
+                                                                  cubic, mixed, d_bound);
     return cudaGetLastError();
 }

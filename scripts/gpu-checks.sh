@@ -11,7 +11,7 @@ usage: scripts/gpu-checks.sh GROUP...
 Groups (each prints what it measured; a failed check makes the exit 1):
   tests     ctest -L gpu (every GPU test program, the CUDA regression rows)
   sanitize  compute-sanitizer memcheck on test_gpu_partition and on banded
-            forms (FP32, FP16, chirp data), racecheck on a small form
+            forms (FP32, FP16, mixed; chirp data), racecheck on a small form
   large     40000 x 40000 from 512 pulses: --gpu-mem 4G (banded) against
             one piece: time, peak RSS, SER between them
   multi     8192 x 8192 from 4096 pulses: --device 0 against --device 0,1
@@ -72,7 +72,7 @@ g_sanitize() {
     scene "$tmp/chirp.h5" 96 --domain chirp --samples 1024
     $cs --tool memcheck --leak-check full --error-exitcode 9 "$root/build/tests/test_gpu_partition" ||
         fail "memcheck test_gpu_partition"
-    for p in fp32 fp16; do
+    for p in fp32 fp16 mixed; do
         $cs --tool memcheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
             --precision $p --grid 900x700 --gpu-mem 20M --pulse-block 40 -o "$tmp/m_$p.h5" -q ||
             fail "memcheck banded form $p"

@@ -403,6 +403,8 @@ static void test_every_command(void **state)
     /* the value checks share the scanner */
     expect(run("compare --window"), 2, err, "sarbp: compare: option '--window' needs a value");
     expect(run("bench --json=yes"), 2, err, "sarbp: bench: option '--json' takes no value");
+    expect(run("bench --precision fp32,fp8"), 2, err,
+           "sarbp: bench: --precision wants a list of fp32, fp16 and mixed");
     expect(run("compare --min 3 a.h5 b.h5"), 2, err, "sarbp: compare: ambiguous option '--min'");
     expect(run("--version"), 0, out, "sarbp ");
     if (!have_full) tu_skip("no writable /dev/full: the option checks ran, the full-disk ones could not");

@@ -10,8 +10,14 @@
  * of issues 4/5 (kernels/BENCHMARKS.md, "GPU tests and checks") minus a
  * stated headroom; every check prints a 'BAR' line with the value, the bar
  * and the share of the headroom used. The issue's floors (70 dB, Gotcha
- * 60 dB, 100 dB streamed/banded) lie below every bar here. */
+ * 60 dB, 100 dB streamed/banded) lie below every bar here.
+ *
+ * Precision mixed (cubic bins' C, D in FP16), not yet run on a device, is
+ * checked against FP32 with the same variant: every variant that reads it
+ * at awkward sizes, streamed, banded (kept profiles), scaled by 1e6 and
+ * 1e-6, and on CHIRP data; the variants that do not read it refuse it. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -199,6 +205,152 @@ static void test_gotcha(void **state)
     sarbp_phd_free(p);
 }
 
+/* ---- precision mixed -------------------------------------------------------- */
+
+/* Mixed against FP32 (same variant, same options), pending the first device
+ * run: the brief's 80 dB, no measured figure yet (about 100 dB per sample
+ * on the host, tests/test_mixed_pack.c). Streamed and banded against one
+ * block: the issue's 100 dB (a block's power-of-two scale shifts the FP16
+ * exponents only, so blocks change the FP32 summation order alone, as in
+ * FP32, 124.5 dB). */
+#define MIXED_VS_FP32_DB 80.0
+#define MIXED_STREAM_DB 100.0
+
+static size_t nonfinite(const sarbp_image *img)
+{
+    size_t bad = 0, n = img->grid.nx * img->grid.ny;
+    for (size_t i = 0; i < n; i++) bad += !isfinite(img->data[i].re) || !isfinite(img->data[i].im);
+    return bad;
+}
+
+static void mixed_vs_fp32(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
+                          const char *what)
+{
+    sarbp_image *a = tu_form(p, g, &sarbp_backend_cuda, SARBP_FP32, o);
+    sarbp_image *m = tu_form(p, g, &sarbp_backend_cuda, SARBP_MIXED, o);
+    assert_int_equal(nonfinite(m), 0);
+    tu_bar_min(tu_ser_c32(m->data, a->data, g->nx * g->ny), MIXED_VS_FP32_DB, 0.0, "dB",
+               "gpu mixed vs fp32 %s SER (pending a device run)", what);
+    sarbp_image_free(a);
+    sarbp_image_free(m);
+}
+
+static void test_mixed_variants(void **state)
+{
+    (void)state;
+    static const size_t sizes[][3] = {{1, 1, 1}, {17, 33, 257}, {1000, 999, 257}};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        sarbp_phd *p = tu_clutter_scene(sizes[k][2]);
+        sarbp_grid g = {sizes[k][0], sizes[k][1], 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+        for (size_t v = 0; v < TU_NVARIANTS; v++) {
+            const sarbp_cuda_variant *vt = tu_variant(v);
+            sarbp_bp_options o;
+            sarbp_bp_options_default(&o);
+            o.variant = vt->name;
+            if (!(vt->flags & SARBP_CUDA_VARIANT_MIXED)) { /* refused, with a reason */
+                sarbp_rc_params rc;
+                sarbp_rc_params_default(&rc);
+                o.precision = SARBP_MIXED;
+                sarbp_image *img = NULL;
+                assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL),
+                                 SARBP_ERR_UNSUPPORTED);
+                assert_null(img);
+                print_message("%s refuses mixed: %s\n", vt->name, sarbp_error_detail());
+                assert_non_null(strstr(sarbp_error_detail(), "mixed"));
+                continue;
+            }
+            static const int ppts[] = {1, 8};
+            const int tiled = (vt->flags & SARBP_CUDA_VARIANT_TILED) != 0;
+            for (size_t q = 0; q < (tiled ? 2u : 1u); q++) {
+                if (tiled) o.ppt = ppts[q];
+                char what[96];
+                snprintf(what, sizeof what, "%s ppt %d %zux%zux%zu", vt->name, tiled ? ppts[q] : 1,
+                         g.nx, g.ny, sizes[k][2]);
+                mixed_vs_fp32(p, &g, &o, what);
+            }
+        }
+        sarbp_phd_free(p);
+    }
+}
+
+/* One block of 600 pulses, ten of 64 (the last partial), and ten of 64 over
+ * several bands of rows (profiles kept on the device between bands). */
+static void test_mixed_streaming_and_banding(void **state)
+{
+    (void)state;
+    sarbp_phd *p = tu_clutter_scene(600);
+    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0};
+    sarbp_bp_options one;
+    sarbp_bp_options_default(&one);
+    one.pulse_block = 600;
+    mixed_vs_fp32(p, &g, &one, "one block 700x650x600");
+    sarbp_image *a = tu_form(p, &g, &sarbp_backend_cuda, SARBP_MIXED, &one);
+    sarbp_bp_options streamed = one;
+    streamed.pulse_block = 64;
+    sarbp_image *b = tu_form(p, &g, &sarbp_backend_cuda, SARBP_MIXED, &streamed);
+    sarbp_bp_options banded = streamed;
+    banded.precision = SARBP_MIXED;
+    size_t passes = 0;
+    banded.gpu_mem = tu_banding_budget(p, &g, &banded, &passes);
+    print_message("mixed banding: gpu_mem %.2f MiB gives %zu bands of rows\n",
+                  banded.gpu_mem / 1048576.0, passes);
+    assert_true(passes >= 2);
+    sarbp_image *c = tu_form(p, &g, &sarbp_backend_cuda, SARBP_MIXED, &banded);
+    const size_t n = g.nx * g.ny;
+    tu_bar_min(tu_ser_c32(b->data, a->data, n), MIXED_STREAM_DB, 0.0, "dB",
+               "gpu mixed streamed vs one block SER (issue floor; pending a device run)");
+    tu_bar_min(tu_ser_c32(c->data, a->data, n), MIXED_STREAM_DB, 0.0, "dB",
+               "gpu mixed banded vs one block SER (issue floor; pending a device run)");
+    tu_bar_min(tu_ser_c32(c->data, b->data, n), MIXED_STREAM_DB, 0.0, "dB",
+               "gpu mixed banded vs streamed SER (issue floor; pending a device run)");
+    sarbp_image_free(a);
+    sarbp_image_free(b);
+    sarbp_image_free(c);
+    sarbp_phd_free(p);
+}
+
+/* Samples scaled by 1e6 (profiles far beyond FP16's 65504) and 1e-6 (below
+ * its smallest normal): the per-block scale keeps C, D in range; mixed
+ * stays as close to FP32 as unscaled. */
+static void test_mixed_amplitude_scale(void **state)
+{
+    (void)state;
+    sarbp_phd *p = tu_clutter_scene(257);
+    const sarbp_grid g = {256, 256, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+    static const double scales[] = {1e6, 1e-6};
+    for (size_t k = 0; k < 2; k++) {
+        sarbp_phd *q;
+        tu_ok(sarbp_phd_slice(p, 0, p->npulses, &q));
+        const size_t n = q->npulses * q->nsamples;
+        for (size_t i = 0; i < n; i++) {
+            q->data[i].re = (float)(q->data[i].re * scales[k]);
+            q->data[i].im = (float)(q->data[i].im * scales[k]);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "samples x %g", scales[k]);
+        mixed_vs_fp32(q, &g, NULL, what);
+        sarbp_phd_free(q);
+    }
+    sarbp_phd_free(p);
+}
+
+/* CHIRP data (the bound comes from the matched filter's row sums). */
+static void test_mixed_chirp(void **state)
+{
+    (void)state;
+    const sarbp_target t[] = {{0, 0, 0, 1}, {7.5, 1.1, 0, 0.7}, {-12.2, -0.6, 0, 0.5}};
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
+    sp.npulses = 128;
+    sp.targets = (sarbp_target *)t;
+    sp.ntargets = 3;
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    const sarbp_grid g = {96, 64, 0.3, 0.3, 0, 0, 0, 0, 0};
+    mixed_vs_fp32(p, &g, NULL, "chirp stripmap 96x64x128");
+    sarbp_phd_free(p);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -232,6 +384,10 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_size_4096),
         cmocka_unit_test(test_gotcha),
+        cmocka_unit_test(test_mixed_variants),
+        cmocka_unit_test(test_mixed_streaming_and_banding),
+        cmocka_unit_test(test_mixed_amplitude_scale),
+        cmocka_unit_test(test_mixed_chirp),
     };
     return tu_run_tests(tests);
 }

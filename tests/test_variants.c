@@ -33,6 +33,8 @@ static void test_rows(void **state)
     assert_int_equal(defaults, 1);
     assert_int_equal(sarbp_cuda_variant_find(NULL)->flags & SARBP_CUDA_VARIANT_DEFAULT,
                      SARBP_CUDA_VARIANT_DEFAULT);
+    /* precision mixed works with the default variant (others may refuse it) */
+    assert_true(sarbp_cuda_variant_find(NULL)->flags & SARBP_CUDA_VARIANT_MIXED);
     assert_ptr_equal(sarbp_cuda_variant_find(""), sarbp_cuda_variant_find(NULL));
     assert_null(sarbp_cuda_variant_find("v9"));
     assert_null(sarbp_cuda_variant_by_id(0));

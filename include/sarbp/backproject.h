@@ -7,7 +7,7 @@
  * caller's memory, destroy. Which region, which device and in which order
  * is the partition layer's business (form.h). Back ends: "cpu" (FFTW + pthreads; FP64 reference, FP32 tiled, or
  * the exact image by direct summation) and "cuda" (cuFFT + CUDA kernels;
- * FP32, FP16). */
+ * FP32, FP16, mixed). */
 #ifndef SARBP_BACKPROJECT_H
 #define SARBP_BACKPROJECT_H
 
@@ -127,7 +127,8 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
 
 /* The CUDA back end's own options. */
 typedef struct {
-    sarbp_precision precision; /* FP32 (default) or FP16 */
+    sarbp_precision precision; /* FP32 (default), FP16 or MIXED (cubic bins' C, D in FP16;
+                                  variants flagged SARBP_CUDA_VARIANT_MIXED) */
     int device;                /* ordinal; the plan calls cudaSetDevice itself */
     const char *variant;       /* kernel variant (sarbp/cuda_variants.h), NULL = the default */
     int tile_x, tile_y, ppt;   /* 0 = the variant's default */
@@ -221,6 +222,8 @@ typedef struct {
     int minb;            /* resident blocks per SM the kernel is compiled for (12, 16;
                             -1 = none; 0 = the dispatcher's choice by profile format;
                             see kernels/bp_kernels.h) */
+    int mixed;           /* cubic profiles with A, B FP32 and C, D FP16 (scaled by their
+                            maximum); half must be 0 */
 } sarbp_cuda_kernel_cfg;
 sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
                                      const sarbp_cuda_kernel_cfg *cfg, int reps,

@@ -32,6 +32,8 @@ typedef enum {
                                            thread, 64..1024 threads a block */
 #define SARBP_CUDA_VARIANT_MINB 0x8u    /* takes a resident-block bound (12 or 16) at 8
                                            pixels per thread in 64-thread blocks */
+#define SARBP_CUDA_VARIANT_MIXED 0x10u  /* reads mixed cubic profiles (precision "mixed":
+                                           A, B in FP32, C, D in FP16) */
 
 typedef struct {
     const char *name;     /* "v3a": what users type */

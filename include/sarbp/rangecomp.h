@@ -35,8 +35,18 @@ extern "C" {
 
 /* SARBP_EXACT is not an arithmetic precision but the exact image: FP64
  * direct summation over every frequency sample (no FFT, no interpolation),
- * slow (K times direct backprojection), for references and tests. */
-typedef enum { SARBP_FP64 = 0, SARBP_FP32 = 1, SARBP_FP16 = 2, SARBP_EXACT = 3 } sarbp_precision;
+ * slow (K times direct backprojection), for references and tests.
+ * SARBP_MIXED ("mixed", CUDA only): FP32 arithmetic with cubic range bins
+ * stored as A, B in FP32 and C, D in FP16 (24 bytes a bin instead of 32;
+ * kernels/bp_kernels.h); linear bins have no C, D and are FP32 as with
+ * SARBP_FP32. */
+typedef enum {
+    SARBP_FP64 = 0,
+    SARBP_FP32 = 1,
+    SARBP_FP16 = 2,
+    SARBP_EXACT = 3,
+    SARBP_MIXED = 4
+} sarbp_precision;
 const char *sarbp_precision_name(sarbp_precision p);
 sarbp_status sarbp_precision_parse(const char *text, sarbp_precision *p);
 

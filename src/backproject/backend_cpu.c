@@ -193,9 +193,10 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
 {
     *out = NULL;
     const double t0 = sarbp_now_s();
-    if (o->precision == SARBP_FP16)
+    if (o->precision == SARBP_FP16 || o->precision == SARBP_MIXED)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
-                           "precision fp16 needs the cuda back end (the cpu back end does fp64 and fp32)");
+                           "precision %s needs the cuda back end (the cpu back end does fp64 and fp32)",
+                           sarbp_precision_name(o->precision));
     const int exact = o->precision == SARBP_EXACT, fp64 = o->precision == SARBP_FP64;
     if (exact && d->keep_pulses)
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "the exact image keeps no range profiles");

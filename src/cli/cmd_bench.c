@@ -62,8 +62,10 @@ static void help(void)
                vt[i].flags & SARBP_CUDA_VARIANT_DEFAULT ? "*" : " ", vt[i].summary,
                vt[i].requires);
     printf(
-"  --precision LIST cuda: fp32, fp16 or fp32,fp16 (default): profiles in FP32 or\n"
-"                   FP16 (range and phase FP32 in both), side by side\n"
+"  --precision LIST cuda: any of fp32, fp16, mixed (default all three): profiles in\n"
+"                   FP32, FP16, or mixed (cubic bins' A, B FP32 and C, D FP16: 24\n"
+"                   bytes instead of 32; linear bins are FP32: no mixed row), side by\n"
+"                   side (range and phase FP32 in all)\n"
 "  --exact-window N cuda: the exact image covers the central N x N pixels (default 64)\n"
 "  --pulse-block N  cuda: pulses per streamed block in the end-to-end runs (default:\n"
 "                   the back end's)\n"
@@ -87,11 +89,11 @@ static void help(void)
 "cuda: per interpolation configuration, kernel-only time (CUDA events, median),\n"
 "Gbp/s (GFLOP/s = 43 flops per pair, seed 003's count, in --json), SER against\n"
 "the exact image on the central window and against the FP64 GPU kernel v1 over\n"
-"the full image, per precision with the fp16/fp32 speed ratio; then 'form' end to\n"
-"end with pulses streamed (default interpolation): total time split into setup,\n"
-"read, transfer, range compression, backprojection (device times) and finish,\n"
-"and the device memory of pulse data and image, for fp32 and for fp16 with raw\n"
-"samples uploaded as FP16 and as FP32.\n");
+"the full image, per precision with the fp16/fp32 and mixed/fp32 speed ratios;\n"
+"then 'form' end to end with pulses streamed (default interpolation): total time\n"
+"split into setup, read, transfer, range compression, backprojection (device\n"
+"times) and finish, and the device memory of pulse data and image, for fp32, for\n"
+"fp16 with raw samples uploaded as FP16 and as FP32, and for mixed.\n");
 }
 
 static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
@@ -478,6 +480,10 @@ static int bench_scaling(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
     return 0;
 }
 
+/* The precisions of the kernel table, in column order: prec[] indexes these. */
+enum { PREC_FP32, PREC_FP16, PREC_MIXED, NPREC };
+static const char *const prec_names[NPREC] = {"fp32", "fp16", "mixed"};
+
 static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
                       const struct interp_cfg *ics, int nic, size_t exact_n, size_t pulse_block,
                       int reps, const sarbp_bp_options *devs, int json)
@@ -534,7 +540,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         const char *iname = sarbp_interp_name(ics[c].interp);
         const int cubic = ics[c].interp == SARBP_INTERP_CUBIC;
         const double prof_mib = (double)p32->npulses * p32->nbins * 16 * (cubic ? 2 : 1) / 1048576.0;
-        sarbp_cuda_kernel_cfg rk = {sarbp_cuda_variant_by_id(SARBP_CUDA_V1)->name, 0, 0, 0, device, 0, 0};
+        sarbp_cuda_kernel_cfg rk = {sarbp_cuda_variant_by_id(SARBP_CUDA_V1)->name, 0, 0, 0, device, 0, 0, 0};
         double ms_ref;
         st = sarbp_cuda_bench_kernel(p32, g, &rk, 1, &ms_ref, ref);
         if (st) {
@@ -542,13 +548,17 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             break;
         }
         const double v1_exact = window_ser_db(ref, g, &w, wx0, wy0, exact);
+        /* mixed bins: A, B FP32 (16 bytes) and C, D FP16 (8); linear ones are FP32 */
+        const double mib[NPREC] = {prof_mib, 0.5 * prof_mib, 0.75 * prof_mib};
         if (!json) {
-            printf("\n%s interpolation, %dx upsampling: %zu bins; profiles fp32 %.1f MiB, fp16 %.1f MiB;"
-                   " FP64 kernel v1 %.1f Gbp/s, %.1f dB against exact\n",
-                   iname, ics[c].upsample, p32->nbins, prof_mib, 0.5 * prof_mib,
-                   pairs / ms_ref / 1e6, v1_exact);
-            printf("%-16s %8s %8s %7s %7s   %8s %8s %7s %7s   %6s\n", "variant", "fp32 ms", "Gbp/s",
-                   "exactdB", "fp64 dB", "fp16 ms", "Gbp/s", "exactdB", "fp64 dB", "16/32");
+            printf("\n%s interpolation, %dx upsampling: %zu bins; profiles fp32 %.1f MiB, fp16 %.1f MiB",
+                   iname, ics[c].upsample, p32->nbins, prof_mib, mib[PREC_FP16]);
+            if (cubic) printf(", mixed %.1f MiB", mib[PREC_MIXED]);
+            printf("; FP64 kernel v1 %.1f Gbp/s, %.1f dB against exact\n", pairs / ms_ref / 1e6,
+                   v1_exact);
+            printf("%-16s %8s %8s %7s %7s   %8s %8s %7s %7s   %8s %8s %7s %7s   %6s %6s\n",
+                   "variant", "fp32 ms", "Gbp/s", "exactdB", "fp64 dB", "fp16 ms", "Gbp/s",
+                   "exactdB", "fp64 dB", "mixed ms", "Gbp/s", "exactdB", "fp64 dB", "16/32", "mx/32");
         } else {
             printf("{\"interp\":\"%s\",\"upsample\":%d,\"bins\":%zu,\"v1_gbps\":%.2f,"
                    "\"v1_exact_ser_db\":%.2f}\n", iname, ics[c].upsample, p32->nbins,
@@ -557,25 +567,31 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         char vlist[1024];
         snprintf(vlist, sizeof vlist, "%s", variants);
         for (char *tok = strtok(vlist, ","); tok; tok = strtok(NULL, ",")) {
-            sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0};
+            sarbp_cuda_kernel_cfg kc = {NULL, 0, 0, 0, device, 0, 0, 0};
             char vname[16];
             if (parse_variant(tok, vname, &kc)) {
                 fprintf(stderr, "sarbp: bench: bad variant '%s' (NAME[:TXxTY[:PPT[:MINB]]])\n", tok);
                 rc_out = CLI_FAIL;
                 continue;
             }
-            double gbps[2] = {NAN, NAN};
+            double gbps[NPREC] = {NAN, NAN, NAN};
+            const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(vname);
             if (!json) printf("%-16s", tok);
-            for (int h = 0; h < 2; h++) {
-                if (!prec[h]) {
-                    if (!json) printf(" %8s %8s %7s %7s  ", "-", "-", "-", "-");
+            for (int h = 0; h < NPREC; h++) {
+                /* no mixed row for linear bins (they are FP32) nor for a
+                 * variant that does not read mixed bins */
+                const int na = h == PREC_MIXED &&
+                               (!cubic || (vt && !(vt->flags & SARBP_CUDA_VARIANT_MIXED)));
+                if (!prec[h] || na) {
+                    if (!json) printf(" %8s %8s %7s %7s  ", na && prec[h] ? "n/a" : "-", "-", "-", "-");
                     continue;
                 }
-                kc.half = h;
+                kc.half = h == PREC_FP16;
+                kc.mixed = h == PREC_MIXED;
                 double ms;
                 sarbp_status sk = sarbp_cuda_bench_kernel(p32, g, &kc, reps, &ms, img);
                 if (sk) {
-                    fprintf(stderr, "sarbp: bench: %s %s: %s\n", tok, h ? "fp16" : "fp32",
+                    fprintf(stderr, "sarbp: bench: %s %s: %s\n", tok, prec_names[h],
                             sarbp_error_detail());
                     rc_out = CLI_FAIL;
                     if (!json) printf(" %8s %8s %7s %7s  ", "fail", "-", "-", "-");
@@ -588,21 +604,24 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                     jstr("interp", iname, 1);
                     printf(",\"upsample\":%d", ics[c].upsample);
                     jstr("variant", tok, 0);
-                    jstr("precision", h ? "fp16" : "fp32", 0);
+                    jstr("precision", prec_names[h], 0);
                     jnum("ms", ms);
                     jnum("gbps", gbps[h]);
                     jnum("gflops", 43 * gbps[h]);
                     jnum("exact_ser_db", ser_x);
                     jnum("fp64_ser_db", ser);
-                    jnum("profile_mib", prof_mib * (h ? 0.5 : 1.0));
+                    jnum("profile_mib", mib[h]);
                     printf("}\n");
                 } else
                     printf(" %8.3f %8.1f %7.1f %7.1f  ", ms, gbps[h], ser_x, ser);
                 cli_flush_stdout();
             }
             if (!json) {
-                if (prec[0] && prec[1] && gbps[0] > 0) printf(" %6.2f\n", gbps[1] / gbps[0]);
-                else printf(" %6s\n", "-");
+                for (int h = PREC_FP16; h < NPREC; h++) {
+                    if (gbps[PREC_FP32] > 0 && gbps[h] > 0) printf(" %6.2f", gbps[h] / gbps[PREC_FP32]);
+                    else printf(" %6s", "-");
+                }
+                printf("\n");
             }
             cli_flush_stdout();
         }
@@ -618,16 +637,19 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
      * default interpolation, per precision (fp16 twice: raw samples uploaded
      * as FP16, then as FP32) */
     if (!json) printf("\n");
-    for (int run = 0; run < 3; run++) {
-        const int h = run > 0, raw16 = run == 1;
+    for (int run = 0; run < 4; run++) {
+        static const int run_prec[4] = {PREC_FP32, PREC_FP16, PREC_FP16, PREC_MIXED};
+        static const char *const labels[4] = {"fp32", "fp16, raw fp16", "fp16, raw fp32", "mixed"};
+        static const sarbp_precision run_p[NPREC] = {SARBP_FP32, SARBP_FP16, SARBP_MIXED};
+        const int h = run_prec[run], raw16 = run == 1;
         if (!prec[h]) continue;
-        const char *label = !h ? "fp32" : raw16 ? "fp16, raw fp16" : "fp16, raw fp32";
+        const char *label = labels[run];
         sarbp_rc_params rcp;
         sarbp_rc_params_default(&rcp);
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
         o.device = device;
-        o.precision = h ? SARBP_FP16 : SARBP_FP32;
+        o.precision = run_p[h];
         o.raw_fp16 = raw16;
         o.pulse_block = pulse_block;
         sarbp_image *im = NULL;
@@ -721,7 +743,7 @@ int cmd_bench(int argc, char **argv)
                                  {SARBP_INTERP_CUBIC, 8}};
     int nic = 3, wide = 0;
     size_t exact_n = 64, pulse_block = 0;
-    int prec[2] = {1, 1}; /* fp32, fp16 */
+    int prec[NPREC] = {1, 1, 1}; /* fp32, fp16, mixed */
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "qvh", lo)) != -1) {
         switch (c) {
@@ -778,13 +800,16 @@ int cmd_bench(int argc, char **argv)
         }
         case 'j': json = 1; break;
         case 'P': {
-            prec[0] = prec[1] = 0;
+            memset(prec, 0, sizeof prec);
             char buf[64];
             snprintf(buf, sizeof buf, "%s", optarg);
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-                if (!strcmp(t, "fp32")) prec[0] = 1;
-                else if (!strcmp(t, "fp16")) prec[1] = 1;
-                else return cli_usage(cmd, "--precision wants fp32, fp16 or fp32,fp16, not '%s'", optarg);
+                int k = 0;
+                while (k < NPREC && strcmp(t, prec_names[k])) k++;
+                if (k == NPREC)
+                    return cli_usage(cmd, "--precision wants a list of fp32, fp16 and mixed, e.g. "
+                                     "fp32,mixed, not '%s'", optarg);
+                prec[k] = 1;
             }
             break;
         }

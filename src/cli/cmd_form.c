@@ -59,9 +59,11 @@ static void help(void)
 "processing:\n"
 "      --backend B       cpu, cuda or auto (default auto: cuda when a usable GPU\n"
 "                        exists, otherwise cpu, saying so on stderr)\n"
-"      --precision P     fp64 (cpu reference), fp32 (default), fp16 (cuda), or exact:\n"
-"                        the exact image by FP64 direct summation over every sample\n"
-"                        (cpu; no FFT, no interpolation; K times slower: small images)\n"
+"      --precision P     fp64 (cpu reference), fp32 (default), fp16 (cuda), mixed (cuda:\n"
+"                        fp32 with the cubic bins' higher-order terms C, D in FP16, 24\n"
+"                        bytes a bin instead of 32), or exact: the exact image by FP64\n"
+"                        direct summation over every sample (cpu; no FFT, no\n"
+"                        interpolation; K times slower: small images)\n"
 "      --interp K        range interpolation: cubic (default; B-spline with spectral\n"
 "                        prefilter, 4x upsampling: about 77 dB SER against the exact\n"
 "                        image) or linear (8x: about 50 dB)\n"
@@ -183,7 +185,8 @@ int cmd_form(int argc, char **argv)
             break;
         case OPT_PRECISION:
             if (sarbp_precision_parse(optarg, &bo.precision))
-                return cli_usage(cmd, "unknown precision '%s' (fp64, fp32, fp16 or exact)", optarg);
+                return cli_usage(cmd, "unknown precision '%s' (fp64, fp32, fp16, mixed or exact)",
+                                 optarg);
             break;
         case OPT_INTERP:
             if (sarbp_interp_parse(optarg, &rc.interp))
@@ -339,8 +342,8 @@ int cmd_form(int argc, char **argv)
                                         sarbp_mpi_rank())
                              : (cli_mpi_peer_failed = 1, CLI_FAIL);
     }
-    if (be == &sarbp_backend_cpu && bo.precision == SARBP_FP16)
-        return cli_usage(cmd, "--precision fp16 needs --backend cuda");
+    if (be == &sarbp_backend_cpu && (bo.precision == SARBP_FP16 || bo.precision == SARBP_MIXED))
+        return cli_usage(cmd, "--precision %s needs --backend cuda", sarbp_precision_name(bo.precision));
     if (bo.raw_fp16 && bo.precision != SARBP_FP16)
         return cli_usage(cmd, "--raw-fp16 goes with --precision fp16");
     if (be == &sarbp_backend_cuda && bo.precision == SARBP_FP64)

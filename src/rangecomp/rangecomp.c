@@ -23,6 +23,7 @@ const char *sarbp_precision_name(sarbp_precision p)
     case SARBP_FP32: return "fp32";
     case SARBP_FP16: return "fp16";
     case SARBP_EXACT: return "exact";
+    case SARBP_MIXED: return "mixed";
     }
     return "?";
 }
@@ -33,7 +34,8 @@ sarbp_status sarbp_precision_parse(const char *t, sarbp_precision *p)
     else if (!strcmp(t, "fp32")) *p = SARBP_FP32;
     else if (!strcmp(t, "fp16")) *p = SARBP_FP16;
     else if (!strcmp(t, "exact")) *p = SARBP_EXACT;
-    else return sarbp_error(SARBP_ERR_INVALID, "unknown precision '%s' (fp64, fp32, fp16, exact)", t);
+    else if (!strcmp(t, "mixed")) *p = SARBP_MIXED;
+    else return sarbp_error(SARBP_ERR_INVALID, "unknown precision '%s' (fp64, fp32, fp16, mixed, exact)", t);
     return SARBP_OK;
 }
 

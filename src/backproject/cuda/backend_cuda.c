@@ -23,9 +23,12 @@
  * over a 16-pulse scratch, then one pass to interpolation-ready bins. CHIRP
  * data: the block's echoes zero-padded, forward cuFFT, the matched filter
  * (window and prefilter in it) into the upsampled spectrum with the motion
- * compensation, inverse cuFFT, interpolation-ready bins. With --precision fp16 the profiles are stored as FP16 with a
- * power-of-two scale per block (bp_kernels.h); raw samples may travel as
- * FP16 too (raw_fp16). */
+ * compensation, inverse cuFFT, interpolation-ready bins. With --precision
+ * fp16 the profiles are stored as FP16 with a power-of-two scale per block
+ * (bp_kernels.h); raw samples may travel as FP16 too (raw_fp16). With
+ * --precision mixed, cubic bins keep A and B in FP32 and C and D in FP16
+ * (24 bytes a bin instead of 32), under the same per-block scale; linear
+ * bins have no C, D and are FP32. */
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <math.h>
@@ -105,7 +108,7 @@ struct slot {
     void *d_fft;             /* [sub][nbins] c32 FFT scratch (CHIRP: sub = block) */
     void *d_spec;            /* CHIRP: [block][nmf] c32, the echoes' spectra */
     void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h); NULL when kept */
-    float *d_bound;          /* fp16: the block's magnitude bound */
+    float *d_bound;          /* fp16, mixed: the block's magnitude bound */
     sarbp_dpulse *d_pulses;
     cufftHandle fft;         /* inverse, nbins, batch of sub pulses; one per slot (own work area) */
     cufftHandle fwd;         /* CHIRP: forward, nmf, batch of block pulses */
@@ -128,6 +131,8 @@ struct cuda_plan {
     sarbp_bp_plan base;      /* first: ops and common state (meta, grid, region, block) */
     sarbp_bp_config cfg;
     int device, half, raw_half, cubic;
+    int mixed;               /* cubic bins with A, B FP32 and C, D FP16 (precision mixed) */
+    int scaled;              /* half or mixed: profiles carry a per-block scale (d_bound) */
     size_t kc;               /* FREQ: the sample at frequency index 0 (profiles centred) */
     size_t sub, K, nbins;
     size_t band_row0, band_ny; /* the current region */
@@ -148,7 +153,7 @@ struct cuda_plan {
     /* kept profiles of pulses [0, keep_pulses) */
     void *d_keep;            /* [keep][nbins] bins */
     sarbp_dpulse *d_keep_pulses, *h_keep_pulses; /* [keep] */
-    float *d_keep_bound;     /* fp16: [keep], the bound of a unit at its first pulse */
+    float *d_keep_bound;     /* fp16, mixed: [keep], the bound of a unit at its first pulse */
     size_t *keep_unit0;      /* [keep]: the first pulse of the unit that compressed it */
     size_t setup_bytes[2];   /* pulse and image bytes, for stats */
 };
@@ -186,6 +191,25 @@ int sarbp_cuda_device_count(void)
         return 0;
     }
     return n;
+}
+
+/* SARBP_ERR_UNSUPPORTED unless variant v reads the profile format. */
+static sarbp_status check_variant_format(const char *v, int mixed)
+{
+    const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(v);
+    if (!mixed || !vt || (vt->flags & SARBP_CUDA_VARIANT_MIXED)) return SARBP_OK;
+    char names[128] = "";
+    size_t nv, k = 0;
+    const sarbp_cuda_variant *t = sarbp_cuda_variants(&nv);
+    for (size_t i = 0; i < nv && k < sizeof names; i++)
+        if (t[i].flags & SARBP_CUDA_VARIANT_MIXED) {
+            const int w = snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", t[i].name);
+            if (w < 0) break;
+            k += (size_t)w;
+        }
+    return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                       "kernel variant %s does not read mixed profiles (precision mixed): use one of %s",
+                       vt->name, names);
 }
 
 void sarbp_cuda_options_default(sarbp_cuda_options *o)
@@ -258,6 +282,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     const int freq = meta->domain == SARBP_DOMAIN_FREQ, half = o->precision == SARBP_FP16;
     const int raw_half = half && o->raw_fp16 && freq;
     const int cubic = d->rc->interp == SARBP_INTERP_CUBIC;
+    const int mixed = o->precision == SARBP_MIXED && cubic;
     const size_t block = cuda_block(meta, o), K = meta->nsamples;
     sarbp_bp_config cfg = {o->variant, o->tile_x, o->tile_y, o->ppt, 0};
     char why[160];
@@ -280,12 +305,12 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
                                     (int)block, &ws));
         fft_work += ws;
     }
-    const size_t raw_e = raw_half ? 4 : 8, prof_e = SARBP_BIN_BYTES(half, cubic);
-    const size_t per_slot = block * (K * raw_e + nbins * prof_e + sizeof(sarbp_dpulse)) +
+    const size_t raw_e = raw_half ? 4 : 8, prof_row = SARBP_ROW_BYTES(half, mixed, cubic, nbins);
+    const size_t per_slot = block * (K * raw_e + prof_row + sizeof(sarbp_dpulse)) +
                             sub * nbins * 8 + block * nmf * 8 + 256;
     m->fixed = NSLOT * (per_slot + fft_work) + meta->npulses * 4 + K * 8 + ((size_t)32 << 20);
     m->per_row = d->grid->nx * sizeof(sarbp_c32);
-    m->per_kept_pulse = nbins * prof_e + sizeof(sarbp_dpulse) + sizeof(float);
+    m->per_kept_pulse = prof_row + sizeof(sarbp_dpulse) + sizeof(float);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
@@ -304,6 +329,8 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, block, &p->rc));
     p->nbins = sarbp_rc_plan_nbins(p->rc);
     p->cubic = sarbp_rc_plan_interp(p->rc) == SARBP_INTERP_CUBIC;
+    p->mixed = p->mixed && p->cubic; /* linear bins are A, B only: FP32 */
+    p->scaled = p->half || p->mixed;
     p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
     if (p->nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
@@ -315,7 +342,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     p->nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(p->rc);
 
     const size_t raw_e = p->raw_half ? 4 : 8; /* bytes per raw element */
-    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
+    const size_t prof_row = SARBP_ROW_BYTES(p->half, p->mixed, p->cubic, p->nbins);
     size_t *pb = &p->setup_bytes[0];
     int dims[1] = {(int)p->nbins}, fdims[1] = {(int)p->nmf};
     for (int k = 0; k < NSLOT; k++) {
@@ -344,16 +371,16 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
         CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
         if (!freq) CUDA_TRY(dalloc(&s->d_spec, block * p->nmf * 8, pb));
-        if (keep < m->npulses) CUDA_TRY(dalloc(&s->d_prof, block * p->nbins * prof_e, pb));
+        if (keep < m->npulses) CUDA_TRY(dalloc(&s->d_prof, block * prof_row, pb));
         CUDA_TRY(dalloc((void **)&s->d_pulses, block * sizeof(sarbp_dpulse), pb));
-        if (p->half) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
+        if (p->scaled) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
         CUFFT_TRY(cufftSetStream(s->fft, s->stream));
         if (!freq) CUFFT_TRY(cufftSetStream(s->fwd, s->stream));
     }
     if (keep) {
-        CUDA_TRY(dalloc(&p->d_keep, keep * p->nbins * prof_e, pb));
+        CUDA_TRY(dalloc(&p->d_keep, keep * prof_row, pb));
         CUDA_TRY(dalloc((void **)&p->d_keep_pulses, keep * sizeof(sarbp_dpulse), pb));
-        if (p->half) CUDA_TRY(dalloc((void **)&p->d_keep_bound, keep * sizeof(float), pb));
+        if (p->scaled) CUDA_TRY(dalloc((void **)&p->d_keep_bound, keep * sizeof(float), pb));
         p->h_keep_pulses = malloc(keep * sizeof(sarbp_dpulse));
         p->keep_unit0 = malloc(keep * sizeof(size_t));
         if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
@@ -609,12 +636,13 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
 }
 
 /* Range compression of the slot's uploaded block into prof (with the pulse
- * table d_pulses on the device and, FP16, the bound at bound). */
+ * table d_pulses on the device and, FP16 or mixed, the bound at bound). */
 static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv,
                                    void *prof, const sarbp_dpulse *d_pulses, float *bound)
 {
-    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
-    if (p->half) CUDA_TRY(cudaMemsetAsync(bound, 0, sizeof(float), s->stream));
+    const size_t prof_row = SARBP_ROW_BYTES(p->half, p->mixed, p->cubic, p->nbins);
+    float *const sbound = p->scaled ? bound : NULL;
+    if (p->scaled) CUDA_TRY(cudaMemsetAsync(bound, 0, sizeof(float), s->stream));
     if (p->base.meta->domain == SARBP_DOMAIN_CHIRP) {
         /* echoes zero-padded to nmf (azimuth weight), forward FFT, matched
          * filter into the upsampled spectrum (motion compensation folded
@@ -623,15 +651,14 @@ static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p
                                  (int)p->base.block, (int)np, (int)p->K, 0, (int)p->nmf, s->stream));
         CUFFT_TRY(cufftExecC2C(s->fwd, s->d_spec, s->d_spec, CUFFT_FORWARD));
         LAUNCH_TRY(sarbp_rc_chirp_filter(s->d_spec, s->d_fft, p->d_filt, d_pulses, (int)np,
-                                         (int)p->nmf, (int)p->nbins, p->half ? bound : NULL,
-                                         s->stream));
+                                         (int)p->nmf, (int)p->nbins, sbound, s->stream));
         CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, prof, (int)np, (int)p->nbins, p->cubic,
-                                         p->half ? bound : NULL, s->stream));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, prof, (int)np, (int)p->nbins, p->cubic, p->mixed,
+                                         sbound, s->stream));
         return SARBP_OK;
     }
     const size_t raw_e = p->raw_half ? 4 : 8;
-    if (p->half)
+    if (p->scaled)
         LAUNCH_TRY(sarbp_rc_bound(s->d_raw, p->raw_half, p->d_w, p->d_waz + p0, raw_inv, (int)np,
                                   (int)p->K, bound, s->stream));
     for (size_t j0 = 0; j0 < np; j0 += p->sub) {
@@ -640,9 +667,8 @@ static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p
                                  p->d_w, p->d_waz + p0 + j0, raw_inv, (int)p->sub, (int)nv,
                                  (int)p->K, (int)p->kc, (int)p->nbins, s->stream));
         CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)prof + j0 * p->nbins * prof_e, (int)nv,
-                                         (int)p->nbins, p->cubic, p->half ? bound : NULL,
-                                         s->stream));
+        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)prof + j0 * prof_row, (int)nv,
+                                         (int)p->nbins, p->cubic, p->mixed, sbound, s->stream));
     }
     return SARBP_OK;
 }
@@ -673,12 +699,12 @@ static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const s
     SARBP_TRY(count_slot(s, stats));
 
     const int keep = p0 + np <= p->base.keep_pulses;
-    const size_t prof_e = SARBP_BIN_BYTES(p->half, p->cubic);
-    void *prof = keep ? (char *)p->d_keep + p0 * p->nbins * prof_e : s->d_prof;
+    const size_t prof_row = SARBP_ROW_BYTES(p->half, p->mixed, p->cubic, p->nbins);
+    void *prof = keep ? (char *)p->d_keep + p0 * prof_row : s->d_prof;
     sarbp_dpulse *d_pulses = keep ? p->d_keep_pulses + p0 : s->d_pulses;
     const sarbp_dpulse *h_pulses = keep ? p->h_keep_pulses + p0 : s->h_pulses;
-    float *bound = !p->half ? NULL : keep ? p->d_keep_bound + (samples ? p0 : p->keep_unit0[p0])
-                                          : s->d_bound;
+    float *bound = !p->scaled ? NULL : keep ? p->d_keep_bound + (samples ? p0 : p->keep_unit0[p0])
+                                            : s->d_bound;
     if (samples) {
         float raw_inv;
         SARBP_TRY(stage_block(p, s, p0, np, samples, &raw_inv));
@@ -703,7 +729,8 @@ static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const s
     s->la = (sarbp_bp_launch){
         prof, d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->base.grid.nx,
         (int)p->band_ny, sarbp_grid_x(&p->base.grid, 0), sarbp_grid_y(&p->base.grid, p->band_row0),
-        p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->half, p->cubic, bound, 0, 0, 0, 0,
+        p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->half, p->cubic, p->mixed, bound,
+        0, 0, 0, 0,
     };
     launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny);
     if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
@@ -727,7 +754,7 @@ static sarbp_status cuda_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const 
     const size_t block = p->base.block;
     for (size_t q = p0; q < p0 + np;) {
         size_t n = p0 + np - q < block ? p0 + np - q : block;
-        if (!samples) /* kept: one launch per compressed unit (one FP16 bound) */
+        if (!samples) /* kept: one launch per compressed unit (one FP16 or mixed bound) */
             for (size_t j = 1; j < n; j++)
                 if (p->keep_unit0[q + j] != p->keep_unit0[q]) {
                     n = j;
@@ -757,9 +784,9 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
 {
     *out = NULL;
     double t0 = sarbp_now_s();
-    if (o->precision != SARBP_FP32 && o->precision != SARBP_FP16)
+    if (o->precision != SARBP_FP32 && o->precision != SARBP_FP16 && o->precision != SARBP_MIXED)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
-                           "the cuda back end does fp32 and fp16; fp64 is the cpu reference");
+                           "the cuda back end does fp32, fp16 and mixed; fp64 is the cpu reference");
     SARBP_TRY(sarbp_grid_validate(d->grid));
     if (d->grid->nx > (1u << 30) || d->grid->ny > (1u << 30))
         return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels",
@@ -775,6 +802,7 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
     }
     const sarbp_phd *meta = d->meta;
     p->half = o->precision == SARBP_FP16;
+    p->mixed = o->precision == SARBP_MIXED; /* setup keeps it for cubic bins only */
     p->raw_half = p->half && o->raw_fp16 && meta->domain == SARBP_DOMAIN_FREQ;
     p->K = meta->nsamples;
     p->cfg.variant = o->variant;
@@ -785,6 +813,11 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
     if (sarbp_bp_config_resolve(&p->cfg, why, sizeof why)) {
         cuda_destroy(&p->base);
         return sarbp_error(SARBP_ERR_INVALID, "%s", why);
+    }
+    st = check_variant_format(p->cfg.variant, p->mixed && d->rc->interp == SARBP_INTERP_CUBIC);
+    if (st) {
+        cuda_destroy(&p->base);
+        return st;
     }
     p->base.block = cuda_block(meta, o);
     st = setup(p, d->rc);
@@ -842,7 +875,11 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     size_t np = pr->npulses, nb = pr->nbins, npix = g->nx * g->ny;
     CUDA_TRY(cudaMalloc(&b->d_y, np * nb * sizeof(sarbp_c32)));
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
-    CUDA_TRY(cudaMalloc(&b->d_prof, np * nb * SARBP_BIN_BYTES(kc->half, cubic)));
+    if (kc->mixed && (kc->half || !cubic))
+        return sarbp_error(SARBP_ERR_INVALID, "mixed profiles are cubic, and not fp16 too");
+    SARBP_TRY(check_variant_format(cfg.variant, kc->mixed));
+    const int scaled = kc->half || kc->mixed;
+    CUDA_TRY(cudaMalloc(&b->d_prof, np * SARBP_ROW_BYTES(kc->half, kc->mixed, cubic, nb)));
     CUDA_TRY(cudaMalloc((void **)&b->d_bound, sizeof(float)));
     CUDA_TRY(cudaMemset(b->d_bound, 0, sizeof(float)));
     CUDA_TRY(cudaMalloc(&b->d_img, npix * sizeof(sarbp_c32)));
@@ -857,14 +894,14 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     }
     CUDA_TRY(cudaMemcpy(b->d_pulses, b->h_pulses, np * sizeof(sarbp_dpulse), cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(b->d_y, pr->data32, np * nb * sizeof(sarbp_c32), cudaMemcpyHostToDevice));
-    if (kc->half) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
-    LAUNCH_TRY(sarbp_rc_interp_ready(b->d_y, b->d_prof, (int)np, (int)nb, cubic,
-                                     kc->half ? b->d_bound : NULL, NULL));
+    if (scaled) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
+    LAUNCH_TRY(sarbp_rc_interp_ready(b->d_y, b->d_prof, (int)np, (int)nb, cubic, kc->mixed,
+                                     scaled ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
                          sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
-                         kc->half, cubic, b->d_bound, 0, 0, 0, 0};
+                         kc->half, cubic, kc->mixed, b->d_bound, 0, 0, 0, 0};
     launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
