@@ -162,10 +162,12 @@ g_before() {
 }
 
 g_bench() {
-    "$sarbp" bench --backend cuda --interp linear:8,cubic:4,cubic:8 --variant v3 --reps 7 ||
-        fail "bench narrow"
-    "$sarbp" bench --backend cuda --problem wide --interp linear:8,cubic:4 --variant v3 --reps 5 ||
-        fail "bench wide"
+    "$sarbp" bench --backend cuda --interp cubic:4 --precision fp32,fp16,mixed \
+        --variant v3,v3:16x32:8:-1,v3:16x32:8:12 --reps 7 || fail "bench narrow, cubic 4x"
+    "$sarbp" bench --backend cuda --interp linear:8,cubic:8 --precision fp32,fp16,mixed \
+        --variant v3 --reps 5 || fail "bench narrow"
+    "$sarbp" bench --backend cuda --problem wide --interp linear:8,cubic:4 \
+        --precision fp32,fp16,mixed --variant v3 --reps 5 || fail "bench wide"
 }
 
 for g in "$@"; do
