@@ -15,11 +15,9 @@
 #include "test_util.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "cphd_gen.h"
 #include "sarbp/geo.h"
@@ -42,21 +40,7 @@ static int have_sarkit(void)
     return state;
 }
 
-/* Runs a shell command, output into out; returns its exit status. */
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int rc = pclose(p);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+#define sh(...) tu_sh(out, sizeof out, __VA_ARGS__)
 
 static const char *const rewrite_py =
     "import sys, sarkit.cphd as sc\n"
