@@ -8,6 +8,12 @@
  *    the .h5 pixel at that ground position, the spatial-frequency support
  *    against the simulation's band and geometry, ARPPoly against the
  *    antenna positions;
+ *  - SICD segmentation: with the segment byte limit lowered for tests
+ *    (SARBP_TEST_SICD_SEGMENT_BYTES, sicd_write.c) an image is written in
+ *    several image segments; each subheader (IID1, NROWS, NCOLS, IDLVL,
+ *    IALVL, ILOC, IGEOLO's outer corners) as SICD volume 2's sizing says,
+ *    and the segments' pixels, put together, equal the one-segment file's
+ *    bit for bit;
  *  - refusals: a geolocated output without a scene reference, a SICD
  *    without pulse times or on a grid coarser than the band; nothing is
  *    written then, the other outputs of the run included;
@@ -660,12 +666,96 @@ static void test_geotiff_kmz_by_gdal(void **state)
 #endif
 }
 
+/* The same image as one segment and in segments of 7 rows: the headers as
+ * SICD volume 2's image sizing says, the pixels reassembled bit for bit. */
+static void test_sicd_segments(void **state)
+{
+    (void)state;
+#ifndef SARBP_HAVE_LIBXML2
+    tu_skip("sarbp was built without libxml2: no CPHD to make a SICD from");
+#else
+    const char *cphd = tu_tmp("seg.cphd");
+    char one[1024], seg[1024];
+    snprintf(one, sizeof one, "%s", tu_tmp("seg_one.nitf"));
+    snprintf(seg, sizeof seg, "%s", tu_tmp("seg_seven.nitf"));
+    make_cphd(cphd);
+#define SEG_FORM "form -i %s -o %s --grid 40x30 --spacing 0.25 --backend cpu --threads 1 -q"
+    assert_int_equal(tu_run(SEG_FORM, cphd, one), 0);
+    size_t n1, n2;
+    unsigned char *a = slurp(one, &n1);
+    assert_int_equal(field(a, 360, 3), 1);
+    const unsigned char *ia = a + field(a, 354, 6);
+    const size_t nrows = field(ia, 333, 8), ncols = field(ia, 341, 8), per = 7;
+    const size_t nseg = (nrows + per - 1) / per;
+    char limit[32]; /* 7 rows and a few bytes */
+    snprintf(limit, sizeof limit, "%zu", per * ncols * 8 + 5);
+    setenv("SARBP_TEST_SICD_SEGMENT_BYTES", limit, 1);
+    const int rc = tu_run(SEG_FORM, cphd, seg);
+    snprintf(limit, sizeof limit, "%zu", ncols * 8 - 1); /* not one row */
+    setenv("SARBP_TEST_SICD_SEGMENT_BYTES", limit, 1);
+    char o[1024];
+    snprintf(o, sizeof o, "%s", tu_tmp("seg_refused.nitf"));
+    const int rc_row = tu_run(SEG_FORM, cphd, o);
+    unsetenv("SARBP_TEST_SICD_SEGMENT_BYTES");
+    assert_int_equal(rc, 0);
+    assert_int_equal(rc_row, 1);
+    assert_non_null(strstr(err, "do not fit a NITF image segment"));
+    assert_false(tu_exists(o));
+
+    unsigned char *b = slurp(seg, &n2);
+    assert_int_equal(field(b, 342, 12), n2);                /* FL */
+    assert_int_equal(field(b, 354, 6), 401 + 16 * nseg);    /* HL */
+    assert_int_equal(field(b, 360, 3), nseg);               /* NUMI */
+    size_t at = 401 + 16 * nseg, rows = 0, differ = 0;
+    const unsigned char *pa = ia + 512;
+    for (size_t i = 0; i < nseg; i++) {
+        const size_t lish = field(b, 363 + 16 * i, 6), li = field(b, 369 + 16 * i, 10);
+        const unsigned char *is = b + at;
+        const size_t nr = i + 1 < nseg ? per : nrows - per * (nseg - 1);
+        char iid[32];
+        snprintf(iid, sizeof iid, "SICD%03zu", i + 1);
+        assert_int_equal(lish, 512);
+        assert_memory_equal(is, "IM", 2);
+        assert_memory_equal(is + 2, iid, 7);
+        assert_int_equal(field(is, 333, 8), nr);
+        assert_int_equal(field(is, 341, 8), ncols);
+        assert_int_equal(li, nr * ncols * 8);
+        assert_int_equal(field(is, 482, 3), i + 1);          /* IDLVL */
+        assert_int_equal(field(is, 485, 3), i);              /* IALVL */
+        assert_int_equal(field(is, 488, 5), i ? per : 0);    /* ILOC row */
+        assert_int_equal(field(is, 493, 5), 0);              /* ILOC column */
+        assert_int_equal(is[463], 'P');
+        if (i == 0) assert_memory_equal(is + 372, ia + 372, 30);             /* FRFC, FRLC */
+        if (i + 1 == nseg) assert_memory_equal(is + 402, ia + 402, 30);      /* LRLC, LRFC */
+        differ += memcmp(is + 512, pa + rows * ncols * 8, li) != 0;
+        rows += nr;
+        at += lish + li;
+    }
+    assert_int_equal(rows, nrows);
+    assert_memory_equal(b + at, "DEXML_DATA_CONTENT", 18);
+    assert_non_null(find(b + at, n2 - at, "<NumRows>"));
+    print_message("SICD in %zu segments of %zu rows (%zu x %zu pixels): %zu segments differ from "
+                  "the one-segment file's rows\n", nseg, per, nrows, ncols, differ);
+    assert_int_equal(differ, 0);
+    if (have_gdal()) { /* GDAL lists the segments as subdatasets */
+        assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json '%s' 2>&1", seg), 0);
+        char last[64];
+        snprintf(last, sizeof last, "NITF_IM:%zu:", nseg - 1);
+        assert_non_null(strstr(gout, last));
+        print_message("gdalinfo lists the %zu image segments\n", nseg);
+    }
+    free(a);
+    free(b);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sicd),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kmz_geotiff),
+        cmocka_unit_test(test_sicd_segments),
         cmocka_unit_test(test_sicd_by_gdal),
         cmocka_unit_test(test_geotiff_kmz_by_gdal),
     };
