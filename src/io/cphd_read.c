@@ -552,7 +552,7 @@ static sarbp_status read_pvps(FILE *fp, const char *path, uint64_t pvp_at, size_
             double amp = 1;
             if (pf[PV_AMPSF].present) vals[nv_++] = amp = be_f64(p + pf[PV_AMPSF].off);
             double fx1 = band[0], fx2 = band[1];
-            if (pf[PV_FX1].present && pf[PV_FX2].present) {
+            if (c->toa && pf[PV_FX1].present && pf[PV_FX2].present) {
                 vals[nv_++] = fx1 = be_f64(p + pf[PV_FX1].off);
                 vals[nv_++] = fx2 = be_f64(p + pf[PV_FX2].off);
             }
