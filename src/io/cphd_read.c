@@ -9,12 +9,12 @@
  * What is read: one channel of a monostatic collection, FX domain
  * (deramped frequency samples, sample k of vector i at SC0_i + k SCSS_i) or
  * TOA domain (below), with a fixed scene reference point (SRPPos the same
- * for every vector, to 1 mm). The antenna phase centre of a vector is the midpoint of its
- * transmit and receive positions, r0 its range to the SRP; positions are
- * taken from ECEF to the east-north-up frame at the SRP (geo.h), which the
- * phd_file's collection records. Integer samples (and float ones, when the
- * file has it) are scaled by the AmpSF PVP; SGN = +1 files are conjugated
- * to sarbp's exp(-j 4 pi f dR / c) convention. Bistatic collections,
+ * for every vector, to 1 mm). The antenna phase centre of a vector is the
+ * midpoint of its transmit and receive positions, r0 its range to the SRP;
+ * positions are taken from ECEF to the east-north-up frame at the SRP
+ * (geo.h), which the phd_file's collection records. Integer samples (and
+ * float ones, when the file has it) are scaled by the AmpSF PVP; SGN = +1
+ * files are conjugated to sarbp's exp(-j 4 pi f dR / c) convention. Bistatic collections,
  * compressed signals, a moving SRP and any other variant are refused with a
  * message naming what is unsupported.
  *
@@ -28,10 +28,11 @@
  * so a target at delay t0 peaks at tau = t0 and X_k carries
  * exp(SGN j 2 pi f_k t0): FX data as an FX-domain file would hold them.
  * The band is sampled at 1 / (N SCSS), the spacing the TOA window's length
- * allows; no zero padding is needed (padding would only interpolate), and
- * every vector yields K = floor((FX2 - FX1) N SCSS) + 1 samples (the most
- * over the vectors). SCSS (FX2 - FX1) > 1 (the band aliased in the TOA
- * samples) and SCSS or a band that is not positive are refused.
+ * allows; no zero padding is needed (padding would only interpolate). Every
+ * vector gives K samples, K the largest floor((FX2 - FX1) N SCSS) + 1 over
+ * the vectors (at most N). SCSS (FX2 - FX1) > 1 (the band aliased in the
+ * TOA samples), an SCSS or a band that is not positive and a window too
+ * short for two frequency samples are refused.
  *
  * Every size the file declares is distrusted: header numbers are parsed
  * strictly, each block must lie inside the file, the channel's PVP and
