@@ -696,10 +696,17 @@ static void test_sicd_segments(void **state)
     char o[1024];
     snprintf(o, sizeof o, "%s", tu_tmp("seg_refused.nitf"));
     const int rc_row = tu_run(SEG_FORM, cphd, o);
+    static char err_row[sizeof err];
+    memcpy(err_row, err, sizeof err);
+    setenv("SARBP_TEST_SICD_SEGMENT_BYTES", "32", 1); /* one row of 4 a segment: 1000 > 999 */
+    const int rc_many = tu_run("form -i %s -o %s --grid 1000x4 --spacing 0.01 --backend cpu -q",
+                               cphd, o);
     unsetenv("SARBP_TEST_SICD_SEGMENT_BYTES");
     assert_int_equal(rc, 0);
     assert_int_equal(rc_row, 1);
-    assert_non_null(strstr(err, "do not fit a NITF image segment"));
+    assert_non_null(strstr(err_row, "do not fit a NITF image segment"));
+    assert_int_equal(rc_many, 1);
+    assert_non_null(strstr(err, "1000 x 4 pixels need more than the 999 image segments"));
     assert_false(tu_exists(o));
 
     unsigned char *b = slurp(seg, &n2);
