@@ -744,12 +744,21 @@ static void test_sicd_segments(void **state)
     print_message("SICD in %zu segments of %zu rows (%zu x %zu pixels): %zu segments differ from "
                   "the one-segment file's rows\n", nseg, per, nrows, ncols, differ);
     assert_int_equal(differ, 0);
-    if (have_gdal()) { /* GDAL lists the segments as subdatasets */
+    if (have_gdal()) { /* GDAL lists the segments as subdatasets and opens each */
         assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json '%s' 2>&1", seg), 0);
         char last[64];
         snprintf(last, sizeof last, "NITF_IM:%zu:", nseg - 1);
         assert_non_null(strstr(gout, last));
-        print_message("gdalinfo lists the %zu image segments\n", nseg);
+        for (size_t i = 0; i < nseg; i++) {
+            assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json 'NITF_IM:%zu:%s' 2>&1", i,
+                                   seg), 0);
+            const char *p = gout;
+            double wh[2];
+            jnums(&p, "size", wh, 2);
+            assert_true(wh[0] == (double)ncols &&
+                        wh[1] == (double)(i + 1 < nseg ? per : nrows - per * (nseg - 1)));
+        }
+        print_message("gdalinfo lists the %zu image segments and opens each at its size\n", nseg);
     }
     free(a);
     free(b);
