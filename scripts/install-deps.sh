@@ -16,10 +16,13 @@ set -euo pipefail
 # and tests 'mpirun sarbp form' and 'sarbp batch' across ranks (-DSARBP_MPI).
 # libxml2 (the XML of CPHD and SICD), libtiff and libgeotiff (GeoTIFF quick
 # looks) are optional for the build: without them those formats are off and
-# their tests skip.
+# their tests skip. gdal-bin (gdalinfo, gdal_translate, ogrinfo) is for the
+# tests only: GDAL reads back sarbp's SICD, GeoTIFF and KMZ
+# (tests/test_geo_outputs.c skips those checks without it).
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
           libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time
-          libopenmpi-dev openmpi-bin libxml2-dev libtiff-dev libgeotiff-dev)
+          libopenmpi-dev openmpi-bin libxml2-dev libtiff-dev libgeotiff-dev
+          gdal-bin)
 
 usage() {
     cat <<EOF

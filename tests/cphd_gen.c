@@ -32,24 +32,66 @@ static char *replace(const char *s, const char *from, const char *to)
 }
 
 /* The integer samples of the CI formats: q = round(v / scale), scale chosen
- * so the largest component is the format's largest integer; p->data is
- * replaced by q * scale (what the reader gives back), scale per pulse. */
-static double quantise(sarbp_phd *p, size_t i, int maxint, int *q)
+ * so the largest component of the vector v[2 n] is the format's largest
+ * integer; v is replaced by q * scale (what a reader gives back). */
+static double quantise(double *v, size_t n, int maxint, int *q)
 {
-    const size_t k = p->nsamples;
     double m = 0;
-    for (size_t j = 0; j < k; j++) {
-        m = fmax(m, fabs(p->data[i * k + j].re));
-        m = fmax(m, fabs(p->data[i * k + j].im));
-    }
+    for (size_t j = 0; j < 2 * n; j++) m = fmax(m, fabs(v[j]));
     const double scale = m > 0 ? m / maxint : 1;
-    for (size_t j = 0; j < k; j++) {
-        q[2 * j] = (int)lround(p->data[i * k + j].re / scale);
-        q[2 * j + 1] = (int)lround(p->data[i * k + j].im / scale);
-        p->data[i * k + j].re = (float)((double)q[2 * j] * scale);
-        p->data[i * k + j].im = (float)((double)q[2 * j + 1] * scale);
+    for (size_t j = 0; j < 2 * n; j++) {
+        q[j] = (int)lround(v[j] / scale);
+        v[j] = (double)q[j] * scale;
     }
     return scale;
+}
+
+/* sum_j in[j] exp(j 2 pi (c0 + j step)) over in[2 n] (c0, step in cycles):
+ * the phasor turns by a rotation each term and is renewed from cos and sin
+ * every 64 terms. */
+static void phasor_sum(const double *in, size_t n, double c0, double step, double out[2])
+{
+    double re = 0, im = 0, cr = 1, ci = 0;
+    const double sr = cos(2 * M_PI * fmod(step, 1.0)), si = sin(2 * M_PI * fmod(step, 1.0));
+    for (size_t j = 0; j < n; j++) {
+        if (j % 64 == 0) {
+            const double ph = 2 * M_PI * fmod(c0 + (double)j * step, 1.0);
+            cr = cos(ph);
+            ci = sin(ph);
+        }
+        re += in[2 * j] * cr - in[2 * j + 1] * ci;
+        im += in[2 * j] * ci + in[2 * j + 1] * cr;
+        const double t = cr * sr - ci * si;
+        ci = cr * si + ci * sr;
+        cr = t;
+    }
+    out[0] = re;
+    out[1] = im;
+}
+
+/* The TOA vector s[2 n] of pulse i's FX samples x[2 k] (SGN -1):
+ * s_m = sum_k x_k exp(+j 2 pi f_k tau_m), tau_m = sc0 + m scss,
+ * f_k = f0 + k df; and back, x_k = (1/n) sum_m s_m exp(-j 2 pi f_k tau_m),
+ * exact as n scss df = 1. Direct sums in double, no FFT: the reader's FFT
+ * is checked against them. */
+static void toa_of_fx(const sarbp_phd *p, size_t i, size_t n, double sc0, double scss,
+                      const double *x, double *s)
+{
+    for (size_t m = 0; m < n; m++) {
+        const double tau = sc0 + (double)m * scss;
+        phasor_sum(x, p->nsamples, p->f0[i] * tau, p->df[i] * tau, s + 2 * m);
+    }
+}
+
+static void fx_of_toa(const sarbp_phd *p, size_t i, size_t n, double sc0, double scss,
+                      const double *s, double *x)
+{
+    for (size_t k = 0; k < p->nsamples; k++) {
+        const double f = p->f0[i] + (double)k * p->df[i];
+        phasor_sum(s, n, -f * sc0, -f * scss, x + 2 * k);
+        x[2 * k] /= (double)n;
+        x[2 * k + 1] /= (double)n;
+    }
 }
 
 #define NPVP 28 /* words: the 27 required parameters plus AmpSF */
@@ -60,7 +102,9 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
     const int ci = strcmp(g->fmt, "CF8") != 0;
     const size_t bps = !strcmp(g->fmt, "CF8") ? 8 : !strcmp(g->fmt, "CI4") ? 4 : 2;
     const int nch = g->nchannels ? g->nchannels : 1;
-    const size_t chan_sig = np * k * bps, chan_pvp = np * NPVP * 8;
+    const size_t ns = g->toa_samples ? g->toa_samples : k; /* samples a vector in the file */
+    const size_t chan_sig = np * ns * bps, chan_pvp = np * NPVP * 8;
+    assert_true(ns >= k);
 
     char chans[1024] = "", params[1024] = "";
     for (int c = 0; c < nch; c++) {
@@ -69,7 +113,7 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
                  "<Channel><Identifier>CH%d</Identifier><NumVectors>%zu</NumVectors>"
                  "<NumSamples>%zu</NumSamples><SignalArrayByteOffset>%zu</SignalArrayByteOffset>"
                  "<PVPArrayByteOffset>%zu</PVPArrayByteOffset></Channel>\n",
-                 c + 1, np, k, c * chan_sig, c * chan_pvp);
+                 c + 1, np, ns, c * chan_sig, c * chan_pvp);
         l = strlen(params);
         snprintf(params + l, sizeof params - l,
                  "<Parameters><Identifier>CH%d</Identifier><RefVectorIndex>0</RefVectorIndex>"
@@ -106,7 +150,7 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
              "<CollectType>MONOSTATIC</CollectType><RadarMode><ModeType>SPOTLIGHT</ModeType>"
              "</RadarMode><Classification>UNCLASSIFIED</Classification>"
              "<ReleaseInfo>UNRESTRICTED</ReleaseInfo></CollectionID>\n"
-             "<Global><DomainType>FX</DomainType><SGN>%+d</SGN><Timeline>"
+             "<Global><DomainType>%s</DomainType><SGN>%+d</SGN><Timeline>"
              "<CollectionStart>2026-11-23T10:00:00.000000Z</CollectionStart>"
              "<TxTime1>0</TxTime1><TxTime2>%.17g</TxTime2></Timeline>"
              "<FxBand><FxMin>%.17g</FxMin><FxMax>%.17g</FxMax></FxBand>"
@@ -119,7 +163,8 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
              "<Channel><RefChId>CH1</RefChId><FXFixedCPHD>true</FXFixedCPHD>"
              "<TOAFixedCPHD>true</TOAFixedCPHD><SRPFixedCPHD>true</SRPFixedCPHD>\n%s</Channel>\n"
              "%s</CPHD>\n",
-             g->version ? g->version : "1.0.1", g->sgn ? g->sgn : -1, 0.001 * (double)np,
+             g->version ? g->version : "1.0.1", g->toa_samples ? "TOA" : "FX",
+             g->sgn ? g->sgn : -1, 0.001 * (double)np,
              p->f0[0], p->f0[0] + (double)(k - 1) * p->df[0], r->ecef[0], r->ecef[1],
              r->ecef[2], r->lat_deg, r->lon_deg, r->height_m, g->fmt, NPVP * 8, nch, chans,
              params, pvp);
@@ -151,50 +196,72 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
     memcpy(file, hdr, strlen(hdr));
     memcpy(file + xml_off, xml, xml_size);
     memcpy(file + xml_off + xml_size, "\f\n", 2);
-    int *q = malloc(2 * k * sizeof *q);
-    assert_non_null(q);
-    for (int c = 0; c < nch; c++)
-        for (size_t i = 0; i < np; i++) {
-            unsigned char *v = file + pvp_off + c * chan_pvp + i * NPVP * 8;
+    const int sgn = g->sgn ? g->sgn : -1;
+    int *q = malloc(2 * ns * sizeof *q);
+    double *v = malloc(2 * ns * sizeof *v), *x = malloc(2 * k * sizeof *x);
+    assert_true(q && v && x);
+    for (size_t i = 0; i < np; i++) {
+        /* the vector as stored, SGN -1 (before the channel's factor): the
+         * FX samples, or the TOA vector of them (window [sc0, sc0 + 1/df),
+         * 0.4 of it before the SRP's delay) */
+        const double scss = 1 / ((double)ns * p->df[i]), sc0 = -0.4 * (double)ns * scss;
+        for (size_t j = 0; j < k; j++) {
+            x[2 * j] = p->data[i * k + j].re;
+            x[2 * j + 1] = p->data[i * k + j].im;
+        }
+        if (g->toa_samples) toa_of_fx(p, i, ns, sc0, scss, x, v);
+        else memcpy(v, x, 2 * k * sizeof *v);
+        double amp = 1;
+        if (ci) { /* p->data becomes what the reader should give back */
+            amp = quantise(v, ns, bps == 4 ? 32767 : 127, q);
+            if (g->toa_samples) fx_of_toa(p, i, ns, sc0, scss, v, x);
+            else memcpy(x, v, 2 * k * sizeof *x);
+            for (size_t j = 0; j < k; j++) {
+                p->data[i * k + j].re = (float)x[2 * j];
+                p->data[i * k + j].im = (float)x[2 * j + 1];
+            }
+        }
+        for (int c = 0; c < nch; c++) {
+            unsigned char *pv = file + pvp_off + c * chan_pvp + i * NPVP * 8;
             double apc[3], srp[3] = {r->ecef[0], r->ecef[1], r->ecef[2]};
             sarbp_scene_to_ecef(r, p->pos + 3 * i, apc);
             srp[2] += g->srp_step * (double)i;
             const double t = 0.001 * (double)i, dt = 2 * p->r0[i] / SARBP_C;
-            put_f64(v + 8 * off[0], t);
-            put_f64(v + 8 * off[3], t + dt);
+            put_f64(pv + 8 * off[0], t);
+            put_f64(pv + 8 * off[3], t + dt);
             for (int d = 0; d < 3; d++) {
-                put_f64(v + 8 * (off[1] + d), apc[d]);
-                put_f64(v + 8 * (off[4] + d), apc[d]);
-                put_f64(v + 8 * (off[6] + d), srp[d]);
-                put_f64(v + 8 * (off[2] + d), 100.0 * d); /* velocities: unused */
-                put_f64(v + 8 * (off[5] + d), 100.0 * d);
+                put_f64(pv + 8 * (off[1] + d), apc[d]);
+                put_f64(pv + 8 * (off[4] + d), apc[d]);
+                put_f64(pv + 8 * (off[6] + d), srp[d]);
+                put_f64(pv + 8 * (off[2] + d), 100.0 * d); /* velocities: unused */
+                put_f64(pv + 8 * (off[5] + d), 100.0 * d);
             }
-            put_f64(v + 8 * off[10], p->f0[i]);
-            put_f64(v + 8 * off[11], p->f0[i] + (double)(k - 1) * p->df[i]);
-            put_f64(v + 8 * off[12], -1e-6);
-            put_f64(v + 8 * off[13], 1e-6);
-            put_f64(v + 8 * off[15], (int)i + 1 == g->nan_vector ? NAN : p->f0[i]);
-            put_f64(v + 8 * off[16], p->df[i]);
-            double amp = 1;
-            unsigned char *s = file + sig_off + c * chan_sig + i * k * bps;
-            if (ci && c == 0) amp = quantise(p, i, bps == 4 ? 32767 : 127, q);
-            for (size_t j = 0; j < k; j++) {
-                const float re = p->data[i * k + j].re * (float)(c + 1);
-                const float im = p->data[i * k + j].im * (float)(c + 1) * (float)-(g->sgn ? g->sgn : -1);
+            put_f64(pv + 8 * off[10], p->f0[i]);
+            put_f64(pv + 8 * off[11], p->f0[i] + (double)(k - 1) * p->df[i]);
+            put_f64(pv + 8 * off[12], g->toa_samples ? sc0 : -1e-6);
+            put_f64(pv + 8 * off[13], g->toa_samples ? sc0 + (double)(ns - 1) * scss : 1e-6);
+            const double sc0_pvp = g->toa_samples ? sc0 : p->f0[i];
+            put_f64(pv + 8 * off[15], (int)i + 1 == g->nan_vector ? NAN : sc0_pvp);
+            put_f64(pv + 8 * off[16], g->toa_scss ? g->toa_scss : g->toa_samples ? scss : p->df[i]);
+            put_f64(pv + 8 * off[17], ci ? amp * (c + 1) : 1.0);
+            unsigned char *s = file + sig_off + c * chan_sig + i * ns * bps;
+            for (size_t j = 0; j < ns; j++) { /* the channel's factor; SGN +1 conjugates */
+                const float re = (float)v[2 * j] * (float)(c + 1);
+                const float im = (float)v[2 * j + 1] * (float)(c + 1) * (float)-sgn;
                 if (!ci) {
                     put_be(s + 8 * j, &re, 4);
                     put_be(s + 8 * j + 4, &im, 4);
                 } else if (bps == 4) {
-                    const int16_t a = (int16_t)q[2 * j], b = (int16_t)(q[2 * j + 1] * -(g->sgn ? g->sgn : -1));
+                    const int16_t a = (int16_t)q[2 * j], b = (int16_t)(q[2 * j + 1] * -sgn);
                     put_be(s + 4 * j, &a, 2);
                     put_be(s + 4 * j + 2, &b, 2);
                 } else {
                     s[2 * j] = (unsigned char)(int8_t)q[2 * j];
-                    s[2 * j + 1] = (unsigned char)(int8_t)(q[2 * j + 1] * -(g->sgn ? g->sgn : -1));
+                    s[2 * j + 1] = (unsigned char)(int8_t)(q[2 * j + 1] * -sgn);
                 }
             }
-            put_f64(v + 8 * off[17], ci ? amp * (c + 1) : 1.0);
         }
+    }
     FILE *fp = fopen(path, "wb");
     assert_non_null(fp);
     assert_int_equal(fwrite(file, 1, total, fp), total);
@@ -205,6 +272,8 @@ void tu_write_cphd(const char *path, sarbp_phd *p, const sarbp_scene_ref *r, str
     g->sig_size = sig_size;
     g->file_size = total;
     free(q);
+    free(v);
+    free(x);
     free(file);
     free(hdr);
     free(xml);

@@ -8,7 +8,13 @@
  * in ECEF, SRPPos = r's reference point, TxTime = 1 ms x the pulse index,
  * RcvTime = TxTime + 2 r0 / c. For CI4 and CI2 the samples are quantised
  * with a per-vector AmpSF and p->data is replaced by what a reader gives
- * back. Options inject the lies and variants the reader must refuse. */
+ * back. With toa_samples the file is TOA domain: each vector N = toa_samples
+ * range-compressed samples, SCSS = 1 / (N df), SC0 = -0.4 N SCSS, the
+ * direct (no FFT) sum s_n = sum_k X_k exp(+j 2 pi f_k tau_n) of the FX
+ * samples (SGN -1; a target at delay t0 peaks at tau = t0), FX1 and FX2
+ * the FX band; CI samples are quantised in the TOA domain and p->data
+ * becomes the FX samples of the dequantised vector (the inverse sum).
+ * Options inject the lies and variants the reader must refuse. */
 #ifndef SARBP_CPHD_GEN_H
 #define SARBP_CPHD_GEN_H
 
@@ -26,6 +32,8 @@ struct cphd_gen {
     int nchannels;         /* 1 or 2 (the second holds the samples times 2) */
     int nan_vector;        /* > 0: vector nan_vector - 1 has a NaN SC0 */
     double srp_step;       /* m the SRP moves per vector */
+    size_t toa_samples;    /* > 0: TOA domain, N samples a vector (N >= K) */
+    double toa_scss;       /* != 0: SCSS written instead of the true one (a lie) */
     /* out: the layout */
     size_t pvp_off, pvp_size, sig_off, sig_size, file_size;
 };

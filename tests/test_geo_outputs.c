@@ -8,13 +8,26 @@
  *    the .h5 pixel at that ground position, the spatial-frequency support
  *    against the simulation's band and geometry, ARPPoly against the
  *    antenna positions;
+ *  - SICD segmentation: with the segment byte limit lowered for tests
+ *    (SARBP_TEST_SICD_SEGMENT_BYTES, sicd_write.c) an image is written in
+ *    several image segments; each subheader (IID1, NROWS, NCOLS, IDLVL,
+ *    IALVL, ILOC, IGEOLO's outer corners) as SICD volume 2's sizing says,
+ *    and the segments' pixels, put together, equal the one-segment file's
+ *    bit for bit;
  *  - refusals: a geolocated output without a scene reference, a SICD
  *    without pulse times or on a grid coarser than the band; nothing is
  *    written then, the other outputs of the run included;
  *  - KMZ and GeoTIFF of a grid turned by a heading: corners read back (the
  *    KML in the zip, the GeoTIFF's tie points through libgeotiff) agree
  *    within 0.5 m with corners computed here independently (a local
- *    east-north offset on the ellipsoid's radii of curvature). */
+ *    east-north offset on the ellipsoid's radii of curvature);
+ *  - GDAL (gdalinfo, gdal_translate, ogrinfo from Debian's gdal-bin; these
+ *    tests skip, saying so, where it is not installed): the NITF driver
+ *    opens every kind of SICD sarbp writes (from a CPHD, from an HDF5 with
+ *    --prf) with its size, its I and Q bands and the SICD DES, and reads
+ *    its pixels bit for bit; the GTiff driver's ground control points and
+ *    the LIBKML driver's quad agree within 0.5 m with the independent
+ *    corners. */
 #include "test_util.h"
 
 #include <math.h>
@@ -462,12 +475,305 @@ static void test_kmz_geotiff(void **state)
 #endif
 }
 
+/* ---- GDAL ------------------------------------------------------------------ */
+
+static char gout[1 << 18]; /* what gdalinfo and ogrinfo print */
+
+/* Whether gdalinfo runs here; prints its version once. */
+static int have_gdal(void)
+{
+    static int state = -1;
+    if (state < 0) {
+        state = tu_sh(gout, sizeof gout, "gdalinfo --version 2>&1") == 0;
+        if (state) print_message("%s", gout);
+    }
+    return state;
+}
+
+#define NEED_GDAL()                                                                        \
+    do {                                                                                   \
+        if (!have_gdal())                                                                  \
+            tu_skip("gdalinfo is not installed (Debian: gdal-bin, scripts/install-deps.sh)"); \
+    } while (0)
+
+/* The n numbers following "key": at or after *from in gdalinfo's JSON
+ * into v; *from moves past them. Fails the test when absent. */
+static void jnums(const char **from, const char *key, double *v, int n)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(*from, k);
+    if (!p) fail_msg("gdalinfo's JSON has no %s after offset %td", key, *from - gout);
+    p += strlen(k);
+    for (int i = 0; i < n; i++) {
+        while (*p && !strchr("-0123456789", *p)) p++;
+        char *end;
+        v[i] = strtod(p, &end);
+        if (end == p) fail_msg("gdalinfo's JSON: no number %d after %s", i, key);
+        p = end;
+    }
+    *from = p;
+}
+
+static double jnum(const char **from, const char *key)
+{
+    double v;
+    jnums(from, key, &v, 1);
+    return v;
+}
+
+/* gdalinfo opens a SICD sarbp wrote with GDAL's NITF driver: its size, two
+ * Float32 bands I and Q (GDAL's view of RE32F_IM32F), the SICD XML DES;
+ * gdal_translate's pixels equal the file's, bit for bit. */
+static void check_sicd_by_gdal(const char *nitf)
+{
+    size_t n;
+    unsigned char *b = slurp(nitf, &n);
+    const unsigned char *is = b + field(b, 354, 6);
+    const size_t nrows = field(is, 333, 8), ncols = field(is, 341, 8);
+    const unsigned char *pix = is + field(b, 363, 6);
+    assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json -mdd xml:DES '%s' 2>&1", nitf), 0);
+    const char *p = gout;
+    if (!strstr(gout, "\"driverShortName\":\"NITF\"")) fail_msg("gdalinfo %s:\n%.2000s", nitf, gout);
+    double wh[2];
+    jnums(&p, "size", wh, 2);
+    assert_true(wh[0] == (double)ncols && wh[1] == (double)nrows);
+    const char *bands = strstr(gout, "\"bands\":"); /* bands 1 and 2: I and Q, Float32 */
+    assert_non_null(bands);
+    assert_true(strstr(bands, "\"band\":2") && !strstr(bands, "\"band\":3"));
+    const char *f1 = strstr(bands, "\"type\":\"Float32\"");
+    assert_true(f1 && strstr(f1 + 1, "\"type\":\"Float32\""));
+    assert_true(strstr(bands, "\"NITF_ISUBCAT\":\"I\"") && strstr(bands, "\"NITF_ISUBCAT\":\"Q\""));
+    /* the DES as GDAL lists it (its XML inside a JSON string: quotes escaped) */
+    assert_non_null(strstr(gout, "des name=\\\"XML_DATA_CONTENT\\\""));
+    assert_non_null(strstr(gout, "\\\"DESSHTN\\\" value=\\\"urn:SICD:1.3.0\\\""));
+    assert_non_null(strstr(gout, "\"NITF_ICAT\":\"SAR\""));
+    assert_non_null(strstr(gout, "\"NITF_IMODE\":\"P\""));
+    char raw[1024];
+    snprintf(raw, sizeof raw, "%s.gdal.raw", nitf);
+    remove(raw);
+    assert_int_equal(tu_sh(gout, sizeof gout, "gdal_translate -q -of ENVI -co INTERLEAVE=BIP "
+                           "'%s' '%s' 2>&1", nitf, raw), 0);
+    size_t rn;
+    unsigned char *r = slurp(raw, &rn);
+    assert_int_equal(rn, nrows * ncols * 8);
+    size_t differ = 0;
+    for (size_t i = 0; i < rn; i += 4) /* ENVI: this machine's order; NITF: big-endian */
+        differ += r[i] != pix[i + 3] || r[i + 1] != pix[i + 2] || r[i + 2] != pix[i + 1] ||
+                  r[i + 3] != pix[i];
+    print_message("GDAL reads %s: %zu x %zu, I and Q Float32, the SICD DES; %zu of %zu floats "
+                  "differ\n", strrchr(nitf, '/') + 1, nrows, ncols, differ, rn / 4);
+    assert_int_equal(differ, 0);
+    free(r);
+    free(b);
+}
+
+static void test_sicd_by_gdal(void **state)
+{
+    (void)state;
+    NEED_GDAL();
+    const sarbp_target t[] = {{0, 0, 0, 1}, {1.5, 2, 0, 0.5}};
+    sarbp_phd *p = tu_targets(t, 2, 64);
+    const char *h5 = tu_tmp("gd_phd.h5"), *nitf = tu_tmp("gd_prf.nitf");
+    tu_ok(sarbp_phd_write_h5(h5, p));
+    sarbp_phd_free(p);
+    assert_int_equal(tu_run("form -i %s -o %s --scene-ref -12.5,130.8,20 --prf 400 "
+                            "--collect-start 2026-05-06T07:08:09Z --grid 21x17 --spacing 0.1 "
+                            "--backend cpu -q", h5, nitf), 0);
+    check_sicd_by_gdal(nitf);
+#ifdef SARBP_HAVE_LIBXML2
+    const char *cphd = tu_tmp("gd.cphd"), *cn = tu_tmp("gd_cphd.nitf");
+    make_cphd(cphd);
+    assert_int_equal(tu_run("form -i %s -o %s --grid 40x30 --spacing 0.25 --window taylor "
+                            "--backend cpu -q", cphd, cn), 0);
+    check_sicd_by_gdal(cn);
+#endif
+}
+
+/* GCPs (pixel, line, lon, lat) gdalinfo lists, against the independent
+ * corners: the worst distance in metres. */
+static double gcps_against_independent(const char *tif, int *count)
+{
+    assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json '%s' 2>&1", tif), 0);
+    assert_non_null(strstr(gout, "\"driverShortName\":\"GTiff\""));
+    assert_non_null(strstr(gout, "ID[\\\"EPSG\\\",4326]"));
+    const char *p = strstr(gout, "\"gcpList\":");
+    assert_non_null(p);
+    double worst = 0;
+    *count = 0;
+    while (strstr(p, "\"pixel\":")) {
+        const double col = jnum(&p, "pixel"), row = jnum(&p, "line");
+        const double lon = jnum(&p, "x"), lat = jnum(&p, "y");
+        double la, lo; /* QL_ARGS: 50 x 40 at 0.3 m about (3, -2), heading 30 */
+        corner_ll(52.1, 5.2, 30, 3 + (col - 25) * 0.3, -2 + (20 - row) * 0.3, &la, &lo);
+        worst = fmax(worst, metres(52.1, lat - la, lon - lo));
+        ++*count;
+    }
+    return worst;
+}
+
+static void test_geotiff_kmz_by_gdal(void **state)
+{
+    (void)state;
+    NEED_GDAL();
+    const sarbp_target t[] = {{0, 0, 0, 1}, {3, -2, 0, 0.7}};
+    sarbp_phd *p = tu_targets(t, 2, 64);
+    const char *h5 = tu_tmp("gq_phd.h5"), *kmz = tu_tmp("gq.kmz");
+    tu_ok(sarbp_phd_write_h5(h5, p));
+    sarbp_phd_free(p);
+    assert_int_equal(tu_run("form -i %s -o %s " QL_ARGS, h5, kmz), 0);
+    /* the KMZ through OGR's LIBKML driver: the GroundOverlay's quad as a polygon */
+    assert_int_equal(tu_sh(gout, sizeof gout, "ogrinfo -ro -al '%s' 2>&1", kmz), 0);
+    const char *poly = strstr(gout, "POLYGON ((");
+    if (!poly) fail_msg("ogrinfo %s:\n%.2000s", kmz, gout);
+    poly += strlen("POLYGON ((");
+    const double xs[4] = {3 - 7.5, 3 + 7.5, 3 + 7.5, 3 - 7.5}, ys[4] = {-2 - 6, -2 - 6, -2 + 6, -2 + 6};
+    double worst = 0;
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        const double lo = strtod(poly, &end), la = strtod(end, &end);
+        assert_true(*end == ',' || *end == ')');
+        poly = end + 1;
+        double lat, lon;
+        corner_ll(52.1, 5.2, 30, xs[i], ys[i], &lat, &lon);
+        worst = fmax(worst, metres(52.1, la - lat, lo - lon));
+    }
+    print_message("ogrinfo (LIBKML): KMZ corners against independent ones: %.3g m (bar 0.5 m)\n",
+                  worst);
+    assert_true(worst < 0.5);
+#ifndef SARBP_TEST_GEOTIFF
+    tu_skip("sarbp was built without libtiff and libgeotiff: no GeoTIFF for gdalinfo");
+#else
+    const char *tif = tu_tmp("gq.tif"), *ctif = tu_tmp("gqc.tif");
+    assert_int_equal(tu_run("form -i %s -o %s " QL_ARGS, h5, tif), 0);
+    assert_int_equal(tu_run("form -i %s -o %s --complex " QL_ARGS, h5, ctif), 0);
+    const char *files[2] = {tif, ctif}, *types[2] = {"Byte", "CFloat32"};
+    for (int i = 0; i < 2; i++) {
+        int count;
+        worst = gcps_against_independent(files[i], &count);
+        const char *p2 = gout;
+        double wh[2];
+        jnums(&p2, "size", wh, 2);
+        assert_true(wh[0] == 50 && wh[1] == 40);
+        char type[64];
+        snprintf(type, sizeof type, "\"type\":\"%s\"", types[i]);
+        assert_non_null(strstr(gout, type));
+        print_message("gdalinfo: %s GeoTIFF, %d GCPs against independent corners: %.3g m "
+                      "(bar 0.5 m)\n", types[i], count, worst);
+        assert_int_equal(count, 5);
+        assert_true(worst < 0.5);
+    }
+#endif
+}
+
+/* The same image as one segment and in segments of 7 rows: the headers as
+ * SICD volume 2's image sizing says, the pixels reassembled bit for bit. */
+static void test_sicd_segments(void **state)
+{
+    (void)state;
+#ifndef SARBP_HAVE_LIBXML2
+    tu_skip("sarbp was built without libxml2: no CPHD to make a SICD from");
+#else
+    const char *cphd = tu_tmp("seg.cphd");
+    char one[1024], seg[1024];
+    snprintf(one, sizeof one, "%s", tu_tmp("seg_one.nitf"));
+    snprintf(seg, sizeof seg, "%s", tu_tmp("seg_seven.nitf"));
+    make_cphd(cphd);
+#define SEG_FORM "form -i %s -o %s --grid 40x30 --spacing 0.25 --backend cpu --threads 1 -q"
+    assert_int_equal(tu_run(SEG_FORM, cphd, one), 0);
+    size_t n1, n2;
+    unsigned char *a = slurp(one, &n1);
+    assert_int_equal(field(a, 360, 3), 1);
+    const unsigned char *ia = a + field(a, 354, 6);
+    const size_t nrows = field(ia, 333, 8), ncols = field(ia, 341, 8), per = 7;
+    const size_t nseg = (nrows + per - 1) / per;
+    char limit[32]; /* 7 rows and a few bytes */
+    snprintf(limit, sizeof limit, "%zu", per * ncols * 8 + 5);
+    setenv("SARBP_TEST_SICD_SEGMENT_BYTES", limit, 1);
+    const int rc = tu_run(SEG_FORM, cphd, seg);
+    snprintf(limit, sizeof limit, "%zu", ncols * 8 - 1); /* not one row */
+    setenv("SARBP_TEST_SICD_SEGMENT_BYTES", limit, 1);
+    char o[1024];
+    snprintf(o, sizeof o, "%s", tu_tmp("seg_refused.nitf"));
+    const int rc_row = tu_run(SEG_FORM, cphd, o);
+    static char err_row[sizeof err];
+    memcpy(err_row, err, sizeof err);
+    setenv("SARBP_TEST_SICD_SEGMENT_BYTES", "32", 1); /* one row of 4 a segment: 1000 > 999 */
+    const int rc_many = tu_run("form -i %s -o %s --grid 1000x4 --spacing 0.01 --backend cpu -q",
+                               cphd, o);
+    unsetenv("SARBP_TEST_SICD_SEGMENT_BYTES");
+    assert_int_equal(rc, 0);
+    assert_int_equal(rc_row, 1);
+    assert_non_null(strstr(err_row, "do not fit a NITF image segment"));
+    assert_int_equal(rc_many, 1);
+    assert_non_null(strstr(err, "1000 x 4 pixels need more than the 999 image segments"));
+    assert_false(tu_exists(o));
+
+    unsigned char *b = slurp(seg, &n2);
+    assert_int_equal(field(b, 342, 12), n2);                /* FL */
+    assert_int_equal(field(b, 354, 6), 401 + 16 * nseg);    /* HL */
+    assert_int_equal(field(b, 360, 3), nseg);               /* NUMI */
+    size_t at = 401 + 16 * nseg, rows = 0, differ = 0;
+    const unsigned char *pa = ia + 512;
+    for (size_t i = 0; i < nseg; i++) {
+        const size_t lish = field(b, 363 + 16 * i, 6), li = field(b, 369 + 16 * i, 10);
+        const unsigned char *is = b + at;
+        const size_t nr = i + 1 < nseg ? per : nrows - per * (nseg - 1);
+        char iid[32];
+        snprintf(iid, sizeof iid, "SICD%03zu", i + 1);
+        assert_int_equal(lish, 512);
+        assert_memory_equal(is, "IM", 2);
+        assert_memory_equal(is + 2, iid, 7);
+        assert_int_equal(field(is, 333, 8), nr);
+        assert_int_equal(field(is, 341, 8), ncols);
+        assert_int_equal(li, nr * ncols * 8);
+        assert_int_equal(field(is, 482, 3), i + 1);          /* IDLVL */
+        assert_int_equal(field(is, 485, 3), i);              /* IALVL */
+        assert_int_equal(field(is, 488, 5), i ? per : 0);    /* ILOC row */
+        assert_int_equal(field(is, 493, 5), 0);              /* ILOC column */
+        assert_int_equal(is[463], 'P');
+        if (i == 0) assert_memory_equal(is + 372, ia + 372, 30);             /* FRFC, FRLC */
+        if (i + 1 == nseg) assert_memory_equal(is + 402, ia + 402, 30);      /* LRLC, LRFC */
+        differ += memcmp(is + 512, pa + rows * ncols * 8, li) != 0;
+        rows += nr;
+        at += lish + li;
+    }
+    assert_int_equal(rows, nrows);
+    assert_memory_equal(b + at, "DEXML_DATA_CONTENT", 18);
+    assert_non_null(find(b + at, n2 - at, "<NumRows>"));
+    print_message("SICD in %zu segments of %zu rows (%zu x %zu pixels): %zu segments differ from "
+                  "the one-segment file's rows\n", nseg, per, nrows, ncols, differ);
+    assert_int_equal(differ, 0);
+    if (have_gdal()) { /* GDAL lists the segments as subdatasets and opens each */
+        assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json '%s' 2>&1", seg), 0);
+        char last[64];
+        snprintf(last, sizeof last, "NITF_IM:%zu:", nseg - 1);
+        assert_non_null(strstr(gout, last));
+        for (size_t i = 0; i < nseg; i++) {
+            assert_int_equal(tu_sh(gout, sizeof gout, "gdalinfo -json 'NITF_IM:%zu:%s' 2>&1", i,
+                                   seg), 0);
+            const char *p = gout;
+            double wh[2];
+            jnums(&p, "size", wh, 2);
+            assert_true(wh[0] == (double)ncols &&
+                        wh[1] == (double)(i + 1 < nseg ? per : nrows - per * (nseg - 1)));
+        }
+        print_message("gdalinfo lists the %zu image segments and opens each at its size\n", nseg);
+    }
+    free(a);
+    free(b);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sicd),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kmz_geotiff),
+        cmocka_unit_test(test_sicd_segments),
+        cmocka_unit_test(test_sicd_by_gdal),
+        cmocka_unit_test(test_geotiff_kmz_by_gdal),
     };
     return tu_run_tests(tests);
 }

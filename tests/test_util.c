@@ -63,6 +63,23 @@ int tu_run_clif(char *out, size_t outn, char *err, size_t errn, const char *fmt,
     return rc;
 }
 
+int tu_sh(char *out, size_t outn, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    if (!p) fail_msg("cannot run '%s': %s", cmd, strerror(errno));
+    size_t n = fread(out, 1, outn - 1, p);
+    out[n] = '\0';
+    char sink[4096]; /* the rest, so the command is not killed by SIGPIPE */
+    while (fread(sink, 1, sizeof sink, p) > 0) continue;
+    const int rc = pclose(p);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 const char *tu_tmp(const char *name)
 {
     static char slots[8][512];

@@ -25,6 +25,16 @@ int tu_run_clif(char *out, size_t outn, char *err, size_t errn, const char *fmt,
     ;
 #define tu_run(...) tu_run_clif(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
+/* Runs a shell command (printf-style), its stdout (stderr too when the
+ * command says 2>&1) into out (outn bytes, NUL-terminated, truncated);
+ * returns its exit status, -1 when it did not exit. For the tests that run
+ * other programs on sarbp's files (gdalinfo, SARkit). */
+int tu_sh(char *out, size_t outn, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* A path in the test build's scratch directory: SARBP_TEST_TMP/<name>. The
  * file is removed first so tests start clean. Returns a static buffer slot
  * (8 rotate). */

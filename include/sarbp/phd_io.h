@@ -8,7 +8,8 @@
  *    af.ph_correct;
  *  - HDF5 files with the Gotcha field names at the root or in group "data",
  *    complex as compound {r, i} or {real, imag};
- *  - NGA CPHD 1.0 / 1.1, monostatic, FX domain, CF8 / CI4 / CI2 signal
+ *  - NGA CPHD 1.0 / 1.1, monostatic, FX or TOA domain (TOA vectors come
+ *    out as frequency samples over their band), CF8 / CI4 / CI2 signal
  *    arrays, one channel (cphd_read.c); positions are taken to the east-
  *    north-up frame at the scene reference point (SRPPos), which the reader
  *    reports through sarbp_reader_collection().

@@ -20,7 +20,7 @@ static void help(void)
 "\n"
 "inputs and outputs:\n"
 "  -i, --input IN        phase history: sarbp .h5, Gotcha .mat (v5/v7.3), Gotcha-style\n"
-"                        HDF5 or NGA CPHD 1.0/1.1 (monostatic, FX domain, CF8/CI4/CI2);\n"
+"                        HDF5 or NGA CPHD 1.0/1.1 (monostatic, FX or TOA, CF8/CI4/CI2);\n"
 "                        a directory or a glob reads every file, in azimuth order\n"
 "  -o, --output OUT      image file, format from the extension: .h5 (complex64 + x, y\n"
 "                        coordinates + attributes), .npy (complex64, Ny x Nx), .png (dB);\n"

@@ -7,16 +7,32 @@
  * words) and the signal block (big-endian CF8, CI4 or CI2 vectors).
  *
  * What is read: one channel of a monostatic collection, FX domain
- * (deramped frequency samples, sample k of vector i at SC0_i + k SCSS_i),
- * with a fixed scene reference point (SRPPos the same for every vector, to
- * 1 mm). The antenna phase centre of a vector is the midpoint of its
- * transmit and receive positions, r0 its range to the SRP; positions are
- * taken from ECEF to the east-north-up frame at the SRP (geo.h), which the
- * phd_file's collection records. Integer samples (and float ones, when the
- * file has it) are scaled by the AmpSF PVP; SGN = +1 files are conjugated
- * to sarbp's exp(-j 4 pi f dR / c) convention. Bistatic collections, TOA
- * domain, compressed signals, a moving SRP and any other variant are
- * refused with a message naming what is unsupported.
+ * (deramped frequency samples, sample k of vector i at SC0_i + k SCSS_i) or
+ * TOA domain (below), with a fixed scene reference point (SRPPos the same
+ * for every vector, to 1 mm). The antenna phase centre of a vector is the
+ * midpoint of its transmit and receive positions, r0 its range to the SRP;
+ * positions are taken from ECEF to the east-north-up frame at the SRP
+ * (geo.h), which the phd_file's collection records. Integer samples (and
+ * float ones, when the file has it) are scaled by the AmpSF PVP; SGN = +1
+ * files are conjugated to sarbp's exp(-j 4 pi f dR / c) convention. Bistatic collections,
+ * compressed signals, a moving SRP and any other variant are refused with a
+ * message naming what is unsupported.
+ *
+ * TOA domain: vector i holds N range-compressed samples s_n at
+ * tau_n = SC0_i + n SCSS_i seconds of time of arrival after the SRP's. Its
+ * frequency samples, on the band [FX1_i, FX2_i] (the PVPs, else
+ * Global/FxBand), are the inverse of the N-point transform that makes
+ * such a vector from FX samples X_k at f_k = FX1 + k / (N SCSS):
+ *     s_n = sum_k X_k exp(-j SGN 2 pi f_k tau_n),
+ *     X_k = (1/N) sum_n s_n exp(+j SGN 2 pi f_k tau_n)    (one FFTW of N),
+ * so a target at delay t0 peaks at tau = t0 and X_k carries
+ * exp(SGN j 2 pi f_k t0): FX data as an FX-domain file would hold them.
+ * The band is sampled at 1 / (N SCSS), the spacing the TOA window's length
+ * allows; no zero padding is needed (padding would only interpolate). Every
+ * vector gives K samples, K the largest floor((FX2 - FX1) N SCSS) + 1 over
+ * the vectors (at most N). SCSS (FX2 - FX1) > 1 (the band aliased in the
+ * TOA samples), an SCSS or a band that is not positive and a window too
+ * short for two frequency samples are refused.
  *
  * Every size the file declares is distrusted: header numbers are parsed
  * strictly, each block must lie inside the file, the channel's PVP and
@@ -48,8 +64,11 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
 
 #else
 
+#include <fftw3.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+
+#include "rangecomp/fftw_planner.h"
 
 #define CPHD_MAX_HEADER 65536               /* bytes of the ASCII header */
 #define CPHD_MAX_XML ((uint64_t)64 << 20)   /* bytes of the XML block */
@@ -65,7 +84,14 @@ struct cphd_impl {
     enum sig_format fmt;
     int conj;                /* SGN = +1: conjugate */
     double *ampsf;           /* [npulses] or NULL */
-    size_t nsamples;
+    size_t nsamples;         /* samples per vector in the file */
+    /* TOA domain only (toa != 0): per vector SC0, SCSS (s) and the band
+     * (Hz; f0 is FX1 in the phd_file's meta); the transform's plan and
+     * buffer of nsamples, made at open */
+    int toa;
+    double *sc0, *scss, *fx2;
+    fftw_complex *buf;
+    fftw_plan plan;
 };
 
 /* ---- reading the file ------------------------------------------------------ */
@@ -299,7 +325,8 @@ struct pvp_field {
     int present;
 };
 
-enum { PV_TXTIME, PV_TXPOS, PV_RCVTIME, PV_RCVPOS, PV_SRPPOS, PV_SC0, PV_SCSS, PV_AMPSF, PV_N };
+enum { PV_TXTIME, PV_TXPOS, PV_RCVTIME, PV_RCVPOS, PV_SRPPOS, PV_SC0, PV_SCSS, PV_AMPSF, PV_FX1,
+       PV_FX2, PV_N };
 
 static sarbp_status pvp_layout(const char *path, xmlNode *root, size_t nbytes,
                                struct pvp_field *f)
@@ -350,12 +377,25 @@ static void cphd_release(struct phd_file *f)
     }
 }
 
+static void impl_free(struct cphd_impl *c)
+{
+    if (!c) return;
+    if (c->plan) {
+        sarbp_fftw_planner_lock();
+        fftw_destroy_plan(c->plan);
+        sarbp_fftw_planner_unlock();
+    }
+    fftw_free(c->buf);
+    free(c->ampsf);
+    free(c->sc0);
+    free(c->scss);
+    free(c->fx2);
+    free(c);
+}
+
 static void cphd_destroy(struct phd_file *f)
 {
-    struct cphd_impl *c = f->impl;
-    if (!c) return;
-    free(c->ampsf);
-    free(c);
+    impl_free(f->impl);
     f->impl = NULL;
 }
 
@@ -425,9 +465,10 @@ static sarbp_status check_xml(const char *path, xmlNode *root, struct cphd_impl 
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': CollectType %s: sarbp reads monostatic "
                            "CPHD collections only (bistatic is not supported)", path, buf);
     SARBP_TRY(need_text(path, root, "Global/DomainType", buf, sizeof buf));
-    if (strcmp(buf, "FX"))
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': DomainType %s: sarbp reads FX-domain "
-                           "CPHD signal arrays only (TOA is not supported yet)", path, buf);
+    if (!strcmp(buf, "TOA")) c->toa = 1;
+    else if (strcmp(buf, "FX"))
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': DomainType %s: sarbp reads FX- and "
+                           "TOA-domain CPHD signal arrays", path, buf);
     SARBP_TRY(need_text(path, root, "Global/SGN", buf, sizeof buf));
     if (!strcmp(buf, "-1")) c->conj = 0;
     else if (!strcmp(buf, "+1") || !strcmp(buf, "1")) c->conj = 1;
@@ -453,10 +494,29 @@ static sarbp_status check_xml(const char *path, xmlNode *root, struct cphd_impl 
     return SARBP_OK;
 }
 
-/* Reads the channel's PVPs into meta, t, ampsf and the scene reference. */
+/* A TOA vector's sampling and band, before anything is derived from them. */
+static sarbp_status check_toa_vector(const char *path, size_t i, double scss, double fx1,
+                                     double fx2)
+{
+    if (!(scss > 0))
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu has SCSS %g s: not a "
+                           "positive sample spacing", path, i, scss);
+    if (!(fx1 > 0 && fx2 > fx1))
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu has the band FX1 %g Hz to "
+                           "FX2 %g Hz: not a positive band", path, i, fx1, fx2);
+    if (scss * (fx2 - fx1) > 1)
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu: SCSS %g s times its band "
+                           "%g Hz is %g, over 1: the TOA samples cannot hold the band (aliased)",
+                           path, i, scss, fx2 - fx1, scss * (fx2 - fx1));
+    return SARBP_OK;
+}
+
+/* Reads the channel's PVPs into meta, t, ampsf, the TOA parameters and the
+ * scene reference. band: Global/FxBand (NaN when absent), for TOA vectors
+ * without FX1 and FX2 PVPs. */
 static sarbp_status read_pvps(FILE *fp, const char *path, uint64_t pvp_at, size_t nbytes,
-                              const struct pvp_field *pf, struct phd_file *f,
-                              struct cphd_impl *c)
+                              const struct pvp_field *pf, const double band[2],
+                              struct phd_file *f, struct cphd_impl *c)
 {
     sarbp_phd *m = f->meta;
     const size_t nv = m->npulses;
@@ -473,7 +533,7 @@ static sarbp_status read_pvps(FILE *fp, const char *path, uint64_t pvp_at, size_
         for (size_t j = 0; !st && j < n; j++) {
             const unsigned char *p = buf + j * nbytes;
             const size_t i = v0 + j;
-            double vals[16];
+            double vals[20];
             int nv_ = 0;
             double tx[3], rx[3], srp[3];
             for (int k = 0; k < 3; k++) {
@@ -492,6 +552,11 @@ static sarbp_status read_pvps(FILE *fp, const char *path, uint64_t pvp_at, size_
             vals[nv_++] = scss;
             double amp = 1;
             if (pf[PV_AMPSF].present) vals[nv_++] = amp = be_f64(p + pf[PV_AMPSF].off);
+            double fx1 = band[0], fx2 = band[1];
+            if (c->toa && pf[PV_FX1].present && pf[PV_FX2].present) {
+                vals[nv_++] = fx1 = be_f64(p + pf[PV_FX1].off);
+                vals[nv_++] = fx2 = be_f64(p + pf[PV_FX2].off);
+            }
             for (int k = 0; k < nv_; k++)
                 if (!isfinite(vals[k]) || fabs(vals[k]) > 1e13) {
                     st = sarbp_error(SARBP_ERR_INVALID, "'%s': a per-vector parameter of vector "
@@ -509,10 +574,18 @@ static sarbp_status read_pvps(FILE *fp, const char *path, uint64_t pvp_at, size_
                                  "point (a moving SRP is not supported)", path, i, d);
                 break;
             }
+            if (c->toa && (st = check_toa_vector(path, i, scss, fx1, fx2))) break;
             for (int k = 0; k < 3; k++) apc[i][k] = 0.5 * (tx[k] + rx[k]);
             f->t[i] = 0.5 * (ttx + trx);
-            m->f0[i] = sc0;
-            m->df[i] = scss;
+            if (c->toa) { /* f0 the band's start; df once the sample count is known */
+                m->f0[i] = fx1;
+                c->sc0[i] = sc0;
+                c->scss[i] = scss;
+                c->fx2[i] = fx2;
+            } else {
+                m->f0[i] = sc0;
+                m->df[i] = scss;
+            }
             if (c->ampsf) c->ampsf[i] = amp;
         }
     }
@@ -568,6 +641,45 @@ static sarbp_status open_xml(FILE *fp, const char *path, const struct header *h,
     return SARBP_OK;
 }
 
+/* An optional number of the XML: 1 when present and finite. */
+static int opt_double(xmlNode *root, const char *where, double *v)
+{
+    char buf[64], *end;
+    if (!text(root, where, buf, sizeof buf) || !buf[0]) return 0;
+    *v = strtod(buf, &end);
+    return !*end && isfinite(*v);
+}
+
+/* TOA: each vector's frequency step 1 / (N SCSS), the number of frequency
+ * samples K (the most over the vectors, at most N), the transform's buffer
+ * and plan. */
+static sarbp_status toa_setup(const char *path, struct phd_file *f, struct cphd_impl *c)
+{
+    sarbp_phd *m = f->meta;
+    const size_t n = c->nsamples;
+    size_t kmax = 0;
+    for (size_t i = 0; i < m->npulses; i++) {
+        m->df[i] = 1.0 / ((double)n * c->scss[i]);
+        /* at most n: check_toa_vector held SCSS (FX2 - FX1) to 1 */
+        const double span = (c->fx2[i] - m->f0[i]) / m->df[i];
+        const size_t k = (size_t)floor(span + 1e-9) + 1;
+        if (k < 2)
+            return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu: %zu samples %g s apart "
+                               "are too short a window to give two samples of its %g Hz band",
+                               path, i, n, c->scss[i], c->fx2[i] - m->f0[i]);
+        if (k > kmax) kmax = k;
+    }
+    m->nsamples = kmax < n ? kmax : n;
+    c->buf = fftw_malloc(n * sizeof *c->buf);
+    if (!c->buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu-point FFT", n);
+    sarbp_fftw_planner_lock();
+    c->plan = fftw_plan_dft_1d((int)n, c->buf, c->buf, FFTW_FORWARD, FFTW_ESTIMATE);
+    sarbp_fftw_planner_unlock();
+    if (!c->plan)
+        return sarbp_error(SARBP_ERR_FFTW, "FFTW could not plan a transform of %zu points", n);
+    return SARBP_OK;
+}
+
 sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
     const char *channel = o ? o->channel : NULL;
@@ -595,10 +707,12 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
     struct pvp_field pf[PV_N] = {
         {"TxTime", 1, 1, 0, 0}, {"TxPos", 3, 1, 0, 0}, {"RcvTime", 1, 1, 0, 0},
         {"RcvPos", 3, 1, 0, 0}, {"SRPPos", 3, 1, 0, 0}, {"SC0", 1, 1, 0, 0},
-        {"SCSS", 1, 1, 0, 0}, {"AmpSF", 1, 0, 0, 0}};
+        {"SCSS", 1, 1, 0, 0}, {"AmpSF", 1, 0, 0, 0}, {"FX1", 1, 0, 0, 0},
+        {"FX2", 1, 0, 0, 0}};
     if (!st) st = pvp_layout(path, root, (size_t)nbytes, pf);
     if (!st) {
-        snprintf(f->coll->source_format, sizeof f->coll->source_format, "CPHD %s", h.version);
+        snprintf(f->coll->source_format, sizeof f->coll->source_format, "CPHD %s%s", h.version,
+                 c->toa ? " TOA" : "");
         polarisation(root, ch.id, f->coll->polarisation, sizeof f->coll->polarisation);
         if (ch.nvec == 0 || ch.nsamp == 0)
             st = sarbp_error(SARBP_ERR_INVALID, "'%s': CPHD channel '%s' has %llu vectors of "
@@ -628,18 +742,32 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
     }
     if (!st) st = sarbp_phd_alloc(SARBP_DOMAIN_FREQ, (size_t)ch.nvec, (size_t)ch.nsamp, 0,
                                   &f->meta);
+    double band[2] = {NAN, NAN}; /* TOA vectors without FX1, FX2 */
+    if (!st && c->toa && !(pf[PV_FX1].present && pf[PV_FX2].present) &&
+        !(opt_double(root, "Global/FxBand/FxMin", &band[0]) &&
+          opt_double(root, "Global/FxBand/FxMax", &band[1])))
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': a TOA-domain CPHD needs its band: the XML has "
+                         "neither PVP/FX1 and PVP/FX2 nor Global/FxBand", path);
     if (!st) {
-        f->t = malloc((size_t)ch.nvec * sizeof *f->t);
-        if (pf[PV_AMPSF].present) c->ampsf = malloc((size_t)ch.nvec * sizeof *c->ampsf);
-        if (!f->t || (pf[PV_AMPSF].present && !c->ampsf))
+        const size_t nv = (size_t)ch.nvec;
+        f->t = malloc(nv * sizeof *f->t);
+        if (pf[PV_AMPSF].present) c->ampsf = malloc(nv * sizeof *c->ampsf);
+        if (c->toa) {
+            c->sc0 = malloc(nv * sizeof *c->sc0);
+            c->scss = malloc(nv * sizeof *c->scss);
+            c->fx2 = malloc(nv * sizeof *c->fx2);
+        }
+        if (!f->t || (pf[PV_AMPSF].present && !c->ampsf) ||
+            (c->toa && (!c->sc0 || !c->scss || !c->fx2)))
             st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
-    if (!st) st = read_pvps(fp, path, h.pvp_off + ch.pvp_off, (size_t)nbytes, pf, f, c);
+    if (!st) st = read_pvps(fp, path, h.pvp_off + ch.pvp_off, (size_t)nbytes, pf, band, f, c);
+    if (!st) c->nsamples = (size_t)ch.nsamp;
+    if (!st && c->toa) st = toa_setup(path, f, c);
     if (doc) xmlFreeDoc(doc);
     fclose(fp);
     if (st) {
-        if (c) free(c->ampsf);
-        free(c);
+        impl_free(c);
         sarbp_phd_free(f->meta);
         free(f->coll);
         free(f->t);
@@ -649,13 +777,63 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
         return st;
     }
     c->sig_off = h.sig_off + ch.sig_off;
-    c->nsamples = (size_t)ch.nsamp;
     f->impl = c;
     f->ops = &cphd_ops;
     return SARBP_OK;
 }
 
 /* ---- samples --------------------------------------------------------------- */
+
+/* Sample i of a stored vector s: AmpSF a applied, SGN +1 conjugated. */
+static void sample_at(const struct cphd_impl *c, const unsigned char *s, size_t i, double a,
+                      double *re, double *im)
+{
+    if (c->fmt == SIG_CF8) {
+        *re = be_f32(s + 8 * i);
+        *im = be_f32(s + 8 * i + 4);
+    } else if (c->fmt == SIG_CI4) {
+        *re = (int16_t)((uint16_t)s[4 * i] << 8 | s[4 * i + 1]);
+        *im = (int16_t)((uint16_t)s[4 * i + 2] << 8 | s[4 * i + 3]);
+    } else {
+        *re = (int8_t)s[2 * i];
+        *im = (int8_t)s[2 * i + 1];
+    }
+    *re *= a;
+    *im *= c->conj ? -a : a;
+}
+
+/* Multiplies z by exp(-j 2 pi cycles). */
+static void rotate(double z[2], double cycles)
+{
+    const double c = cos(2 * M_PI * cycles), s = sin(2 * M_PI * cycles);
+    const double re = z[0] * c + z[1] * s, im = z[1] * c - z[0] * s;
+    z[0] = re;
+    z[1] = im;
+}
+
+/* The TOA vector v in c->buf to its m->nsamples frequency samples at
+ * f_k = FX1 + k df (the header comment's X_k, SGN -1 after the conjugation):
+ * X_k = exp(-j 2 pi f_k SC0) / N  DFT_k[s_n exp(-j 2 pi FX1 SCSS n)], since
+ * df SCSS = 1 / N. Phases are reduced to cycles in [0, 1) before the sine. */
+static void toa_to_fx(struct cphd_impl *c, const sarbp_phd *m, size_t v, sarbp_c32 *d)
+{
+    const size_t n = c->nsamples;
+    const double fx1 = m->f0[v], scss = c->scss[v], sc0 = c->sc0[v];
+    const double a = fx1 * scss - floor(fx1 * scss);
+    for (size_t j = 0; j < n; j++) {
+        const double cyc = a * (double)j;
+        rotate(c->buf[j], cyc - floor(cyc));
+    }
+    fftw_execute(c->plan);
+    const double b = fx1 * sc0 - floor(fx1 * sc0), db = sc0 / ((double)n * scss);
+    for (size_t k = 0; k < m->nsamples; k++) {
+        const double cyc = b + db * (double)k;
+        double z[2] = {c->buf[k][0] / (double)n, c->buf[k][1] / (double)n};
+        rotate(z, cyc - floor(cyc));
+        d[k].re = (float)z[0];
+        d[k].im = (float)z[1];
+    }
+}
 
 static sarbp_status cphd_read(struct phd_file *f, size_t p0, size_t np, sarbp_c32 *dst)
 {
@@ -665,7 +843,8 @@ static sarbp_status cphd_read(struct phd_file *f, size_t p0, size_t np, sarbp_c3
         if (!c->fp)
             return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", f->path, strerror(errno));
     }
-    const size_t k = c->nsamples, row = k * c->bps;
+    /* n samples a vector in the file, k out (FX: the same; TOA: the band's) */
+    const size_t n = c->nsamples, k = f->meta->nsamples, row = n * c->bps;
     size_t per = ((size_t)1 << 22) / row; /* about 4 MiB a read */
     if (per < 1) per = 1;
     if (per > np) per = np;
@@ -673,33 +852,25 @@ static sarbp_status cphd_read(struct phd_file *f, size_t p0, size_t np, sarbp_c3
     if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
     for (size_t v0 = 0; !st && v0 < np; v0 += per) {
-        const size_t n = np - v0 < per ? np - v0 : per;
-        st = read_at(c->fp, f->path, c->sig_off + (uint64_t)(p0 + v0) * row, buf, n * row,
+        const size_t nr = np - v0 < per ? np - v0 : per;
+        st = read_at(c->fp, f->path, c->sig_off + (uint64_t)(p0 + v0) * row, buf, nr * row,
                      "signal block");
-        for (size_t j = 0; !st && j < n; j++) {
+        for (size_t j = 0; !st && j < nr; j++) {
             const unsigned char *s = buf + j * row;
             sarbp_c32 *d = dst + (v0 + j) * k;
             const double a = c->ampsf ? c->ampsf[p0 + v0 + j] : 1.0;
-            const float sg = c->conj ? -1.0f : 1.0f;
-            for (size_t i = 0; i < k; i++) {
+            for (size_t i = 0; i < n; i++) {
                 double re, im;
-                if (c->fmt == SIG_CF8) {
-                    re = be_f32(s + 8 * i);
-                    im = be_f32(s + 8 * i + 4);
-                } else if (c->fmt == SIG_CI4) {
-                    re = (int16_t)((uint16_t)s[4 * i] << 8 | s[4 * i + 1]);
-                    im = (int16_t)((uint16_t)s[4 * i + 2] << 8 | s[4 * i + 3]);
+                sample_at(c, s, i, a, &re, &im);
+                if (c->toa) {
+                    c->buf[i][0] = re;
+                    c->buf[i][1] = im;
                 } else {
-                    re = (int8_t)s[2 * i];
-                    im = (int8_t)s[2 * i + 1];
+                    d[i].re = (float)re;
+                    d[i].im = (float)im;
                 }
-                if (c->ampsf) {
-                    re *= a;
-                    im *= a;
-                }
-                d[i].re = (float)re;
-                d[i].im = sg * (float)im;
             }
+            if (c->toa) toa_to_fx(c, f->meta, p0 + v0 + j, d);
         }
     }
     free(buf);

@@ -1,11 +1,20 @@
 /* sicd_write.c - SICD 1.3.0 complex images in NITF 2.1.
  *
  * The NITF container is written here by hand (fixed-width ASCII fields,
- * MIL-STD-2500C): a file header, one image segment of RE32F_IM32F pixels,
+ * MIL-STD-2500C): a file header, the image segments of RE32F_IM32F pixels,
  * band-interleaved by pixel (IMODE P, big-endian I then Q), and one
- * XML_DATA_CONTENT data extension holding the SICD XML. Images larger than
- * one image segment may hold (9,999,999,998 bytes, or 99,999,999 rows or
- * columns) are refused rather than segmented.
+ * XML_DATA_CONTENT data extension holding the SICD XML.
+ *
+ * Segments follow SICD volume 2's image sizing (section 3.2): an image of
+ * at most 9,999,999,998 bytes is one segment (IID1 SICD000); a larger one
+ * is cut into NumIS segments of whole rows, each min(99,999, floor(limit /
+ * bytes a row)) rows but the last, IID1 SICD001, SICD002, ..., IDLVL n,
+ * IALVL n - 1 (attached to the one before), ILOC the previous segment's
+ * row count and column 0 (the first 0, 0), IGEOLO the corners of its first
+ * row and of the next segment's first row (the image's last row for the
+ * last). More than 999 segments or 99,999,999 columns are refused. The
+ * environment variable SARBP_TEST_SICD_SEGMENT_BYTES, for tests only,
+ * lowers the byte limit so that small images are segmented.
  *
  * What each SICD field is filled from (README.md has the table):
  *  - orientation: the SICD row direction is whichever of the scene grid's
@@ -49,8 +58,10 @@
 #include "sarbp/window.h"
 
 #define SICD_NS "urn:SICD:1.3.0"
-#define NITF_MAX_SEG_BYTES 9999999998.0
+#define NITF_MAX_SEG_BYTES 9999999998ULL /* IS_SIZE_MAX */
+#define NITF_MAX_SEG_ROWS 99999ULL        /* ILOC_MAX: rows a segment of several */
 #define NITF_MAX_SIDE 99999999
+#define NITF_MAX_SEGMENTS 999
 
 /* ---- a growing string ------------------------------------------------------ */
 
@@ -150,6 +161,7 @@ struct sicd_geom {
     int order;
     double arp[3][MAX_ORDER + 1];      /* ARPPoly, ECEF, in t */
     char collect_start[40], idatim[15];
+    size_t nseg, seg_rows;             /* image segments; rows each but the last */
 };
 
 /* Pixel (r, c) of the SICD array in scene coordinates. */
@@ -286,6 +298,43 @@ static int parse_iso(const char *s, char idatim[15])
     return 1;
 }
 
+/* The byte limit of an image segment: IS_SIZE_MAX, or a smaller one from
+ * SARBP_TEST_SICD_SEGMENT_BYTES (tests only; ignored unless a whole number
+ * from 1 to IS_SIZE_MAX). */
+static unsigned long long segment_limit(void)
+{
+    const char *e = getenv("SARBP_TEST_SICD_SEGMENT_BYTES");
+    if (!e || !*e) return NITF_MAX_SEG_BYTES;
+    char *end;
+    errno = 0;
+    const unsigned long long v = strtoull(e, &end, 10);
+    if (errno || *end || *e == '-' || v < 1 || v > NITF_MAX_SEG_BYTES) return NITF_MAX_SEG_BYTES;
+    return v;
+}
+
+/* SICD volume 2's image sizing (the header comment): s->nseg, s->seg_rows. */
+static sarbp_status segments(const char *path, struct sicd_geom *s)
+{
+    const unsigned long long limit = segment_limit(), row = 8ULL * s->ncols;
+    if (s->ncols > NITF_MAX_SIDE || row > limit)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': rows of %zu pixels do not "
+                           "fit a NITF image segment", path, s->ncols);
+    if ((unsigned long long)s->nrows <= limit / row) {
+        s->nseg = 1;
+        s->seg_rows = s->nrows;
+    } else {
+        const unsigned long long per = limit / row < NITF_MAX_SEG_ROWS ? limit / row
+                                                                       : NITF_MAX_SEG_ROWS;
+        s->seg_rows = (size_t)per;
+        s->nseg = (s->nrows + s->seg_rows - 1) / s->seg_rows;
+    }
+    if (s->nseg > NITF_MAX_SEGMENTS || s->seg_rows > NITF_MAX_SIDE)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': %zu x %zu pixels need more "
+                           "than the %d image segments a NITF file holds", path, s->nrows,
+                           s->ncols, NITF_MAX_SEGMENTS);
+    return SARBP_OK;
+}
+
 static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_image_context *ctx,
                          struct sicd_geom *s)
 {
@@ -354,11 +403,7 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
         s->ixc = -sg;
         s->ix0 = sg > 0 ? (long)g->nx - 1 : 0;
     }
-    if (s->nrows > NITF_MAX_SIDE || s->ncols > NITF_MAX_SIDE ||
-        (double)s->nrows * (double)s->ncols * 8 > NITF_MAX_SEG_BYTES)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': %zu x %zu pixels need more "
-                           "than one NITF image segment, which sarbp does not write", path,
-                           s->nrows, s->ncols);
+    SARBP_TRY(segments(path, s));
     s->scp_row = s->nrows / 2;
     s->scp_col = s->ncols / 2;
     sicd_pixel_xyz(img, s, (double)s->scp_row, (double)s->scp_col, s->scp_xyz);
@@ -633,6 +678,95 @@ static int clevel(double bytes, size_t side)
     return 9;
 }
 
+/* Rows of image segment seg (it starts at row seg x s->seg_rows). */
+static size_t segment_nrows(const struct sicd_geom *s, size_t seg)
+{
+    return seg + 1 < s->nseg ? s->seg_rows : s->nrows - seg * s->seg_rows;
+}
+
+/* Corners of image segment seg (FRFC, FRLC, LRLC, LRFC): its first row
+ * and the next segment's first row (the image's last row for the last
+ * segment), as SICD volume 2's sizing places them. */
+static void segment_corners(const sarbp_image *img, const struct sicd_geom *s, size_t seg,
+                            double lat[4], double lon[4])
+{
+    if (s->nseg == 1) {
+        memcpy(lat, s->corner_lat, 4 * sizeof *lat);
+        memcpy(lon, s->corner_lon, 4 * sizeof *lon);
+        return;
+    }
+    const double rf = (double)(seg * s->seg_rows);
+    const double rl = seg + 1 < s->nseg ? rf + (double)s->seg_rows : (double)s->nrows - 1;
+    const double cl = (double)s->ncols - 1;
+    const double rc[4][2] = {{rf, 0}, {rf, cl}, {rl, cl}, {rl, 0}};
+    for (int i = 0; i < 4; i++) {
+        double xyz[3], h;
+        sicd_pixel_xyz(img, s, rc[i][0], rc[i][1], xyz);
+        sarbp_scene_to_geodetic(&s->ref, xyz, &lat[i], &lon[i], &h);
+    }
+}
+
+/* The 512-byte subheader of image segment seg. */
+static void image_subheader(struct sb *ish, const sarbp_image *img, const struct sicd_geom *s,
+                            size_t seg)
+{
+    const size_t nr = segment_nrows(s, seg);
+    double lat[4], lon[4];
+    segment_corners(img, s, seg, lat, lon);
+    char iid1[32], igeolo[64] = "";
+    snprintf(iid1, sizeof iid1, "SICD%03zu", s->nseg == 1 ? 0 : seg + 1);
+    for (int i = 0; i < 4; i++) {
+        char a[24], o[24];
+        dms(a, lat[i], 1);
+        dms(o, lon[i], 0);
+        strcat(igeolo, a);
+        strcat(igeolo, o);
+    }
+    const char *core = sarbp_image_get_attr(img, "core_name");
+    const char *collector = sarbp_image_get_attr(img, "collector");
+    fld(ish, 2, "IM");
+    fld(ish, 10, iid1);
+    fld(ish, 14, s->idatim);
+    fld(ish, 17, "");
+    fld(ish, 80, core && *core ? core : "sarbp");
+    security(ish);
+    fld(ish, 1, "0");                     /* ENCRYP */
+    fld(ish, 42, collector ? collector : "");
+    num(ish, 8, nr);
+    num(ish, 8, s->ncols);
+    fld(ish, 3, "R");
+    fld(ish, 8, "NODISPLY");
+    fld(ish, 8, "SAR");
+    num(ish, 2, 32);
+    fld(ish, 1, "R");
+    fld(ish, 1, "G");
+    fld(ish, 60, igeolo);
+    num(ish, 1, 0);                       /* NICOM */
+    fld(ish, 2, "NC");
+    num(ish, 1, 2);                       /* NBANDS */
+    for (int band = 0; band < 2; band++) {
+        fld(ish, 2, "");
+        fld(ish, 6, band ? "Q" : "I");
+        fld(ish, 1, "N");
+        fld(ish, 3, "");
+        num(ish, 1, 0);
+    }
+    num(ish, 1, 0);                       /* ISYNC */
+    fld(ish, 1, "P");
+    num(ish, 4, 1);
+    num(ish, 4, 1);
+    num(ish, 4, s->ncols > 8192 ? 0 : s->ncols);
+    num(ish, 4, nr > 8192 ? 0 : nr);
+    num(ish, 2, 32);
+    num(ish, 3, seg + 1);                 /* IDLVL */
+    num(ish, 3, seg);                     /* IALVL: attached to the segment before */
+    num(ish, 5, seg ? s->seg_rows : 0);   /* ILOC: rows below the segment before, */
+    num(ish, 5, 0);                       /* column 0 */
+    fld(ish, 4, "1.0");
+    num(ish, 5, 0);
+    num(ish, 5, 0);
+}
+
 sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range,
                      const sarbp_image_context *ctx)
 {
@@ -640,6 +774,7 @@ sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img
     struct sicd_geom s;
     SARBP_TRY(plan(path, img, ctx, &s));
     struct sb xml = {0}, hdr = {0}, ish = {0}, dsh = {0};
+    const size_t ish_len = 512;
     build_xml(&xml, img, &s);
 
     char fdt[16];
@@ -650,57 +785,6 @@ sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img
     const char *core = sarbp_image_get_attr(img, "core_name");
     char title[96];
     snprintf(title, sizeof title, "SICD: %s", core && *core ? core : "sarbp");
-
-    /* image subheader (512 bytes) */
-    const unsigned long long li = (unsigned long long)s.nrows * s.ncols * 8;
-    char igeolo[64] = "";
-    for (int i = 0; i < 4; i++) {
-        char a[24], o[24];
-        dms(a, s.corner_lat[i], 1);
-        dms(o, s.corner_lon[i], 0);
-        strcat(igeolo, a);
-        strcat(igeolo, o);
-    }
-    fld(&ish, 2, "IM");
-    fld(&ish, 10, "SICD000");
-    fld(&ish, 14, s.idatim);
-    fld(&ish, 17, "");
-    fld(&ish, 80, core && *core ? core : "sarbp");
-    security(&ish);
-    fld(&ish, 1, "0");                     /* ENCRYP */
-    fld(&ish, 42, sarbp_image_get_attr(img, "collector") ? sarbp_image_get_attr(img, "collector") : "");
-    num(&ish, 8, s.nrows);
-    num(&ish, 8, s.ncols);
-    fld(&ish, 3, "R");
-    fld(&ish, 8, "NODISPLY");
-    fld(&ish, 8, "SAR");
-    num(&ish, 2, 32);
-    fld(&ish, 1, "R");
-    fld(&ish, 1, "G");
-    fld(&ish, 60, igeolo);
-    num(&ish, 1, 0);                       /* NICOM */
-    fld(&ish, 2, "NC");
-    num(&ish, 1, 2);                       /* NBANDS */
-    for (int band = 0; band < 2; band++) {
-        fld(&ish, 2, "");
-        fld(&ish, 6, band ? "Q" : "I");
-        fld(&ish, 1, "N");
-        fld(&ish, 3, "");
-        num(&ish, 1, 0);
-    }
-    num(&ish, 1, 0);                       /* ISYNC */
-    fld(&ish, 1, "P");
-    num(&ish, 4, 1);
-    num(&ish, 4, 1);
-    num(&ish, 4, s.ncols > 8192 ? 0 : s.ncols);
-    num(&ish, 4, s.nrows > 8192 ? 0 : s.nrows);
-    num(&ish, 2, 32);
-    num(&ish, 3, 1);                       /* IDLVL */
-    num(&ish, 3, 0);                       /* IALVL */
-    num(&ish, 10, 0);                      /* ILOC */
-    fld(&ish, 4, "1.0");
-    num(&ish, 5, 0);
-    num(&ish, 5, 0);
 
     /* DES subheader: XML_DATA_CONTENT with its 773-byte user-defined part */
     char shdt[24], lpg[160] = "";
@@ -729,9 +813,10 @@ sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img
     fld(&dsh, 120, "");
     fld(&dsh, 200, "");
 
-    /* file header (417 bytes with one image and one DES) */
-    const size_t hl = 417;
-    const unsigned long long fl = hl + ish.n + li + dsh.n + xml.n;
+    /* file header (401 bytes and 16 an image segment, with one DES) */
+    const size_t hl = 401 + 16 * s.nseg;
+    const unsigned long long li = (unsigned long long)s.nrows * s.ncols * 8;
+    const unsigned long long fl = hl + ish_len * s.nseg + li + dsh.n + xml.n;
     fld(&hdr, 4, "NITF");
     fld(&hdr, 5, "02.10");
     num(&hdr, 2, (unsigned long long)clevel((double)fl, s.nrows > s.ncols ? s.nrows : s.ncols));
@@ -749,9 +834,11 @@ sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img
     fld(&hdr, 18, "");
     num(&hdr, 12, fl);
     num(&hdr, 6, hl);
-    num(&hdr, 3, 1);
-    num(&hdr, 6, ish.n);
-    num(&hdr, 10, li);
+    num(&hdr, 3, s.nseg);                 /* NUMI */
+    for (size_t seg = 0; seg < s.nseg; seg++) {
+        num(&hdr, 6, ish_len);
+        num(&hdr, 10, (unsigned long long)segment_nrows(&s, seg) * s.ncols * 8);
+    }
     num(&hdr, 3, 0);
     num(&hdr, 3, 0);
     num(&hdr, 3, 0);
@@ -763,20 +850,31 @@ sarbp_status sicd_to(sarbp_tempfile *t, const char *path, const sarbp_image *img
     num(&hdr, 5, 0);
     sarbp_status st = SARBP_OK;
     if (xml.oom || hdr.oom || ish.oom || dsh.oom) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    else if (hdr.n != hl || ish.n != 512 || dsh.n != 973 || xml.n > 999999999)
-        st = sarbp_error(SARBP_ERR_INTERNAL, "NITF header sizes %zu, %zu, %zu", hdr.n, ish.n, dsh.n);
+    else if (hdr.n != hl || dsh.n != 973 || xml.n > 999999999)
+        st = sarbp_error(SARBP_ERR_INTERNAL, "NITF header sizes %zu, %zu", hdr.n, dsh.n);
     if (!st) {
         memset(hdr.p + fbkgc_at, 0, 3);
         FILE *f = sarbp_tempfile_fdopen(t);
         if (!f) st = sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         int ok = f != NULL;
-        if (ok) ok = fwrite(hdr.p, 1, hdr.n, f) == hdr.n && fwrite(ish.p, 1, ish.n, f) == ish.n;
+        if (ok) ok = fwrite(hdr.p, 1, hdr.n, f) == hdr.n;
         unsigned char *row = ok ? malloc(s.ncols * 8) : NULL;
         if (ok && !row) {
             ok = 0;
             errno = ENOMEM;
         }
         for (size_t r = 0; ok && r < s.nrows; r++) {
+            if (r % s.seg_rows == 0) { /* a segment starts: its subheader */
+                ish.n = 0;
+                image_subheader(&ish, img, &s, r / s.seg_rows);
+                if (ish.oom || ish.n != ish_len) {
+                    ok = 0;
+                    errno = ENOMEM;
+                    break;
+                }
+                ok = fwrite(ish.p, 1, ish.n, f) == ish.n;
+                if (!ok) break;
+            }
             for (size_t c = 0; c < s.ncols; c++) {
                 const long ix = s.ix0 + s.ixr * (long)r + s.ixc * (long)c;
                 const long iy = s.iy0 + s.iyr * (long)r + s.iyc * (long)c;

@@ -6,6 +6,7 @@
  * range window across the chirp band, zero-padded spectrum for upsampling,
  * motion compensation to the scene origin. See include/sarbp/rangecomp.h. */
 #include "sarbp/rangecomp.h"
+#include "rangecomp/fftw_planner.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -13,8 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FFTW's planner is not thread-safe. */
+/* FFTW's planner is not thread-safe (fftw_planner.h). */
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void sarbp_fftw_planner_lock(void)
+{
+    pthread_mutex_lock(&planner_lock);
+}
+
+void sarbp_fftw_planner_unlock(void)
+{
+    pthread_mutex_unlock(&planner_lock);
+}
 
 const char *sarbp_precision_name(sarbp_precision p)
 {
