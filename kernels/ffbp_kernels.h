@@ -415,12 +415,22 @@ FFBP_HD sarbp_c32 ffbp_prefilter_at(const sarbp_c32 *line, int n, long long st, 
         sr = h * a.re;
         si = h * a.im;
     }
-    for (int m = 1; m <= SARBP_FFBP_PF_K; m++) {
-        h *= z;
-        const sarbp_c32 a = FFBP_LDG(line + (long long)ffbp_mirror(k - m, n) * st);
-        const sarbp_c32 b = FFBP_LDG(line + (long long)ffbp_mirror(k + m, n) * st);
-        sr += h * (a.re + b.re);
-        si += h * (a.im + b.im);
+    if (k >= SARBP_FFBP_PF_K && k + SARBP_FFBP_PF_K < n) { /* interior: no reflection */
+        const sarbp_c32 *c = line + (long long)k * st;
+        for (int m = 1; m <= SARBP_FFBP_PF_K; m++) {
+            h *= z;
+            const sarbp_c32 a = FFBP_LDG(c - m * st), b = FFBP_LDG(c + m * st);
+            sr += h * (a.re + b.re);
+            si += h * (a.im + b.im);
+        }
+    } else {
+        for (int m = 1; m <= SARBP_FFBP_PF_K; m++) {
+            h *= z;
+            const sarbp_c32 a = FFBP_LDG(line + (long long)ffbp_mirror(k - m, n) * st);
+            const sarbp_c32 b = FFBP_LDG(line + (long long)ffbp_mirror(k + m, n) * st);
+            sr += h * (a.re + b.re);
+            si += h * (a.im + b.im);
+        }
     }
     sarbp_c32 o = {sr, si};
     return o;
