@@ -18,17 +18,22 @@
  * emulation that the unit tests check); its header says how FP32 keeps the
  * phase (block-relative geometry, FP64 once per block and source).
  *
- * Work split. stage0, merge and prefilter: a block of SARBP_FFBP_SEG
- * threads owns SARBP_FFBP_SEG consecutive rho samples of one theta row of
- * one sub-image (blockIdx.x the row of the stage's row table, blockIdx.y
- * the run along it): the warp's threads take consecutive rho samples, so
- * writes are coalesced and child reads (same rho spacing in every stage)
- * nearly so. stage0/merge: per chunk of SARBP_FFBP_CHUNK sources (pulses
- * or children), threads 0..chunk-1 compute each source's reference in
- * FP64 into shared memory, then every thread adds the chunk's
- * contributions from registers. final: a block owns a tile of
+ * Work split. Row kernels: a block of SARBP_FFBP_SEG threads owns a run of
+ * consecutive rho samples of one theta row of one sub-image (blockIdx.x
+ * the row of the stage's row table, blockIdx.y the run along it): the
+ * warp's threads take consecutive rho samples, so writes are coalesced and
+ * child reads (same rho spacing in every stage) nearly so. The prefilter
+ * takes one sample per thread. stage0/merge take SARBP_FFBP_SPT samples
+ * per thread, SARBP_FFBP_SEG apart (a run of SARBP_FFBP_RUN), so that the
+ * block's serial FP64 prologue (its reference point, then each source's
+ * reference) is shared by more work; per chunk of SARBP_FFBP_CHUNK sources
+ * (pulses or children), threads 0..chunk-1 compute each source's reference
+ * in FP64 into shared memory, then every thread adds the chunk's
+ * contributions to its samples from registers. final: a block of
+ * SARBP_FFBP_TILE_X x (TILE_Y / PPT) threads owns a tile of
  * SARBP_FFBP_TILE_X x SARBP_FFBP_TILE_Y pixels, referenced at its centre
- * pixel, per chunk of sub-images likewise. Reads go through __ldg (L1). */
+ * pixel; thread (tx, ty) owns the pixels (tx, ty + k TILE_Y / PPT); per
+ * chunk of sub-images likewise. Reads go through __ldg (L1). */
 #include <cuda_runtime.h>
 
 #include "ffbp_kernels.h"
@@ -46,58 +51,60 @@ typedef struct {
     double z, kc;
 } stage_args;
 
-__global__ void __launch_bounds__(SARBP_FFBP_SEG) ffbp_stage0_kernel(stage_args a)
+/* The body of stage 0 (PULSES) and merge: see the work split above. */
+template <bool PULSES>
+__device__ __forceinline__ void row_block(const stage_args &a)
 {
     __shared__ sarbp_ffbp_ref ref[SARBP_FFBP_CHUNK];
     __shared__ sarbp_ffbp_rowref rr;
     const sarbp_ffbp_drow row = a.rows[blockIdx.x];
     const sarbp_ffbp_dsub P = a.par[row.sub];
-    const int i0 = blockIdx.y * SARBP_FFBP_SEG;
+    const int i0 = blockIdx.y * SARBP_FFBP_RUN;
     if (i0 >= P.nr) return; /* the whole block */
-    if (threadIdx.x == 0) ffbp_rowref(&P, row.j, i0 + SARBP_FFBP_SEG / 2, a.z, &rr);
+    if (threadIdx.x == 0) ffbp_rowref(&P, row.j, i0 + SARBP_FFBP_RUN / 2, a.z, &rr);
     __syncthreads();
-    const int i = i0 + threadIdx.x;
-    float delta, s, ar = 0.0f, ai = 0.0f;
-    ffbp_offsets(&rr, i, &delta, &s);
-    for (int p0 = P.s0; p0 < P.s1; p0 += SARBP_FFBP_CHUNK) {
-        const int n = min(SARBP_FFBP_CHUNK, P.s1 - p0);
-        if ((int)threadIdx.x < n)
-            ffbp_ref_pulse(&a.pulses[p0 + threadIdx.x], p0 + threadIdx.x, a.nbins, &P, &rr, a.kc,
-                           &ref[threadIdx.x]);
+    float dl[SARBP_FFBP_SPT], sh[SARBP_FFBP_SPT], ar[SARBP_FFBP_SPT], ai[SARBP_FFBP_SPT];
+#pragma unroll
+    for (int q = 0; q < SARBP_FFBP_SPT; q++) {
+        ffbp_offsets(&rr, i0 + (int)threadIdx.x + q * SARBP_FFBP_SEG, &dl[q], &sh[q]);
+        ar[q] = ai[q] = 0.0f;
+    }
+    for (int c0 = P.s0; c0 < P.s1; c0 += SARBP_FFBP_CHUNK) {
+        const int n = min(SARBP_FFBP_CHUNK, P.s1 - c0);
+        if ((int)threadIdx.x < n) {
+            if (PULSES)
+                ffbp_ref_pulse(&a.pulses[c0 + threadIdx.x], c0 + threadIdx.x, a.nbins, &P, &rr, a.kc,
+                               &ref[threadIdx.x]);
+            else
+                ffbp_ref_sub(&a.kids[c0 + threadIdx.x], &P, &rr, a.kc, &ref[threadIdx.x]);
+        }
         __syncthreads();
-        for (int k = 0; k < n; k++) ffbp_pulse_add(a.src, a.cubic, &ref[k], delta, s, &ar, &ai);
+        for (int k = 0; k < n; k++)
+#pragma unroll
+            for (int q = 0; q < SARBP_FFBP_SPT; q++) {
+                if (PULSES) ffbp_pulse_add(a.src, a.cubic, &ref[k], dl[q], sh[q], &ar[q], &ai[q]);
+                else ffbp_child_add(a.src, &ref[k], dl[q], sh[q], &ar[q], &ai[q]);
+            }
         __syncthreads();
     }
-    if (i < P.nr) {
-        sarbp_c32 o = {ar, ai};
-        a.dst[P.off + (long long)row.j * P.nr + i] = o;
+#pragma unroll
+    for (int q = 0; q < SARBP_FFBP_SPT; q++) {
+        const int i = i0 + (int)threadIdx.x + q * SARBP_FFBP_SEG;
+        if (i < P.nr) {
+            sarbp_c32 o = {ar[q], ai[q]};
+            a.dst[P.off + (long long)row.j * P.nr + i] = o;
+        }
     }
+}
+
+__global__ void __launch_bounds__(SARBP_FFBP_SEG) ffbp_stage0_kernel(stage_args a)
+{
+    row_block<true>(a);
 }
 
 __global__ void __launch_bounds__(SARBP_FFBP_SEG) ffbp_merge_kernel(stage_args a)
 {
-    __shared__ sarbp_ffbp_ref ref[SARBP_FFBP_CHUNK];
-    __shared__ sarbp_ffbp_rowref rr;
-    const sarbp_ffbp_drow row = a.rows[blockIdx.x];
-    const sarbp_ffbp_dsub P = a.par[row.sub];
-    const int i0 = blockIdx.y * SARBP_FFBP_SEG;
-    if (i0 >= P.nr) return;
-    if (threadIdx.x == 0) ffbp_rowref(&P, row.j, i0 + SARBP_FFBP_SEG / 2, a.z, &rr);
-    __syncthreads();
-    const int i = i0 + threadIdx.x;
-    float delta, s, ar = 0.0f, ai = 0.0f;
-    ffbp_offsets(&rr, i, &delta, &s);
-    for (int c0 = P.s0; c0 < P.s1; c0 += SARBP_FFBP_CHUNK) {
-        const int n = min(SARBP_FFBP_CHUNK, P.s1 - c0);
-        if ((int)threadIdx.x < n) ffbp_ref_sub(&a.kids[c0 + threadIdx.x], &P, &rr, a.kc, &ref[threadIdx.x]);
-        __syncthreads();
-        for (int k = 0; k < n; k++) ffbp_child_add(a.src, &ref[k], delta, s, &ar, &ai);
-        __syncthreads();
-    }
-    if (i < P.nr) {
-        sarbp_c32 o = {ar, ai};
-        a.dst[P.off + (long long)row.j * P.nr + i] = o;
-    }
+    row_block<false>(a);
 }
 
 /* THETA 0: along rho (within the row); 1: along theta (down the column) */
@@ -122,40 +129,52 @@ typedef struct {
     double x0, y0, dx, dy, z, kc;
 } final_args;
 
-__global__ void __launch_bounds__(SARBP_FFBP_TILE_X *SARBP_FFBP_TILE_Y)
-    ffbp_final_kernel(final_args a)
+#define FINAL_THREADS (SARBP_FFBP_TILE_X * SARBP_FFBP_TILE_Y / SARBP_FFBP_PPT)
+#define FINAL_ROWS (SARBP_FFBP_TILE_Y / SARBP_FFBP_PPT) /* blockDim.y */
+
+__global__ void __launch_bounds__(FINAL_THREADS) ffbp_final_kernel(final_args a)
 {
     __shared__ sarbp_ffbp_ref ref[SARBP_FFBP_CHUNK];
     const int ixm = blockIdx.x * SARBP_FFBP_TILE_X + SARBP_FFBP_TILE_X / 2;
     const int iym = blockIdx.y * SARBP_FFBP_TILE_Y + SARBP_FFBP_TILE_Y / 2;
     const int dix = (int)threadIdx.x - SARBP_FFBP_TILE_X / 2;
-    const int diy = (int)threadIdx.y - SARBP_FFBP_TILE_Y / 2;
     const int t = threadIdx.y * SARBP_FFBP_TILE_X + threadIdx.x;
-    const float sx = (float)dix * (float)a.dx, sy = (float)diy * (float)a.dy;
-    float ar = 0.0f, ai = 0.0f;
+    const float sx = (float)dix * (float)a.dx;
+    float ar[SARBP_FFBP_PPT], ai[SARBP_FFBP_PPT];
+#pragma unroll
+    for (int q = 0; q < SARBP_FFBP_PPT; q++) ar[q] = ai[q] = 0.0f;
     for (int c0 = 0; c0 < a.nsubs; c0 += SARBP_FFBP_CHUNK) {
         const int n = min(SARBP_FFBP_CHUNK, a.nsubs - c0);
         if (t < n)
             ffbp_ref_pixel(&a.subs[c0 + t], a.x0 + ixm * a.dx, a.y0 + iym * a.dy, a.z, a.dx, a.dy,
                            a.kc, &ref[t]);
         __syncthreads();
-        for (int k = 0; k < n; k++) ffbp_pixel_add(a.src, &ref[k], dix, diy, sx, sy, &ar, &ai);
+        for (int k = 0; k < n; k++)
+#pragma unroll
+            for (int q = 0; q < SARBP_FFBP_PPT; q++) {
+                const int diy = (int)threadIdx.y + q * FINAL_ROWS - SARBP_FFBP_TILE_Y / 2;
+                ffbp_pixel_add(a.src, &ref[k], dix, diy, sx, (float)diy * (float)a.dy, &ar[q], &ai[q]);
+            }
         __syncthreads();
     }
-    const int ix = ixm + dix, iy = iym + diy;
-    if (ix < a.nx && iy < a.ny) {
-        sarbp_c32 o = {ar, ai};
-        a.img[(long long)iy * a.nx + ix] = o;
+    const int ix = ixm + dix;
+#pragma unroll
+    for (int q = 0; q < SARBP_FFBP_PPT; q++) {
+        const int iy = iym + (int)threadIdx.y + q * FINAL_ROWS - SARBP_FFBP_TILE_Y / 2;
+        if (ix < a.nx && iy < a.ny) {
+            sarbp_c32 o = {ar[q], ai[q]};
+            a.img[(long long)iy * a.nx + ix] = o;
+        }
     }
 }
 
 /* ---- launchers ------------------------------------------------------------- */
 
 /* The grid of one stage's row kernels, or an error when it does not fit. */
-static cudaError_t row_grid(const sarbp_ffbp_run *r, int s, dim3 *grid)
+static cudaError_t row_grid(const sarbp_ffbp_run *r, int s, int per_block, dim3 *grid)
 {
     const long long nrows = r->row0[s + 1] - r->row0[s];
-    const long long nseg = ((long long)r->max_nr[s] + SARBP_FFBP_SEG - 1) / SARBP_FFBP_SEG;
+    const long long nseg = ((long long)r->max_nr[s] + per_block - 1) / per_block;
     if (nrows < 0 || nrows > 2147483647LL || nseg < 0 || nseg > 65535) return cudaErrorInvalidValue;
     *grid = dim3((unsigned)nrows, (unsigned)nseg);
     return cudaSuccess;
@@ -182,7 +201,7 @@ static stage_args stage_of(const sarbp_ffbp_run *r, int s)
 static cudaError_t launch_prefilter(const sarbp_ffbp_run *r, int s, int out, cudaStream_t st)
 {
     dim3 grid;
-    cudaError_t e = row_grid(r, s, &grid);
+    cudaError_t e = row_grid(r, s, SARBP_FFBP_SEG, &grid);
     if (e != cudaSuccess) return e;
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     stage_args a = stage_of(r, s);
@@ -199,7 +218,7 @@ static cudaError_t launch_prefilter(const sarbp_ffbp_run *r, int s, int out, cud
 static cudaError_t launch_stage0(const sarbp_ffbp_run *r, cudaStream_t st)
 {
     dim3 grid;
-    cudaError_t e = row_grid(r, 0, &grid);
+    cudaError_t e = row_grid(r, 0, SARBP_FFBP_RUN, &grid);
     if (e != cudaSuccess) return e;
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     if (r->np <= 0 || r->nbins < 2 || !r->prof || !r->pulses) return cudaErrorInvalidValue;
@@ -214,7 +233,7 @@ static cudaError_t launch_stage0(const sarbp_ffbp_run *r, cudaStream_t st)
 static cudaError_t launch_merge(const sarbp_ffbp_run *r, int s, cudaStream_t st)
 {
     dim3 grid;
-    cudaError_t e = row_grid(r, s, &grid);
+    cudaError_t e = row_grid(r, s, SARBP_FFBP_RUN, &grid);
     if (e != cudaSuccess) return e;
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     stage_args a = stage_of(r, s);
@@ -245,7 +264,7 @@ static cudaError_t launch_final(const sarbp_ffbp_run *r, cudaStream_t st)
     const long long gx = ((long long)r->nx + SARBP_FFBP_TILE_X - 1) / SARBP_FFBP_TILE_X;
     const long long gy = ((long long)r->ny + SARBP_FFBP_TILE_Y - 1) / SARBP_FFBP_TILE_Y;
     if (gx > 2147483647LL || gy > 65535) return cudaErrorInvalidValue;
-    const dim3 block(SARBP_FFBP_TILE_X, SARBP_FFBP_TILE_Y);
+    const dim3 block(SARBP_FFBP_TILE_X, FINAL_ROWS);
     ffbp_final_kernel<<<dim3((unsigned)gx, (unsigned)gy), block, 0, st>>>(a);
     return cudaGetLastError();
 }

@@ -55,9 +55,12 @@ extern "C" {
 #endif
 
 #define SARBP_FFBP_MAX_STAGES 48
-#define SARBP_FFBP_SEG 256     /* rho samples per thread block (one theta row) */
-#define SARBP_FFBP_TILE_X 32   /* final sum: pixels per block, x (a warp) */
-#define SARBP_FFBP_TILE_Y 8    /* final sum: pixels per block, y */
+#define SARBP_FFBP_SEG 256     /* threads per block of the row kernels (one theta row) */
+#define SARBP_FFBP_SPT 4       /* stage 0 and merge: rho samples per thread, SEG apart */
+#define SARBP_FFBP_RUN (SARBP_FFBP_SEG * SARBP_FFBP_SPT) /* their samples per block */
+#define SARBP_FFBP_TILE_X 32   /* final sum: pixels per block in x (a warp's threads) */
+#define SARBP_FFBP_TILE_Y 32   /* final sum: pixels per block in y */
+#define SARBP_FFBP_PPT 4       /* final sum: pixels per thread, TILE_Y / PPT rows apart */
 #define SARBP_FFBP_CHUNK 32    /* sources (pulses, children) referenced at a time */
 #define SARBP_FFBP_PF_K 10     /* prefilter half-length: the taps sqrt(3) z^|m|, |m| <= K */
 

@@ -11,7 +11,7 @@
  * Bars: none of these figures has been measured on a device yet. They sit
  * at the issue's floors, pending the first device run: 70 dB FP32 against
  * FP64 FFBP, 60 dB against direct BP and the exact image; 90 dB against
- * the emulation (our floor: the CPU emulation measured 107-108 dB against
+ * the emulation (our floor: the CPU emulation measured 99-105 dB against
  * FP64 FFBP, so a device that computes the same arithmetic lands far above
  * it). Every figure is printed on a BAR line. Skipped (77) without a
  * usable device, failed when one is listed that CUDA cannot use

@@ -277,19 +277,19 @@ static void emu_row(void *vj, size_t q, int worker)
     const sarbp_ffbp_dsub *P = &r->subs[r->sub0[e->s] + row.sub];
     const sarbp_ffbp_dsub *kids = e->s > 0 ? r->subs + r->sub0[e->s - 1] : NULL;
     sarbp_ffbp_ref ref[SARBP_FFBP_CHUNK];
-    for (int i0 = 0; i0 < P->nr; i0 += SARBP_FFBP_SEG) {
-        if (e->kind >= 2) {
-            for (int i = i0; i < i0 + SARBP_FFBP_SEG && i < P->nr; i++)
-                e->dst[P->off + (long long)row.j * P->nr + i] =
-                    e->kind == 3 ? ffbp_prefilter_at(e->src + P->off + i, P->nt, P->nr, row.j)
-                                 : ffbp_prefilter_at(e->src + P->off + (long long)row.j * P->nr,
-                                                     P->nr, 1, i);
-            continue;
-        }
+    if (e->kind >= 2) {
+        for (int i = 0; i < P->nr; i++)
+            e->dst[P->off + (long long)row.j * P->nr + i] =
+                e->kind == 3 ? ffbp_prefilter_at(e->src + P->off + i, P->nt, P->nr, row.j)
+                             : ffbp_prefilter_at(e->src + P->off + (long long)row.j * P->nr, P->nr,
+                                                 1, i);
+        return;
+    }
+    for (int i0 = 0; i0 < P->nr; i0 += SARBP_FFBP_RUN) {
         sarbp_ffbp_rowref rr;
-        ffbp_rowref(P, row.j, i0 + SARBP_FFBP_SEG / 2, r->z, &rr);
-        float ar[SARBP_FFBP_SEG], ai[SARBP_FFBP_SEG], dl[SARBP_FFBP_SEG], sh[SARBP_FFBP_SEG];
-        for (int t = 0; t < SARBP_FFBP_SEG; t++) {
+        ffbp_rowref(P, row.j, i0 + SARBP_FFBP_RUN / 2, r->z, &rr);
+        float ar[SARBP_FFBP_RUN], ai[SARBP_FFBP_RUN], dl[SARBP_FFBP_RUN], sh[SARBP_FFBP_RUN];
+        for (int t = 0; t < SARBP_FFBP_RUN; t++) {
             ar[t] = ai[t] = 0.0f;
             ffbp_offsets(&rr, i0 + t, &dl[t], &sh[t]);
         }
@@ -301,13 +301,13 @@ static void emu_row(void *vj, size_t q, int worker)
                 else
                     ffbp_ref_sub(&kids[c0 + t], P, &rr, r->kc, &ref[t]);
             }
-            for (int t = 0; t < SARBP_FFBP_SEG; t++)
+            for (int t = 0; t < SARBP_FFBP_RUN; t++)
                 for (int k = 0; k < n; k++) {
                     if (e->kind == 0) ffbp_pulse_add(e->src, r->cubic, &ref[k], dl[t], sh[t], &ar[t], &ai[t]);
                     else ffbp_child_add(e->src, &ref[k], dl[t], sh[t], &ar[t], &ai[t]);
                 }
         }
-        for (int t = 0; t < SARBP_FFBP_SEG && i0 + t < P->nr; t++)
+        for (int t = 0; t < SARBP_FFBP_RUN && i0 + t < P->nr; t++)
             e->dst[P->off + (long long)row.j * P->nr + i0 + t] = (sarbp_c32){ar[t], ai[t]};
     }
 }
