@@ -9,8 +9,10 @@
  *             by kc;
  *   prefilter turns a stage's samples into cubic B-spline coefficients:
  *             the prototype's recursive filter (mirror ends) applied as
- *             its truncated symmetric FIR (ffbp_kernels.h), one thread per
- *             output sample, first along rho, then along theta;
+ *             its truncated symmetric FIR (ffbp_kernels.h), first along
+ *             rho (one output per thread, neighbours from L1), then along
+ *             theta (SARBP_FFBP_PF_R outputs per thread from one sliding
+ *             pass down the column: the rows are far apart in memory);
  *   merge     each parent polar sample summed from its `merge` children,
  *             4 x 4 B-spline taps each, remodulated (no atomics);
  *   final     every pixel summed from the last stage's sub-images.
@@ -23,7 +25,8 @@
  * the row of the stage's row table, blockIdx.y the run along it): the
  * warp's threads take consecutive rho samples, so writes are coalesced and
  * child reads (same rho spacing in every stage) nearly so. The prefilter
- * takes one sample per thread. stage0/merge take SARBP_FFBP_SPT samples
+ * along rho takes one sample per thread; along theta, the blocks of rows
+ * j = 0, R, 2R, ... take R rows each (the others exit at once). stage0/merge take SARBP_FFBP_SPT samples
  * per thread, SARBP_FFBP_SEG apart (a run of SARBP_FFBP_RUN), so that the
  * block's serial FP64 prologue (its reference point, then each source's
  * reference) is shared by more work; per chunk of SARBP_FFBP_CHUNK sources
@@ -115,9 +118,13 @@ __global__ void __launch_bounds__(SARBP_FFBP_SEG) ffbp_prefilter_kernel(stage_ar
     const sarbp_ffbp_dsub P = a.par[row.sub];
     const int i = blockIdx.y * SARBP_FFBP_SEG + threadIdx.x;
     if (i >= P.nr) return;
-    const long long o = P.off + (long long)row.j * P.nr + i;
-    a.dst[o] = THETA ? ffbp_prefilter_at(a.src + P.off + i, P.nt, P.nr, row.j)
-                     : ffbp_prefilter_at(a.src + P.off + (long long)row.j * P.nr, P.nr, 1, i);
+    if (THETA) { /* rows j = 0, R, 2R, ... each do R rows' outputs */
+        if (row.j % SARBP_FFBP_PF_R == 0)
+            ffbp_prefilter_run(a.src + P.off + i, P.nt, P.nr, row.j, a.dst + P.off + i, P.nr);
+    } else {
+        a.dst[P.off + (long long)row.j * P.nr + i] =
+            ffbp_prefilter_at(a.src + P.off + (long long)row.j * P.nr, P.nr, 1, i);
+    }
 }
 
 typedef struct {

@@ -63,6 +63,7 @@ extern "C" {
 #define SARBP_FFBP_PPT 4       /* final sum: pixels per thread, TILE_Y / PPT rows apart */
 #define SARBP_FFBP_CHUNK 32    /* sources (pulses, children) referenced at a time */
 #define SARBP_FFBP_PF_K 10     /* prefilter half-length: the taps sqrt(3) z^|m|, |m| <= K */
+#define SARBP_FFBP_PF_R 8      /* prefilter along theta: outputs per thread (a sliding window) */
 
 /* One polar sub-image (host plan, FP64). */
 typedef struct {
@@ -437,6 +438,44 @@ FFBP_HD sarbp_c32 ffbp_prefilter_at(const sarbp_c32 *line, int n, long long st, 
     }
     sarbp_c32 o = {sr, si};
     return o;
+}
+
+/* The same filter down a column, SARBP_FFBP_PF_R outputs j0 .. j0 + R - 1
+ * (those < n) from one pass over the R + 2K samples they need (R + 2K
+ * loads instead of R (2K + 1)), written to out at stride ost. */
+FFBP_HD void ffbp_prefilter_run(const sarbp_c32 *line, int n, long long st, int j0, sarbp_c32 *out,
+                                long long ost)
+{
+    /* sqrt(3) z^m, z = sqrt(3) - 2 */
+    const float h[SARBP_FFBP_PF_K + 1] = {
+        1.732050808e+00f, -4.641016151e-01f, 1.243556530e-01f,
+        -3.332099679e-02f, 8.928334181e-03f, -2.392339934e-03f,
+        6.410255532e-04f, -1.717622793e-04f, 4.602356403e-05f,
+        -1.233197682e-05f, 3.304343229e-06f};
+    float ar[SARBP_FFBP_PF_R], ai[SARBP_FFBP_PF_R];
+    for (int q = 0; q < SARBP_FFBP_PF_R; q++) ar[q] = ai[q] = 0.0f;
+    const int inner = j0 >= SARBP_FFBP_PF_K && j0 + SARBP_FFBP_PF_R + SARBP_FFBP_PF_K <= n;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int kk = 0; kk < SARBP_FFBP_PF_R + 2 * SARBP_FFBP_PF_K; kk++) {
+        const int k = j0 - SARBP_FFBP_PF_K + kk;
+        const sarbp_c32 x = FFBP_LDG(line + (long long)(inner ? k : ffbp_mirror(k, n)) * st);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int q = 0; q < SARBP_FFBP_PF_R; q++) {
+            const int m = kk - SARBP_FFBP_PF_K - q, am = m < 0 ? -m : m;
+            if (am <= SARBP_FFBP_PF_K) {
+                ar[q] += h[am] * x.re;
+                ai[q] += h[am] * x.im;
+            }
+        }
+    }
+    for (int q = 0; q < SARBP_FFBP_PF_R && j0 + q < n; q++) {
+        sarbp_c32 o = {ar[q], ai[q]};
+        out[(long long)(j0 + q) * ost] = o;
+    }
 }
 
 /* ---- the launchers (ffbp.cu) ------------------------------------------- */

@@ -277,12 +277,17 @@ static void emu_row(void *vj, size_t q, int worker)
     const sarbp_ffbp_dsub *P = &r->subs[r->sub0[e->s] + row.sub];
     const sarbp_ffbp_dsub *kids = e->s > 0 ? r->subs + r->sub0[e->s - 1] : NULL;
     sarbp_ffbp_ref ref[SARBP_FFBP_CHUNK];
-    if (e->kind >= 2) {
+    if (e->kind == 2) {
         for (int i = 0; i < P->nr; i++)
             e->dst[P->off + (long long)row.j * P->nr + i] =
-                e->kind == 3 ? ffbp_prefilter_at(e->src + P->off + i, P->nt, P->nr, row.j)
-                             : ffbp_prefilter_at(e->src + P->off + (long long)row.j * P->nr, P->nr,
-                                                 1, i);
+                ffbp_prefilter_at(e->src + P->off + (long long)row.j * P->nr, P->nr, 1, i);
+        return;
+    }
+    if (e->kind == 3) {
+        if (row.j % SARBP_FFBP_PF_R == 0)
+            for (int i = 0; i < P->nr; i++)
+                ffbp_prefilter_run(e->src + P->off + i, P->nt, P->nr, row.j, e->dst + P->off + i,
+                                   P->nr);
         return;
     }
     for (int i0 = 0; i0 < P->nr; i0 += SARBP_FFBP_RUN) {
