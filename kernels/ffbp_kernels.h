@@ -27,10 +27,20 @@
  *   - the source's theta moves from its value at x_m by
  *     atan2(s (w x d), |w|^2 + s (w.d)), w = x_m - c horizontal;
  *   - the phase exp(+j kc (rho_c - rho)) is the reference's phase (FP64,
- *     reduced to cycles) plus kc ddr;
- *   - grid indices keep their integer part apart from the fraction.
- * Pixels (the final sum) use the same with a 2-D offset and no parent
- * demodulation.
+ *     reduced to cycles) plus kc ddr (stage 0: plus (k_i - kc) delta, the
+ *     pulse's own wavenumber k_i);
+ *   - grid indices keep their integer part (of the reference) apart from
+ *     the fraction; what rounding remains grows with the run's length:
+ *     runs of SARBP_FFBP_RUN samples measured 99-105 dB against FP64.
+ * Pixels (the final sum) have no parent demodulation: with s the pixel's
+ * 2-D offset from the tile's reference pixel and u the unit vector from c
+ * to it, rho_c - rho_c(x_m) = s.u + |s x u|^2 / (2 rho_c + 2 s.u + ...);
+ * the phase of s.u is exact per whole pixel (kc u_x dx / 2 pi reduced to
+ * cycles in FP64), the small remainder carries no cancellation.
+ *
+ * Measured with the emulation (x86, 2026-11-26), sarbp bench's geometry
+ * (2048 pulses, 10 km, 45 degrees, 102.4 m grid): FP32 against FP64 FFBP
+ * 97 dB; FP64 FFBP against direct FP64 BP 72.4 dB. Not yet on a device.
  *
  * Host pointers are prefixed h_, device pointers d_ where it matters; the
  * run structures hold device pointers on the GPU and host pointers in the
