@@ -261,6 +261,55 @@ static void test_fp32_linear_profiles(void **state)
     sarbp_phd_free(p);
 }
 
+/* The device against its CPU emulation for factorizations that leave out
+ * one kernel or another, so that one device run says which kernel differs:
+ * no merge stage (stage 0, prefilter, final sum only), a single stage-0
+ * sub-aperture, base 1, merges of 3 (a ragged last parent), more than a
+ * chunk of sources (base 40: pulses referenced in two chunks). */
+static void test_factorizations(void **state)
+{
+    (void)state;
+    const size_t P = 128;
+    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, P);
+    sarbp_profiles *pr = profiles_of(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    const sarbp_grid g = {96, 80, 0.25, 0.25, 2, -1, 0, 0, 0};
+    const size_t n = g.nx * g.ny;
+    struct {
+        const char *what;
+        size_t base, merge, final_subs;
+    } f[] = {{"defaults", 8, 2, 8},           {"no merge stage", 8, 2, 1000},
+             {"one sub-aperture", 1000, 2, 1}, {"base 1", 1, 2, 8},
+             {"merge 3", 8, 3, 2},             {"base 40", 40, 2, 1}};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+        sarbp_ffbp_params fp;
+        sarbp_ffbp_params_default(&fp);
+        fp.base = f[k].base;
+        fp.merge = f[k].merge;
+        fp.final_subs = f[k].final_subs;
+        sarbp_c32 *gpu = calloc(n, sizeof *gpu), *em = calloc(n, sizeof *em);
+        sarbp_c64 *f64 = calloc(n, sizeof *f64);
+        assert_true(gpu && em && f64);
+        sarbp_ffbp_info ig, ie;
+        tu_ok(sarbp_ffbp_cuda(pr, &g, &fp, 0, gpu, &ig, NULL));
+        tu_ok(sarbp_ffbp_emulate_fp32(pr, &g, &fp, em, &ie));
+        tu_ok(sarbp_ffbp_cpu_fp64(pr, &g, &fp, f64, NULL));
+        assert_int_equal(ig.stages, ie.stages);
+        const double s_em = tu_ser_c32(gpu, em, n), s_64 = tu_ser_c32_c64(gpu, f64, n);
+        printf("%s (base %zu, merge %zu, final %zu: %d stages, %zu summed): gpu vs emulation %.1f "
+               "dB, gpu vs fp64 ffbp %.1f dB, emulation vs fp64 ffbp %.1f dB\n",
+               f[k].what, fp.base, fp.merge, fp.final_subs, ig.stages, ig.final_subs, s_em, s_64,
+               tu_ser_c32_c64(em, f64, n));
+        tu_bar_min(s_em, FLOOR_EMULATED, 0.0, "dB",
+                   "%s: SER of gpu ffbp against its cpu emulation (our floor, pending the first "
+                   "device run)", f[k].what);
+        free(gpu);
+        free(em);
+        free(f64);
+    }
+    sarbp_profiles_free(pr);
+    sarbp_phd_free(p);
+}
+
 /* Refusals: no such device; an antenna over the image (as the prototype). */
 static void test_refusals(void **state)
 {
@@ -351,6 +400,7 @@ int main(void)
     if (pre) return pre;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_factorizations),
         cmocka_unit_test(test_circular_256),
         cmocka_unit_test(test_linear_256),
         cmocka_unit_test(test_circular_odd),
