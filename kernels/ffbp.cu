@@ -278,18 +278,29 @@ static cudaError_t launch_final(const sarbp_ffbp_run *r, cudaStream_t st)
 
 /* ---- dispatcher ------------------------------------------------------------ */
 
-extern "C" int sarbp_ffbp_launch(const sarbp_ffbp_run *r, void *stream)
+/* records mark k when marks are given */
+static cudaError_t mark(void *const *marks, int k, cudaStream_t st)
+{
+    return marks ? cudaEventRecord((cudaEvent_t)marks[k], st) : cudaSuccess;
+}
+
+extern "C" int sarbp_ffbp_launch(const sarbp_ffbp_run *r, void *stream, void *const *marks)
 {
     cudaStream_t st = (cudaStream_t)stream;
     if (r->nstages < 1 || r->nstages > SARBP_FFBP_MAX_STAGES || !r->buf[0] || !r->buf[1] ||
         !r->img || !r->subs || !r->rows)
         return cudaErrorInvalidValue;
     cudaError_t e = launch_stage0(r, st);
+    if (e == cudaSuccess) e = mark(marks, 0, st);
     if (e == cudaSuccess) e = launch_prefilter(r, 0, 0, st);
+    if (e == cudaSuccess) e = mark(marks, 1, st);
     for (int s = 1; s < r->nstages && e == cudaSuccess; s++) {
         e = launch_merge(r, s, st);
+        if (e == cudaSuccess) e = mark(marks, 2 * s, st);
         if (e == cudaSuccess) e = launch_prefilter(r, s, s & 1, st);
+        if (e == cudaSuccess) e = mark(marks, 2 * s + 1, st);
     }
     if (e == cudaSuccess) e = launch_final(r, st);
+    if (e == cudaSuccess) e = mark(marks, 2 * r->nstages, st);
     return (int)e;
 }

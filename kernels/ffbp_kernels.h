@@ -512,10 +512,13 @@ static inline int sarbp_ffbp_last_buf(int nstages) { return (nstages - 1) & 1; }
 
 /* Launches the whole computation on stream: stage 0 into buf[0], each
  * merge into the other buffer (the prefilter uses the dead one as scratch),
- * then the final sum into img. Returns a cudaError_t as int (the first
- * failing launch); cudaErrorInvalidValue when a precondition does not hold
- * (sizes within int, nstages within range). Never prints. */
-int sarbp_ffbp_launch(const sarbp_ffbp_run *run, void *stream);
+ * then the final sum into img. marks: NULL, or 2 nstages + 1 events
+ * (cudaEvent_t) recorded after stage 0 (mark 0), after stage s's merge
+ * (2 s, s >= 1), after stage s's prefilter (2 s + 1) and after the final
+ * sum (2 nstages). Returns a cudaError_t as int (the first failing launch);
+ * cudaErrorInvalidValue when a precondition does not hold (sizes within
+ * int, nstages within range). Never prints. */
+int sarbp_ffbp_launch(const sarbp_ffbp_run *run, void *stream, void *const *marks);
 
 #ifdef __cplusplus
 }

@@ -704,11 +704,12 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
     if (!img || !ms) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu image", g->nx, g->ny);
     if (!st) st = exact_window(p, &w, &exact);
     if (!st) st = compress_with(p, &rcp, SARBP_FP32, &p32);
+    sarbp_ffbp_cuda_times tt = {0}, last = {0};
     for (int r = -1; r < reps && !st; r++) { /* r = -1: warm-up */
-        double t = 0;
         memset(img, 0, npix * sizeof *img);
-        st = sarbp_ffbp_cuda(p32, g, &fp, device, img, &info, &t);
-        if (r >= 0) ms[r] = t;
+        st = sarbp_ffbp_cuda_timed(p32, g, &fp, device, img, &info, &tt);
+        if (r >= 0) ms[r] = tt.total_ms;
+        last = tt;
     }
     if (!st) {
         qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
@@ -723,6 +724,10 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
                    g->nx, g->ny, p->npulses, p32->nbins, info.stages, info.final_subs,
                    info.polar_samples, w.nx);
             jnum("ms", med);
+            jnum("stage0_ms", last.stage0_ms);
+            jnum("merge_ms", last.merge_ms);
+            jnum("prefilter_ms", last.prefilter_ms);
+            jnum("final_ms", last.final_ms);
             jnum("gbps_equivalent", gbps);
             jnum("exact_ser_db", ser_x);
             printf("}\n");
@@ -735,6 +740,9 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
                    info.polar_samples / 1e6);
             printf("  device time %.3f ms (median of %d), %.1f Gbp/s equivalent, %.1f dB against "
                    "exact (central %zu x %zu)\n", med, reps, gbps, ser_x, w.nx, w.ny);
+            printf("  last run: tables %.3f, stage 0 %.3f, merges %.3f, prefilters %.3f, final sum "
+                   "%.3f ms\n", last.tables_ms, last.stage0_ms, last.merge_ms, last.prefilter_ms,
+                   last.final_ms);
         }
         cli_flush_stdout();
     }

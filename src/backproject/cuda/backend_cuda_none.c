@@ -50,3 +50,12 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
     if (device_ms) *device_ms = 0;
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
+
+sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
+                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
+                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
+{
+    (void)pr, (void)g, (void)prm, (void)device, (void)img, (void)info;
+    *t = (sarbp_ffbp_cuda_times){0};
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
