@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "sarbp/ffbp.h"
 
 /* The variants in the table marked for bench's default list: "v3,v3a,v4". */
 static void bench_default_variants(char *buf, size_t n)
@@ -38,6 +39,9 @@ static void help(void)
 "from the same range profiles (arithmetic only).\n"
 "\n"
 "  --backend B      cpu (default) or cuda\n"
+"  --algorithm A    bp (default: direct backprojection, the tables below) or ffbp\n"
+"                   (cuda: fast factorized backprojection at its default parameters,\n"
+"                   FP32, cubic 4x: device time, equivalent Gbp/s, SER against exact)\n"
 "  --problem P      narrow (default: 512 samples, the grid covers ~102 m, so pixels\n"
 "                   are far finer than the resolution) or wide (2048 samples, a\n"
 "                   480 m swath at 0.117 m, about half the resolution: 4x the bins)\n"
@@ -717,6 +721,81 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     return rc_out;
 }
 
+/* --algorithm ffbp on cuda: sarbp_ffbp_cuda at its defaults on the FP32
+ * cubic 4x profiles, device time of the computation (median of reps after
+ * a warm-up), Gbp/s equivalent (the direct method's pairs over that time)
+ * and the SER against the exact image on the central window. */
+static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact_n, int reps,
+                           int device, int json)
+{
+    const char *cmd = "bench";
+    char name[128];
+    int sms, clk, mclk;
+    sarbp_status st = sarbp_cuda_device_info(device, name, sizeof name, &sms, &clk, &mclk);
+    if (st) return cli_fail_status(cmd, st);
+    const size_t npix = g->nx * g->ny;
+    size_t wx0, wy0;
+    const sarbp_grid w = centre_window(g, exact_n, &wx0, &wy0);
+    sarbp_c32 *exact = NULL, *img = malloc(npix * sizeof *img);
+    double *ms = malloc((size_t)reps * sizeof *ms);
+    sarbp_profiles *p32 = NULL;
+    sarbp_rc_params rcp;
+    sarbp_rc_params_default(&rcp);
+    sarbp_ffbp_params fp;
+    sarbp_ffbp_params_default(&fp);
+    sarbp_ffbp_info info = {0};
+    if (!img || !ms) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu image", g->nx, g->ny);
+    if (!st) st = exact_window(p, &w, &exact);
+    if (!st) st = compress_with(p, &rcp, SARBP_FP32, &p32);
+    sarbp_ffbp_cuda_times tt = {0}, last = {0};
+    for (int r = -1; r < reps && !st; r++) { /* r = -1: warm-up */
+        memset(img, 0, npix * sizeof *img);
+        st = sarbp_ffbp_cuda_timed(p32, g, &fp, device, img, &info, &tt);
+        if (r >= 0) ms[r] = tt.total_ms;
+        last = tt;
+    }
+    if (!st) {
+        qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+        const double med = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+        const double gbps = (double)npix * (double)p->npulses / (med * 1e-3) / 1e9;
+        const double ser_x = window_ser_db(img, g, &w, wx0, wy0, exact);
+        if (json) {
+            jstr("algorithm", "ffbp", 1);
+            jstr("device", name, 0);
+            printf(",\"nx\":%zu,\"ny\":%zu,\"pulses\":%zu,\"bins\":%zu,\"stages\":%d,"
+                   "\"final_subs\":%zu,\"polar_samples\":%zu,\"exact_window\":%zu",
+                   g->nx, g->ny, p->npulses, p32->nbins, info.stages, info.final_subs,
+                   info.polar_samples, w.nx);
+            jnum("ms", med);
+            jnum("stage0_ms", last.stage0_ms);
+            jnum("merge_ms", last.merge_ms);
+            jnum("prefilter_ms", last.prefilter_ms);
+            jnum("final_ms", last.final_ms);
+            jnum("gbps_equivalent", gbps);
+            jnum("exact_ser_db", ser_x);
+            printf("}\n");
+        } else {
+            printf("device: %s, %d SMs, %d MHz SM clock\n", name, sms, clk);
+            printf("ffbp, cuda fp32, cubic %dx (%zu bins): %zu x %zu pixels (%.4f m), %zu pulses; base "
+                   "%zu, merge %zu, final %zu, os_theta %g, os_rho %g: %d stages, %.1f Msamples "
+                   "polar\n", rcp.upsample, p32->nbins, g->nx, g->ny, g->dx, p->npulses, fp.base,
+                   fp.merge, fp.final_subs, fp.os_theta, fp.os_rho, info.stages,
+                   info.polar_samples / 1e6);
+            printf("  device time %.3f ms (median of %d), %.1f Gbp/s equivalent, %.1f dB against "
+                   "exact (central %zu x %zu)\n", med, reps, gbps, ser_x, w.nx, w.ny);
+            printf("  last run: tables %.3f, stage 0 %.3f, merges %.3f, prefilters %.3f, final sum "
+                   "%.3f ms\n", last.tables_ms, last.stage0_ms, last.merge_ms, last.prefilter_ms,
+                   last.final_ms);
+        }
+        cli_flush_stdout();
+    }
+    sarbp_profiles_free(p32);
+    free(exact);
+    free(img);
+    free(ms);
+    return st ? cli_fail_status(cmd, st) : CLI_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     const char *cmd = "bench";
@@ -728,7 +807,7 @@ int cmd_bench(int argc, char **argv)
         {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
         {"precision", required_argument, NULL, 'P'}, {"interp", required_argument, NULL, 'I'},
         {"problem", required_argument, NULL, 'Q'}, {"exact-window", required_argument, NULL, 'X'},
-        {"pulse-block", required_argument, NULL, 'B'},
+        {"pulse-block", required_argument, NULL, 'B'}, {"algorithm", required_argument, NULL, 'A'},
         CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
@@ -744,6 +823,7 @@ int cmd_bench(int argc, char **argv)
     int nic = 3, wide = 0;
     size_t exact_n = 64, pulse_block = 0;
     int prec[NPREC] = {1, 1, 1}; /* fp32, fp16, mixed */
+    int ffbp = 0;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "qvh", lo)) != -1) {
         switch (c) {
@@ -827,12 +907,18 @@ int cmd_bench(int argc, char **argv)
         case 'X':
             if (cli_parse_size(optarg, 1, 1024, &exact_n)) return cli_usage(cmd, "bad --exact-window '%s'", optarg);
             break;
+        case 'A':
+            if (!strcmp(optarg, "ffbp")) ffbp = 1;
+            else if (!strcmp(optarg, "bp")) ffbp = 0;
+            else return cli_usage(cmd, "--algorithm wants bp or ffbp, not '%s'", optarg);
+            break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
         }
     }
     if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     int cuda = !strcmp(backend, "cuda");
+    if (ffbp && !cuda) return cli_usage(cmd, "--algorithm ffbp is benchmarked with --backend cuda");
     if (!nx) nx = ny = cuda ? 4096 : 1024;
     if (!npulses) npulses = cuda ? 2048 : 512;
     /* wide: a swath of ~480 m (2048 samples: c / (2 df) = 480 m at 640 MHz)
@@ -850,8 +936,9 @@ int cmd_bench(int argc, char **argv)
     if (st) return cli_fail_status(cmd, st);
     cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
              "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
-    int rc = cuda ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, &devs, json)
-                  : bench_cpu(p, &g, threads, nthreads, reps, json);
+    int rc = cuda && ffbp ? bench_cuda_ffbp(p, &g, exact_n, reps, devs.device, json)
+             : cuda       ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, &devs, json)
+                          : bench_cpu(p, &g, threads, nthreads, reps, json);
     sarbp_phd_free(p);
     return rc;
 }

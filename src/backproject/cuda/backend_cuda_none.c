@@ -1,6 +1,7 @@
-/* backend_cuda_none.c - the cuda back end of a build without CUDA: never
+/* backend_cuda_none.c - the cuda back end (and sarbp_ffbp_cuda) of a build without CUDA: never
  * available, and says so. */
 #include "sarbp/backproject.h"
+#include "sarbp/ffbp.h"
 
 void sarbp_cuda_options_default(sarbp_cuda_options *o)
 {
@@ -38,5 +39,23 @@ sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_co
                                     int *clock_mhz, int *mem_clock_mhz)
 {
     (void)device, (void)name, (void)n, (void)sm_count, (void)clock_mhz, (void)mem_clock_mhz;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
+
+sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
+                             const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
+                             sarbp_ffbp_info *info, double *device_ms)
+{
+    (void)pr, (void)g, (void)prm, (void)device, (void)img, (void)info;
+    if (device_ms) *device_ms = 0;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
+
+sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
+                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
+                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
+{
+    (void)pr, (void)g, (void)prm, (void)device, (void)img, (void)info;
+    *t = (sarbp_ffbp_cuda_times){0};
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }

@@ -1,0 +1,38 @@
+/* ffbp_gpu_plan.h - the host side of the FP32 FFBP (private): the FP64
+ * geometry of every stage's polar grids, laid out as the kernels of
+ * kernels/ffbp.cu take it. Built with or without CUDA (the CPU emulation
+ * sarbp_ffbp_emulate_fp32 uses it too). */
+#ifndef SARBP_FFBP_GPU_PLAN_H
+#define SARBP_FFBP_GPU_PLAN_H
+
+#include "ffbp_kernels.h"
+#include "sarbp/ffbp.h"
+
+typedef struct {
+    sarbp_ffbp_run run;         /* geometry filled in; the caller sets the data pointers
+                                   (subs, rows, pulses, prof, buf, img) where they live */
+    sarbp_ffbp_dsub *h_subs;    /* every stage's sub-images (run.sub0) */
+    sarbp_ffbp_drow *h_rows;    /* every stage's rows (run.row0) */
+    sarbp_dpulse *h_pulses;     /* [np] */
+    size_t nsubs, nrows;
+    size_t buf_samples;         /* the largest stage's samples: each ping-pong buffer */
+    size_t polar_samples;       /* all stages */
+} sarbp_ffbp_gpu_plan;
+
+/* Plans an FP32 FFBP run of pr (FP32 or FP64, npulses >= 1) on g, the
+ * same factorization and grids as sarbp_ffbp_cpu_fp64. Every size is
+ * checked against int and size_t limits. SARBP_ERR_INVALID as the
+ * prototype (antenna over the image, bad parameters, grids too large). The
+ * plan owns its host arrays: sarbp_ffbp_gpu_plan_release. */
+sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid *g,
+                                      const sarbp_ffbp_params *prm, sarbp_ffbp_gpu_plan *p);
+void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
+
+/* The plan's figures as the prototype reports them. */
+void sarbp_ffbp_gpu_plan_info(const sarbp_ffbp_gpu_plan *p, sarbp_ffbp_info *info);
+
+/* The profiles as FP32 [np][nbins]: pr->data32 itself, or a converted copy
+ * in *tmp (the caller frees it) for FP64 profiles. NULL when out of memory. */
+const sarbp_c32 *sarbp_ffbp_profiles32(const sarbp_profiles *pr, sarbp_c32 **tmp);
+
+#endif
