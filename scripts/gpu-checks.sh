@@ -24,6 +24,8 @@ Groups (each prints what it measured; a failed check makes the exit 1):
             commit ($BEFORE_SARBP, default .devlibs/before/sarbp): data/*.h5
             and the Gotcha files, FP32 and FP16, at least 150 dB apart
   bench     the (kernel, upsampling, precision) table: bench --backend cuda
+  ffbp      fast factorized backprojection on the GPU: test_gpu_ffbp, memcheck
+            of its small cases, bench --algorithm ffbp over sizes
 Scratch files go to $GPU_CHECKS_DIR (default /tmp/gpu-checks).
 EOF
 }
@@ -161,6 +163,14 @@ g_before() {
     done
 }
 
+g_ffbp() {
+    "$root/build/tests/test_gpu_ffbp" || fail "test_gpu_ffbp"
+    for n in 1024 2048 4096 8192; do
+        "$sarbp" bench --backend cuda --algorithm ffbp --grid ${n}x$n --pulses $((n / 2)) \
+            --reps 5 || fail "bench ffbp $n"
+    done
+}
+
 g_bench() {
     "$sarbp" bench --backend cuda --interp cubic:4 --precision fp32,fp16,mixed \
         --variant v3,v3:16x32:8:-1,v3:16x32:8:12 --reps 7 || fail "bench narrow, cubic 4x"
@@ -172,7 +182,7 @@ g_bench() {
 
 for g in "$@"; do
     case "$g" in
-    tests | sanitize | large | multi | mpi | mpi_big | before | bench)
+    tests | sanitize | large | multi | mpi | mpi_big | before | bench | ffbp)
         echo "=== gpu-checks: $g"
         "g_$g" ;;
     *) echo "gpu-checks: unknown group '$g'" >&2; exit 2 ;;
