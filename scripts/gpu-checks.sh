@@ -76,7 +76,7 @@ g_sanitize() {
         fail "memcheck test_gpu_partition"
     for p in fp32 fp16 mixed; do
         $cs --tool memcheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
-            --precision $p --grid 900x700 --gpu-mem 20M --pulse-block 40 -o "$tmp/m_$p.h5" -q ||
+            --precision $p --grid 900x700 --gpu-mem 40M --pulse-block 40 -o "$tmp/m_$p.h5" -q ||
             fail "memcheck banded form $p"
         $cs --tool memcheck --error-exitcode 9 "$sarbp" form -i "$tmp/chirp.h5" --backend cuda \
             --precision $p --grid 161x161 -o "$tmp/c_$p.h5" -q || fail "memcheck chirp form $p"
