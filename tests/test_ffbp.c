@@ -30,6 +30,20 @@ static sarbp_profiles *profiles_of(const sarbp_phd *p)
     return pr;
 }
 
+static sarbp_profiles *profiles32_of(const sarbp_phd *p)
+{
+    sarbp_rc_params prm;
+    sarbp_rc_params_default(&prm);
+    sarbp_rc_plan *plan;
+    tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_FP32, p->npulses, &plan));
+    sarbp_profiles *pr;
+    tu_ok(sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), SARBP_FP32, &pr));
+    pr->interp = sarbp_rc_plan_interp(plan);
+    tu_ok(sarbp_rc_execute(plan, 0, p->npulses, p->data, pr));
+    sarbp_rc_plan_free(plan);
+    return pr;
+}
+
 static double ser64(const sarbp_c64 *t, const sarbp_c64 *r, size_t n)
 {
     double e = 0, s = 0;
@@ -271,6 +285,41 @@ static void test_refusals(void **state)
     sarbp_profiles_free(pr);
 }
 
+/* FP32 FFBP against the FP64 prototype and FP64 direct BP (same scene) */
+static void fp32_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g)
+{
+    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_ffbp_params fp;
+    sarbp_ffbp_params_default(&fp);
+    sarbp_c64 *bp, *fb;
+    double tbp, tfb;
+    sarbp_ffbp_info info;
+    form_both(p, &g, &fp, &bp, &fb, &tbp, &tfb, &info);
+    sarbp_profiles *pr = profiles32_of(p);
+    const size_t n = g.nx * g.ny;
+    sarbp_c32 *f32 = calloc(n, sizeof *f32);
+    assert_non_null(f32);
+    const double t0 = secs();
+    tu_ok(sarbp_ffbp_cpu_fp32(pr, &g, &fp, 0, f32, &info));
+    const double t32 = secs() - t0;
+    const double s64 = tu_ser_c32_c64(f32, fb, n), sbp = tu_ser_c32_c64(f32, bp, n);
+    printf("%s fp32: P %zu, %zux%zu: vs ffbp fp64 %.1f dB, vs bp fp64 %.1f dB (fp64 ffbp vs bp %.1f); "
+           "fp32 %.3f s, fp64 ffbp %.3f s, bp %.3f s\n",
+           what, P, g.nx, g.ny, s64, sbp, ser64(fb, bp, n), t32, tfb, tbp);
+    free(f32);
+    free(bp);
+    free(fb);
+    sarbp_profiles_free(pr);
+    sarbp_phd_free(p);
+}
+
+static void test_fp32(void **state)
+{
+    (void)state;
+    fp32_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0});
+    fp32_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0});
+}
+
 static void test_sweep(void **state)
 {
     (void)state;
@@ -290,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_point_target),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_fp32),
         cmocka_unit_test(test_sweep),
     };
     return tu_run_group("ffbp", tests, sizeof tests / sizeof tests[0], NULL, NULL);

@@ -37,6 +37,17 @@ sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
                                  const sarbp_ffbp_params *prm, sarbp_c64 *img,
                                  sarbp_ffbp_info *info);
 
+/* The same in FP32, multi-threaded (threads <= 0: all cores; the result
+ * does not depend on it), adding (+=) to img[ny][nx] as sarbp_bp_cpu_fp32
+ * does: FP32 profiles pr (data32), polar grids in FP32, geometry and phase
+ * in FP64 until reduced to small quantities (ffbp_cpu.c). Pulses are
+ * consumed in order, runs of base pulses at a time, as the cpu back end's
+ * streaming FFBP plan does. SARBP_ERR_INVALID for FP64 profiles, bad
+ * parameters or an antenna over the image. info may be NULL. */
+sarbp_status sarbp_ffbp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g,
+                                 const sarbp_ffbp_params *prm, int threads, sarbp_c32 *img,
+                                 sarbp_ffbp_info *info);
+
 #ifdef __cplusplus
 }
 #endif
