@@ -37,6 +37,42 @@ sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
                                  const sarbp_ffbp_params *prm, sarbp_c64 *img,
                                  sarbp_ffbp_info *info);
 
+/* What the model (src/backproject/ffbp_model.c) predicts for a
+ * factorization of these pulses onto this grid. error_db: the error power
+ * over the image's, in dB (the SER against direct backprojection of the
+ * same profiles is -error_db): each 2-D interpolation (every merge and the
+ * last step) adds the aliasing of a cubic B-spline at the grid's effective
+ * angular oversampling (os_theta times the grid's sampling over the
+ * carrier's turn k L cos(depression) across its sub-aperture) plus a
+ * measured floor. cost_ratio: predicted time over sarbp_bp_cpu_fp32's for
+ * the same job (both at the same thread count), from work counts weighted
+ * by per-operation costs measured on the CPU. */
+typedef struct {
+    double error_db;
+    double cost_ratio;
+    int stages;
+    size_t final_subs;
+    size_t polar_samples;
+} sarbp_ffbp_prediction;
+
+/* Only the geometry of pr is read (npulses, pos, dr, fref; data may be
+ * NULL). SARBP_ERR_INVALID for bad parameters or an antenna over the
+ * image. */
+sarbp_status sarbp_ffbp_predict(const sarbp_profiles *pr, const sarbp_grid *g,
+                                const sarbp_ffbp_params *prm, sarbp_ffbp_prediction *out);
+
+/* The cheapest factorization (by cost_ratio) whose predicted error is at
+ * most max_error_db (e.g. -60: SER >= 60 dB against direct backprojection)
+ * among base 4..64, merge 2..4, final_subs 1..16, os_rho 1.5..3 and
+ * os_theta in steps of 0.25 from 1.5 to 12. When none meets the request,
+ * the most accurate one searched, and *predicted_db says how far it falls
+ * short. predicted_db (the prediction's error_db) may be NULL.
+ * max_error_db from -150 to -10. */
+sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, double max_error_db,
+                               sarbp_ffbp_params *out, double *predicted_db);
+
+#define SARBP_FFBP_DEFAULT_ERROR_DB (-60.0)
+
 /* The same in FP32, multi-threaded (threads <= 0: all cores; the result
  * does not depend on it), adding (+=) to img[ny][nx] as sarbp_bp_cpu_fp32
  * does: FP32 profiles pr (data32), polar grids in FP32, geometry and phase

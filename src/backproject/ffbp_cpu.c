@@ -271,7 +271,8 @@ sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
     out->final_subs = n[L];
     out->interp_stages = L + 1;
     out->os_eff_min = INFINITY;
-    for (int k = 0; k <= L; k++)
+    for (int k = 0; k <= L; k++) {
+        out->os_ratio[k] = INFINITY;
         for (size_t m = 0; m < n[k]; m++) {
             size_t p0, p1;
             sub_pulses(prm, pu->npulses, k, m, &p0, &p1);
@@ -291,11 +292,11 @@ sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
             }
             /* the effective angular oversampling: the grid's over the
              * carrier's turn seen at the depression angle */
-            if (pg.L > 0) {
-                const double os = prm->os_theta * (kband * pg.L + 1.0) / (kmax * pg.L * pg.cosd + 1.0);
-                if (os < out->os_eff_min) out->os_eff_min = os;
-            }
+            const double ratio = (kband * pg.L + 1.0) / (kmax * pg.L * pg.cosd + 1.0);
+            if (ratio < out->os_ratio[k]) out->os_ratio[k] = ratio;
+            if (prm->os_theta * ratio < out->os_eff_min) out->os_eff_min = prm->os_theta * ratio;
         }
+    }
     out->reads_final = (double)g->nx * (double)g->ny * (double)n[L];
     return SARBP_OK;
 }
@@ -444,17 +445,20 @@ static void stage0_row(void *vj, size_t jt, int worker)
         const double q = 2.0 * geo[6] / SARBP_C; /* k / 2 pi: cycles per metre */
         const double dq = q - e->qc, ph0 = reduce_cycles(-q * r0p);
         const double nb = (double)e->nbins;
-        for (size_t i = 0; i < nr; i++) {
+        int32_t *restrict ii = w->ii;
+        float *restrict ti = w->ti, *restrict mm = w->m, *restrict cy = w->cy;
+        /* int counters: AVX2 converts 32-bit integers to double, not size_t */
+        for (int i = 0; i < (int)nr; i++) {
             const double rho = r0 + (double)i * drr;
             const double R = sqrt(rho * rho + (K0 - 2 * h[i] * A));
             const double d = R - rho; /* FP64: rho's ulp is 2e-12 m */
             const double b = (R - r0p - rst) * inv_dr;
             const double fb = floor(b);
             const int ok = fb >= 0 && fb < nb - 1;
-            w->ii[i] = ok ? (int32_t)fb : 0;
-            w->ti[i] = (float)(b - fb);
-            w->m[i] = ok ? 1.0f : 0.0f;
-            w->cy[i] = (float)reduce_cycles(q * d + dq * rho + ph0);
+            ii[i] = ok ? (int32_t)fb : 0;
+            ti[i] = (float)(b - fb);
+            mm[i] = ok ? 1.0f : 0.0f;
+            cy[i] = (float)reduce_cycles(q * d + dq * rho + ph0);
         }
         const float *prof = e->run + p * e->run_stride;
         if (cubic) {
@@ -499,31 +503,36 @@ struct merge_job {
 
 /* The child sample position and phase of every parent sample of a row:
  * exact chooses libm's atan (for rows where the series' range is left). */
-static inline double merge_geometry(const row_scratch *w, const double *h, size_t nr, double r0,
+static inline int merge_geometry(const row_scratch *w, const double *h, size_t nr, double r0,
                                     double drr, double A, double B, double K0, double kr0,
                                     double kidr, double tofs, double kidt, double qc, const sub32 *k,
                                     int exact)
 {
-    double umax = 0;
+    int big = 0;
     const double nrk = (double)k->g.nr, ntk = (double)k->g.nt;
-    for (size_t i = 0; i < nr; i++) {
+    int32_t *restrict ii = w->ii;
+    float *restrict ti = w->ti, *restrict tj = w->tj, *restrict mm = w->m, *restrict cy = w->cy;
+    for (int i = 0; i < (int)nr; i++) { /* int: see stage0_row */
         const double rho = r0 + (double)i * drr;
         const double R = sqrt(rho * rho + (K0 - 2 * h[i] * A));
         const double u = B / (h[i] - A);
-        const double au = fabs(u);
-        umax = au > umax ? au : umax;
+        big |= fabs(u) > ATAN_SERIES_MAX; /* an int: fmax would not vectorise */
         const double at = exact ? atan(u) : atan_series(u);
         const double bi = (R - kr0) * kidr, bj = (tofs - at) * kidt;
         const double fi = floor(bi), fj = floor(bj);
         const int ok = fi >= 1 && fi + 2 < nrk && fj >= 1 && fj + 2 < ntk;
-        w->ii[i] = ok ? (int32_t)fi : 1;
-        w->jj[i] = ok ? (int32_t)fj : 1;
-        w->ti[i] = (float)(bi - fi);
-        w->tj[i] = (float)(bj - fj);
-        w->m[i] = ok ? 1.0f : 0.0f;
-        w->cy[i] = (float)reduce_cycles(qc * (R - rho));
+        /* clamped in double (branch-free), so masked samples read inside;
+         * one flat index (j nr + i < 4e8): one store less lets gcc 12
+         * vectorise the loop */
+        const double ci = fi < 1.0 ? 1.0 : fi > nrk - 3.0 ? nrk - 3.0 : fi;
+        const double cj = fj < 1.0 ? 1.0 : fj > ntk - 3.0 ? ntk - 3.0 : fj;
+        ii[i] = (int32_t)(cj * nrk + ci);
+        ti[i] = (float)(bi - fi);
+        tj[i] = (float)(bj - fj);
+        mm[i] = ok ? 1.0f : 0.0f;
+        cy[i] = (float)reduce_cycles(qc * (R - rho));
     }
-    return umax;
+    return big;
 }
 
 static void merge_row(void *vj, size_t jt, int worker)
@@ -544,9 +553,8 @@ static void merge_row(void *vj, size_t jt, int worker)
         /* the child's theta of this row's direction, on the child's branch */
         const double tk_mid = k->g.t0 + 0.5 * (double)k->g.nt * k->g.dt;
         const double tofs = ffbp_unwrap(th, tk_mid) - k->g.t0;
-        const double umax = merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0,
-                                           1.0 / k->g.dr, tofs, 1.0 / k->g.dt, e->qc, k, 0);
-        if (umax > ATAN_SERIES_MAX)
+        if (merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, 1.0 / k->g.dr, tofs,
+                           1.0 / k->g.dt, e->qc, k, 0))
             merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, 1.0 / k->g.dr, tofs,
                            1.0 / k->g.dt, e->qc, k, 1);
         const size_t knr = k->g.nr;
@@ -554,7 +562,7 @@ static void merge_row(void *vj, size_t jt, int worker)
             float wi[4], wj[4];
             cubic_weights(w->ti[i], wi);
             cubic_weights(w->tj[i], wj);
-            const float *p = k->f + 2 * ((size_t)(w->jj[i] - 1) * knr + (size_t)(w->ii[i] - 1));
+            const float *p = k->f + 2 * ((size_t)w->ii[i] - knr - 1);
             dot44(p, knr, wi, wj, &w->vr[i], &w->vi[i]);
         }
         for (size_t i = 0; i < nr; i++) {
@@ -581,32 +589,38 @@ struct final_job {
     const sub32 *s;
 };
 
-static inline double final_geometry(const row_scratch *w, const sarbp_grid *g, const sub32 *s,
+static inline int final_geometry(const row_scratch *w, const sarbp_grid *g, const sub32 *s,
                                     double dy, double dz, double cr, double sr, double tofs,
                                     double qc, int exact)
 {
-    double umax = 0;
+    int big = 0;
     const double nrk = (double)s->g.nr, ntk = (double)s->g.nt, idr = 1.0 / s->g.dr,
                  idt = 1.0 / s->g.dt, r0 = s->g.r0;
-    for (size_t x = 0; x < g->nx; x++) {
-        const double dx = sarbp_grid_x(g, x) - s->g.c[0];
+    int32_t *restrict ii = w->ii;
+    float *restrict ti = w->ti, *restrict tj = w->tj, *restrict mm = w->m, *restrict cy = w->cy;
+    const double half = 0.5 * (double)(g->nx - 1), xc = g->xc - s->g.c[0];
+    for (int x = 0; x < (int)g->nx; x++) { /* int: see stage0_row; sarbp_grid_x's arithmetic */
+        const double dx = xc + ((double)x - half) * g->dx;
         const double rho = sqrt(dx * dx + dy * dy + dz * dz);
         const double along = dx * cr + dy * sr, across = dy * cr - dx * sr;
         const double u = across / along;
-        const double au = fabs(u);
-        umax = au > umax ? au : umax;
+        big |= fabs(u) > ATAN_SERIES_MAX; /* an int: fmax would not vectorise */
         const double at = exact ? atan(u) : atan_series(u);
         const double bi = (rho - r0) * idr, bj = (tofs + at) * idt;
         const double fi = floor(bi), fj = floor(bj);
         const int ok = along > 0 && fi >= 1 && fi + 2 < nrk && fj >= 1 && fj + 2 < ntk;
-        w->ii[x] = ok ? (int32_t)fi : 1;
-        w->jj[x] = ok ? (int32_t)fj : 1;
-        w->ti[x] = (float)(bi - fi);
-        w->tj[x] = (float)(bj - fj);
-        w->m[x] = ok ? 1.0f : 0.0f;
-        w->cy[x] = (float)reduce_cycles(qc * rho);
+        /* clamped in double (branch-free), so masked samples read inside;
+         * one flat index (j nr + i < 4e8): one store less lets gcc 12
+         * vectorise the loop */
+        const double ci = fi < 1.0 ? 1.0 : fi > nrk - 3.0 ? nrk - 3.0 : fi;
+        const double cj = fj < 1.0 ? 1.0 : fj > ntk - 3.0 ? ntk - 3.0 : fj;
+        ii[x] = (int32_t)(cj * nrk + ci);
+        ti[x] = (float)(bi - fi);
+        tj[x] = (float)(bj - fj);
+        mm[x] = ok ? 1.0f : 0.0f;
+        cy[x] = (float)reduce_cycles(qc * rho);
     }
-    return umax;
+    return big;
 }
 
 static void final_row(void *vj, size_t iy, int worker)
@@ -619,14 +633,14 @@ static void final_row(void *vj, size_t iy, int worker)
     const double dy = sarbp_grid_y(g, e->region.row0 + iy) - s->g.c[1], dz = g->zc - s->g.c[2];
     /* azimuths about the grid's middle direction: atan of small ratios */
     const double tr = s->g.t0 + 0.5 * (double)(s->g.nt - 1) * s->g.dt, cr = cos(tr), sr = sin(tr);
-    const double umax = final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 0);
-    if (umax > ATAN_SERIES_MAX) final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 1);
+    if (final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 0))
+        final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 1);
     const size_t nr = s->g.nr;
     for (size_t x = 0; x < g->nx; x++) {
         float wi[4], wj[4];
         cubic_weights(w->ti[x], wi);
         cubic_weights(w->tj[x], wj);
-        const float *p = s->f + 2 * ((size_t)(w->jj[x] - 1) * nr + (size_t)(w->ii[x] - 1));
+        const float *p = s->f + 2 * ((size_t)w->ii[x] - nr - 1);
         dot44(p, nr, wi, wj, &w->vr[x], &w->vi[x]);
     }
     sarbp_c32 *out = e->img + iy * g->nx;

@@ -59,6 +59,10 @@ typedef struct {
     double pulse_reads;             /* stage 0: samples x pulses */
     double os_eff_min;              /* the smallest effective angular oversampling */
     int interp_stages;              /* 2-D interpolations a pixel's value went through */
+    /* per level k (0 .. stages - 1): the smallest ratio of a grid's angular
+     * sampling rate to the theta bandwidth k_max L cos(depression) of its
+     * data, per unit os_theta: the effective oversampling is os_theta times it */
+    double os_ratio[65];
 } ffbp_layout_stats;
 
 sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,

@@ -1,0 +1,145 @@
+/* ffbp_model.c - the error and cost model of fast factorized
+ * backprojection, and the choice of a factorization from it
+ * (sarbp_ffbp_predict, sarbp_ffbp_choose).
+ *
+ * Error: a polar grid sampled os times faster than its data's bandwidth is
+ * read by a cubic B-spline (with its exact prefilter), which passes the
+ * aliases of the data's spectrum attenuated by about (nu / (1 - nu))^4 in
+ * amplitude, nu = 1 / (2 os) the band edge in cycles per sample. A pixel's
+ * value passes one such read per merge level and one at the last step;
+ * their errors add in power. The data's angular bandwidth is k_max L
+ * cos(depression) (L: the sub-aperture's half-extent across the line of
+ * sight): the grids are sampled at os_theta times (k_max + pi / dr) L + 1,
+ * so the effective oversampling is os_theta times their ratio, per level
+ * (ffbp_layout_measure). In range the data are the profiles' band, sampled
+ * os_rho times finer than the profiles' bins. A floor per read (measured)
+ * covers the rest: the range read, FP32 arithmetic, the grids' ends.
+ * Calibrated on the simulated scenes of tests/test_ffbp.c (FFBP_SWEEP=1
+ * prints predicted against measured).
+ *
+ * Cost: stage 0 costs per polar sample and pulse, a merge per sample and
+ * child, the last step per pixel and sub-image, each grid per sample
+ * (prefilter); direct backprojection per pixel and pulse. The weights are
+ * seconds measured on the CPU (2-core AMD EPYC, AVX2, 2026-11-26), as ratios. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backproject/ffbp_engine.h"
+
+/* error per read: aliasing constant and floor (power) */
+#define ERR_THETA_GAIN 1.0
+#define ERR_RHO_UPSAMPLE 4.0 /* the profiles' usual upsampling (cubic default) */
+#define ERR_FLOOR_DB (-82.0)
+
+/* cost per operation relative to one pixel-pulse pair of sarbp_bp_cpu_fp32 */
+#define COST_STAGE0_READ 1.0
+#define COST_MERGE_READ 2.0
+#define COST_FINAL_READ 2.0
+#define COST_SAMPLE 1.0
+
+static double alias_power(double os)
+{
+    if (!(os > 0.5)) return 1.0;
+    const double nu = 0.5 / os, r = nu / (1.0 - nu), r2 = r * r, r4 = r2 * r2;
+    return r4 * r4;
+}
+
+static void predict_from(const ffbp_layout_stats *ls, const sarbp_ffbp_params *prm, double pairs,
+                         sarbp_ffbp_prediction *out)
+{
+    double e = 0;
+    const double floor_p = pow(10.0, ERR_FLOOR_DB / 10.0);
+    /* reads of level k's grids: by the merges into level k + 1, or by the
+     * last step for the last level */
+    for (int k = 0; k < ls->stages; k++) {
+        const double os_t = prm->os_theta * ls->os_ratio[k];
+        e += ERR_THETA_GAIN * alias_power(os_t) + alias_power(prm->os_rho * ERR_RHO_UPSAMPLE) + floor_p;
+    }
+    out->error_db = 10.0 * log10(e);
+    const double cost = COST_STAGE0_READ * ls->pulse_reads + COST_MERGE_READ * ls->reads_merge +
+                        COST_FINAL_READ * ls->reads_final +
+                        COST_SAMPLE * (ls->samples0 + ls->samples_merge);
+    out->cost_ratio = pairs > 0 ? cost / pairs : 0;
+    out->stages = ls->stages;
+    out->final_subs = ls->final_subs;
+    out->polar_samples = (size_t)(ls->samples0 + ls->samples_merge);
+}
+
+sarbp_status sarbp_ffbp_predict(const sarbp_profiles *pr, const sarbp_grid *g,
+                                const sarbp_ffbp_params *prm, sarbp_ffbp_prediction *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!pr || !g || !prm) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    const ffbp_pulses pu = {pr->npulses, pr->pos, pr->fref, pr->dr};
+    ffbp_layout_stats ls;
+    SARBP_TRY(ffbp_layout_measure(&pu, g, prm, &ls));
+    if (pr->npulses == 0) {
+        out->error_db = -INFINITY;
+        return SARBP_OK;
+    }
+    predict_from(&ls, prm, sarbp_grid_pairs(g, pr->npulses), out);
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, double max_error_db,
+                               sarbp_ffbp_params *out, double *predicted_db)
+{
+    if (!pr || !g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (!(max_error_db >= -150 && max_error_db <= -10))
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: a requested error of %g dB is outside -150 to -10",
+                           max_error_db);
+    SARBP_TRY(sarbp_grid_validate(g));
+    sarbp_ffbp_params_default(out);
+    if (predicted_db) *predicted_db = -INFINITY;
+    if (pr->npulses == 0) return SARBP_OK;
+    static const size_t bases[] = {4, 8, 16, 32, 64}, merges[] = {2, 3, 4}, finals[] = {1, 2, 4, 8, 16};
+    static const double os_rhos[] = {1.5, 2, 3};
+    const ffbp_pulses pu = {pr->npulses, pr->pos, pr->fref, pr->dr};
+    const double pairs = sarbp_grid_pairs(g, pr->npulses);
+    double best_cost = INFINITY, best_err = INFINITY, fallback_err = INFINITY;
+    sarbp_ffbp_params best = *out, fallback = *out;
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++)
+        for (size_t m = 0; m < sizeof merges / sizeof *merges; m++)
+            for (size_t f = 0; f < sizeof finals / sizeof *finals; f++)
+                for (size_t r = 0; r < sizeof os_rhos / sizeof *os_rhos; r++) {
+                    sarbp_ffbp_params p = {bases[b], merges[m], finals[f], 1.0, os_rhos[r]};
+                    if (bases[b] > pr->npulses && b > 0) continue;
+                    /* the levels' ratios do not depend on os_theta: measure
+                     * once, then the smallest os_theta that meets the request */
+                    ffbp_layout_stats ls;
+                    SARBP_TRY(ffbp_layout_measure(&pu, g, &p, &ls));
+                    sarbp_ffbp_prediction pd;
+                    double os = 1.5;
+                    for (; os <= 12.0; os += 0.25) {
+                        p.os_theta = os;
+                        predict_from(&ls, &p, pairs, &pd);
+                        if (pd.error_db <= max_error_db) break;
+                    }
+                    if (os > 12.0) {
+                        p.os_theta = 12.0;
+                        predict_from(&ls, &p, pairs, &pd);
+                        if (pd.error_db < fallback_err) {
+                            fallback_err = pd.error_db;
+                            fallback = p;
+                        }
+                        continue;
+                    }
+                    /* the cost at that os_theta (the grids' sizes) */
+                    SARBP_TRY(ffbp_layout_measure(&pu, g, &p, &ls));
+                    predict_from(&ls, &p, pairs, &pd);
+                    if (pd.cost_ratio < best_cost) {
+                        best_cost = pd.cost_ratio;
+                        best_err = pd.error_db;
+                        best = p;
+                    }
+                }
+    if (isfinite(best_cost)) {
+        *out = best;
+        if (predicted_db) *predicted_db = best_err;
+    } else {
+        *out = fallback;
+        if (predicted_db) *predicted_db = fallback_err;
+    }
+    return SARBP_OK;
+}
