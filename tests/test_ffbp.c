@@ -320,6 +320,57 @@ static void test_fp32(void **state)
     fp32_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0});
 }
 
+/* predicted error (sarbp_ffbp_predict) against measured (FP32 FFBP vs FP64
+ * direct BP) over a grid of factorizations: FFBP_MODEL=1 */
+static void model_sweep(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g)
+{
+    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_profiles *pr = profiles_of(p), *p32 = profiles32_of(p);
+    const size_t n = g.nx * g.ny;
+    sarbp_c64 *bp = calloc(n, sizeof *bp);
+    sarbp_c32 *f32 = calloc(n, sizeof *f32);
+    assert_true(bp && f32);
+    tu_ok(sarbp_bp_cpu_fp64(pr, &g, bp));
+    const double oss[] = {1.5, 2, 3, 4, 6}, osr[] = {1.5, 2};
+    const size_t bases[] = {8, 32}, finals[] = {1, 8}, merges[] = {2, 4};
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 2; b++)
+            for (size_t f = 0; f < 2; f++)
+                for (size_t m = 0; m < 2; m++)
+                    for (size_t r = 0; r < 2; r++) {
+                        sarbp_ffbp_params fp = {bases[b], merges[m], finals[f], oss[a], osr[r]};
+                        sarbp_ffbp_prediction pd;
+                        tu_ok(sarbp_ffbp_predict(p32, &g, &fp, &pd));
+                        memset(f32, 0, n * sizeof *f32);
+                        sarbp_ffbp_info info;
+                        const double t0 = secs();
+                        tu_ok(sarbp_ffbp_cpu_fp32(p32, &g, &fp, 0, f32, &info));
+                        const double t = secs() - t0;
+                        const double ser = tu_ser_c32_c64(f32, bp, n);
+                        printf("model %s: base %zu merge %zu final %zu os %.1f/%.1f: stages %d: "
+                               "predicted %.1f measured %.1f (diff %+.1f) dB; cost %.3f, %.3f s\n",
+                               what, fp.base, fp.merge, fp.final_subs, fp.os_theta, fp.os_rho,
+                               pd.stages, -pd.error_db, ser, ser + pd.error_db, pd.cost_ratio, t);
+                    }
+    free(bp);
+    free(f32);
+    sarbp_profiles_free(pr);
+    sarbp_profiles_free(p32);
+    sarbp_phd_free(p);
+}
+
+static void test_model_sweep(void **state)
+{
+    (void)state;
+    if (!getenv("FFBP_MODEL")) {
+        printf("the model sweep runs with FFBP_MODEL=1\n");
+        return;
+    }
+    model_sweep("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0});
+    model_sweep("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0});
+    model_sweep("circ512", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){256, 256, 0.1, 0.1, 0, 0, 0, 0, 0});
+}
+
 static void test_sweep(void **state)
 {
     (void)state;
@@ -341,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_fp32),
         cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_model_sweep),
     };
     return tu_run_group("ffbp", tests, sizeof tests / sizeof tests[0], NULL, NULL);
 }

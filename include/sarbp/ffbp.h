@@ -27,6 +27,8 @@ typedef struct {
     int stages;            /* polar stages, stage 0 included */
     size_t final_subs;     /* sub-apertures summed at the pixels */
     size_t polar_samples;  /* samples of every polar grid, all stages */
+    double stage0_s, merge_s, final_s; /* FP32: wall-clock seconds of stage 0, the merges
+                                          and the last step (0 from the FP64 prototype) */
 } sarbp_ffbp_info;
 
 /* Adds the FFBP image of FP64 profiles pr on grid g to img[ny][nx] (as

@@ -468,6 +468,7 @@ sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
         st = sarbp_parallel_for(0, g->ny, final_row, &j);
     }
     if (info) {
+        memset(info, 0, sizeof *info);
         info->stages = stages;
         info->final_subs = nsubs;
         info->polar_samples = samples;

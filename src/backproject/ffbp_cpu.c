@@ -39,6 +39,7 @@
 #endif
 
 #include "core/parallel.h"
+#include "sarbp/progress.h" /* sarbp_now_s */
 
 #define ATAN_SERIES_MAX 0.3 /* |x| below which atan_series is exact to 1e-13 */
 #define PREFILTER_HORIZON 16 /* (2 - sqrt 3)^16 = 7e-10: below FP32's rounding */
@@ -183,6 +184,7 @@ struct ffbp_engine {
     /* statistics */
     int stages;
     size_t polar_samples, final_count;
+    double t_stage0, t_merge, t_final;
 };
 
 /* ---- the layout -------------------------------------------------------------- */
@@ -659,7 +661,9 @@ static void final_row(void *vj, size_t iy, int worker)
 static sarbp_status to_pixels(ffbp_engine *e, sub32 *s)
 {
     struct final_job j = {e, s};
+    const double t0 = sarbp_now_s();
     sarbp_status st = sarbp_parallel_for(e->threads, e->region.nrows, final_row, &j);
+    e->t_final += sarbp_now_s() - t0;
     e->final_count++;
     sub_release(s);
     return st;
@@ -674,6 +678,7 @@ static sarbp_status finished(ffbp_engine *e, int k, sub32 *s)
     if (e->npend[k] < e->prm.merge && m + 1 < e->nsub[k]) return SARBP_OK;
     /* the parent: number m / merge of level k + 1 */
     sub32 par;
+    const double t0 = sarbp_now_s();
     sarbp_status st = sub_alloc(e, k + 1, m / e->prm.merge, &par);
     if (!st) {
         fill_h(e, &par);
@@ -681,6 +686,7 @@ static sarbp_status finished(ffbp_engine *e, int k, sub32 *s)
         st = sarbp_parallel_for(e->threads, par.g.nt, merge_row, &j);
     }
     if (!st) st = prefilter_theta(e, &par);
+    e->t_merge += sarbp_now_s() - t0;
     for (size_t c = 0; c < e->npend[k]; c++) sub_release(&e->pend[k][c]);
     e->npend[k] = 0;
     if (st) {
@@ -694,6 +700,7 @@ static sarbp_status finished(ffbp_engine *e, int k, sub32 *s)
 static sarbp_status run_done(ffbp_engine *e)
 {
     sub32 s;
+    const double t0 = sarbp_now_s();
     SARBP_TRY(sub_alloc(e, 0, e->made[0], &s));
     sarbp_status st = SARBP_OK;
     if (s.p1 - s.p0 != e->run_n)
@@ -704,6 +711,7 @@ static sarbp_status run_done(ffbp_engine *e)
         st = sarbp_parallel_for(e->threads, s.g.nt, stage0_row, &j);
     }
     if (!st) st = prefilter_theta(e, &s);
+    e->t_stage0 += sarbp_now_s() - t0;
     e->run_n = 0;
     if (st) {
         sub_release(&s);
@@ -726,6 +734,7 @@ static void drop_stack(ffbp_engine *e)
     e->next = 0;
     e->final_count = 0;
     e->polar_samples = 0;
+    e->t_stage0 = e->t_merge = e->t_final = 0;
 }
 
 void ffbp_engine_free(ffbp_engine *e)
@@ -918,6 +927,9 @@ void ffbp_engine_info(const ffbp_engine *e, sarbp_ffbp_info *info)
     info->stages = e->levels + 1;
     info->final_subs = e->nsub[e->levels];
     info->polar_samples = e->polar_samples;
+    info->stage0_s = e->t_stage0;
+    info->merge_s = e->t_merge;
+    info->final_s = e->t_final;
 }
 
 /* ---- the one-call form --------------------------------------------------------- */

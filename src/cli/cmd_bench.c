@@ -405,12 +405,15 @@ static int bench_ffbp(const sarbp_phd *p, const sarbp_grid *g, const int *thread
         st = sarbp_bp_cpu_fp32_rows(p32, g, band, threads[k], ref);
         const double t_bp = (sarbp_now_s() - tb0) * (double)g->ny / (double)ref_rows;
         double tw[1000];
+        sarbp_ffbp_info fi = {0};
         for (int r = 0; !st && r < reps; r++) {
             memset(img, 0, npix * sizeof *img);
             const double t0 = sarbp_now_s();
-            st = sarbp_ffbp_cpu_fp32(p32, g, &prm, threads[k], img, NULL);
+            st = sarbp_ffbp_cpu_fp32(p32, g, &prm, threads[k], img, &fi);
             tw[r] = sarbp_now_s() - t0;
         }
+        cli_info(2, "sarbp: bench: ffbp, %d threads, last run: stage 0 %.3f s, merges %.3f s, "
+                 "last step %.3f s", threads[k], fi.stage0_s, fi.merge_s, fi.final_s);
         if (st) break;
         qsort(tw, (size_t)reps, sizeof *tw, cmp_double);
         const double t = tw[reps / 2], eq = pairs / t / 1e6;
