@@ -65,6 +65,8 @@ sarbp_status sarbp_ffbp_predict(const sarbp_profiles *pr, const sarbp_grid *g,
 
 /* The cheapest factorization (by cost_ratio) whose predicted error is at
  * most max_error_db (e.g. -60: SER >= 60 dB against direct backprojection)
+ * less a margin of 5 dB (the model's spread against measurement), so that
+ * the measured error meets the request
  * among base 4..64, merge 2..4, final_subs 1..16, os_rho 1.5..3 and
  * os_theta in steps of 0.25 from 1.5 to 12. When none meets the request,
  * the most accurate one searched, and *predicted_db says how far it falls
@@ -74,6 +76,15 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
                                sarbp_ffbp_params *out, double *predicted_db);
 
 #define SARBP_FFBP_DEFAULT_ERROR_DB (-60.0)
+
+/* sarbp_ffbp_choose for the pulses of meta as range compression rc would
+ * give them (their geometry only: no samples are read), and the
+ * prediction for the choice (pred may be NULL). What the cpu back end's
+ * FFBP plan and 'sarbp form --algorithm ffbp|auto' use. max_error_db 0 means
+ * SARBP_FFBP_DEFAULT_ERROR_DB. */
+sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
+                                   const sarbp_grid *g, double max_error_db,
+                                   sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred);
 
 /* The same in FP32, multi-threaded (threads <= 0: all cores; the result
  * does not depend on it), adding (+=) to img[ny][nx] as sarbp_bp_cpu_fp32

@@ -68,4 +68,9 @@ typedef struct {
 sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
                                  const sarbp_ffbp_params *prm, ffbp_layout_stats *out);
 
+/* The cpu back end's FFBP plan (backend_cpu_ffbp.c); sarbp_cpu_plan_create
+ * calls it for algorithm SARBP_ALGO_FFBP. */
+sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                  sarbp_bp_plan **out, sarbp_stage_times *stats);
+
 #endif

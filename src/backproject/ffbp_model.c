@@ -26,6 +26,7 @@
  * (prefilter); direct backprojection per pixel and pulse. The weights are
  * seconds measured on the CPU (2-core AMD EPYC, AVX2, 2026-11-26), as ratios. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,10 @@
 #define ERR_THETA_GAIN 1.5
 #define ERR_RHO_UPSAMPLE 2.6 /* measured; the profiles' usual upsampling is 4 */
 #define ERR_FLOOR_DB (-83.0)
+
+/* choose() asks the model for this much more than requested: the model's
+ * spread against measurement (-4.4 .. +5.8 dB on the calibration sweep) */
+#define FFBP_MODEL_MARGIN_DB 5.0
 
 /* cost per operation relative to one pixel-pulse pair of sarbp_bp_cpu_fp32 */
 #define COST_STAGE0_READ 1.0
@@ -130,7 +135,7 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
                     for (; os <= 12.0; os += 0.25) {
                         p.os_theta = os;
                         predict_from(&ls, &p, pairs, &pd);
-                        if (pd.error_db <= max_error_db) break;
+                        if (pd.error_db <= max_error_db - FFBP_MODEL_MARGIN_DB) break;
                     }
                     if (os > 12.0) {
                         p.os_theta = 12.0;
@@ -158,4 +163,32 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
         if (predicted_db) *predicted_db = fallback_err;
     }
     return SARBP_OK;
+}
+
+sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
+                                   const sarbp_grid *g, double max_error_db,
+                                   sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred)
+{
+    if (!meta || !rc || !g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
+    const size_t P = meta->npulses, nbins = sarbp_rc_nbins(meta, rc->upsample);
+    if (P > SIZE_MAX / (7 * sizeof(double)))
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
+    double *buf = malloc((P ? P : 1) * 7 * sizeof(double));
+    if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the geometry of %zu pulses", P);
+    sarbp_profiles geo = {0};
+    geo.npulses = geo.capacity = P;
+    geo.nbins = nbins;
+    geo.precision = SARBP_FP32;
+    geo.interp = rc->interp;
+    geo.pos = buf;
+    geo.r0 = buf + 3 * P;
+    geo.rstart = buf + 4 * P;
+    geo.dr = buf + 5 * P;
+    geo.fref = buf + 6 * P;
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, rc->upsample, i, &geo, i);
+    sarbp_status st = sarbp_ffbp_choose(&geo, g, max_error_db, out, NULL);
+    if (!st && pred) st = sarbp_ffbp_predict(&geo, g, out, pred);
+    free(buf);
+    return st;
 }
