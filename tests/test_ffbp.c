@@ -302,13 +302,13 @@ static void model_sweep(const char *what, sarbp_geometry geom, size_t P, sarbp_g
     sarbp_c32 *f32 = calloc(n, sizeof *f32);
     assert_true(bp && f32);
     tu_ok(sarbp_bp_cpu_fp64(pr, &g, bp));
-    const double oss[] = {1.5, 2, 3, 4, 6}, osr[] = {1.5, 2};
+    const double oss[] = {1.5, 2, 3, 4, 6, 9}, osr[] = {1.5, 2, 3};
     const size_t bases[] = {8, 32}, finals[] = {1, 8}, merges[] = {2, 4};
-    for (size_t a = 0; a < 5; a++)
+    for (size_t a = 0; a < 6; a++)
         for (size_t b = 0; b < 2; b++)
             for (size_t f = 0; f < 2; f++)
                 for (size_t m = 0; m < 2; m++)
-                    for (size_t r = 0; r < 2; r++) {
+                    for (size_t r = 0; r < 3; r++) {
                         sarbp_ffbp_params fp = {bases[b], merges[m], finals[f], oss[a], osr[r]};
                         sarbp_ffbp_prediction pd;
                         tu_ok(sarbp_ffbp_predict(p32, &g, &fp, &pd));
@@ -619,8 +619,8 @@ static void test_model(void **state)
     /* measured 2026-11-26: |diff| and SER at -45, -60, -75 dB asked; the
      * bars: the 6 dB the model promises, the SER the request asks for, and
      * a gain of 10 dB from -45 to -75 */
-    const double cd[3] = {5.0, 3.3, 4.0}, cs[3] = {50.1, 63.2, 76.4};
-    const double ld[3] = {0.9, 1.0, 0.2}, ls[3] = {53.4, 66.5, 80.3};
+    const double cd[3] = {4.9, 2.7, 4.8}, cs[3] = {50.1, 63.2, 76.4};
+    const double ld[3] = {0.9, 1.5, 0.6}, ls[3] = {53.4, 66.5, 80.3};
     model_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0}, cd,
                 cs, 26.3);
     model_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0}, ld,
@@ -714,7 +714,7 @@ static void test_gotcha(void **state)
     printf("Gotcha, %zu pulses, 256x256 at 0.2 m: base %zu merge %zu final %zu os %.2f/%.2f, "
            "predicted %.1f dB; SER against bp %.1f dB; bp %.2f s, ffbp %.2f s\n", p->npulses, fp.base,
            fp.merge, fp.final_subs, fp.os_theta, fp.os_rho, pd.error_db, ser, tb, tf);
-    tu_bar_min(ser, 62.3, 12.3, "dB", "Gotcha: SER of ffbp against direct BP (measured 62.3)");
+    tu_bar_min(ser, 65.2, 15.2, "dB", "Gotcha: SER of ffbp against direct BP");
     sarbp_image_free(bp);
     sarbp_image_free(fb);
     sarbp_phd_free(p);

@@ -149,7 +149,7 @@ static void sub_release(sub32 *s)
 
 /* Per-worker scratch of one row: the per-sample geometry and the sums. */
 typedef struct {
-    int32_t *ii, *jj;
+    int32_t *ii;    /* the flat index j nr + i of the first tap's cell */
     float *ti, *tj, *cy, *m, *vr, *vi, *ar, *ai;
 } row_scratch;
 
@@ -182,7 +182,6 @@ struct ffbp_engine {
     void *rs_mem;
     sarbp_c32 *img;
     /* statistics */
-    int stages;
     size_t polar_samples, final_count;
     double t_stage0, t_merge, t_final;
 };
@@ -780,6 +779,9 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu to %zu are not in the grid", r.row0,
                            r.row0 + r.nrows);
     if (pu->npulses == 0) return sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
+    if (g->nx > (size_t)INT32_MAX / 2)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pixels per row: at most %d", g->nx,
+                           INT32_MAX / 2);
     SARBP_TRY(check_pulses(pu));
     ffbp_engine *e = calloc(1, sizeof *e);
     if (!e) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
@@ -809,23 +811,22 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
         const size_t n = e->max_nr > g->nx ? e->max_nr : g->nx;
         e->h = malloc(e->max_nr * sizeof(double));
         e->rs = calloc((size_t)e->threads, sizeof *e->rs);
-        /* 10 arrays of n 4-byte values per thread, each on its own 64 bytes */
+        /* 9 arrays of n 4-byte values per thread, 64 bytes between them */
         const size_t per = (n + 16) * 4;
-        e->rs_mem = malloc((size_t)e->threads * 10 * per + 64);
+        e->rs_mem = malloc((size_t)e->threads * 9 * per + 64);
         if (!e->h || !e->rs || !e->rs_mem) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         for (int t = 0; !st && t < e->threads; t++) {
-            char *b = (char *)e->rs_mem + (size_t)t * 10 * per;
+            char *b = (char *)e->rs_mem + (size_t)t * 9 * per;
             row_scratch *w = &e->rs[t];
             w->ii = (int32_t *)(void *)b;
-            w->jj = (int32_t *)(void *)(b + per);
-            w->ti = (float *)(void *)(b + 2 * per);
-            w->tj = (float *)(void *)(b + 3 * per);
-            w->cy = (float *)(void *)(b + 4 * per);
-            w->m = (float *)(void *)(b + 5 * per);
-            w->vr = (float *)(void *)(b + 6 * per);
-            w->vi = (float *)(void *)(b + 7 * per);
-            w->ar = (float *)(void *)(b + 8 * per);
-            w->ai = (float *)(void *)(b + 9 * per);
+            w->ti = (float *)(void *)(b + 1 * per);
+            w->tj = (float *)(void *)(b + 2 * per);
+            w->cy = (float *)(void *)(b + 3 * per);
+            w->m = (float *)(void *)(b + 4 * per);
+            w->vr = (float *)(void *)(b + 5 * per);
+            w->vi = (float *)(void *)(b + 6 * per);
+            w->ar = (float *)(void *)(b + 7 * per);
+            w->ai = (float *)(void *)(b + 8 * per);
         }
         e->run_geo = malloc(prm->base * 7 * sizeof(double));
         if (!e->run_geo) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
@@ -918,7 +919,9 @@ sarbp_status ffbp_engine_finish(ffbp_engine *e)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: finish after %zu of %zu pulses", e->next, e->P);
     /* every level's last group was merged as it completed (finished()
      * merges a short group when its last member is the level's last) */
-    e->stages = e->levels + 1;
+    if (e->final_count != e->nsub[e->levels])
+        return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: %zu of %zu sub-images reached the pixels",
+                           e->final_count, e->nsub[e->levels]);
     return SARBP_OK;
 }
 
