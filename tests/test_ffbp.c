@@ -777,6 +777,8 @@ static void test_cli(void **state)
     assert_true(tu_exists(img));
     assert_int_equal(tu_run("form -v -i '%s' -o '%s' --backend cpu --algorithm auto --grid 64x48", sim,
                             img), 0);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' --backend cpu --algorithm ffbp --interp linear "
+                            "--grid 64x48", sim, img), 0);
     assert_int_equal(tu_run("form --help"), 0);
     assert_non_null(strstr(out, "--max-error-db"));
     assert_int_equal(tu_run("bench --backend cuda --algorithm ffbp"), 2);

@@ -750,8 +750,8 @@ void ffbp_engine_free(ffbp_engine *e)
     free(e);
 }
 
-/* the largest grid of each kind over the region: scratch sizes */
-static sarbp_status plan_sizes(ffbp_engine *e)
+/* the largest grid dimensions over footprint fp: scratch sizes */
+static sarbp_status plan_sizes(ffbp_engine *e, const ffbp_footprint *fp)
 {
     e->max_nr = 0;
     e->max_row = 0;
@@ -760,7 +760,7 @@ static sarbp_status plan_sizes(ffbp_engine *e)
             size_t p0, p1;
             sub_pulses(&e->prm, e->P, k, m, &p0, &p1);
             ffbp_polar g;
-            SARBP_TRY(ffbp_polar_plan(e->pos, p0, p1, &e->fp, e->kband, e->prm.os_theta,
+            SARBP_TRY(ffbp_polar_plan(e->pos, p0, p1, fp, e->kband, e->prm.os_theta,
                                       e->drho / e->prm.os_rho, &g));
             if (g.nr > e->max_nr) e->max_nr = g.nr;
             if (g.nt > e->max_row) e->max_row = g.nt;
@@ -806,7 +806,12 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
         e->pend[k] = calloc(prm->merge, sizeof(sub32));
         if (!e->pend[k]) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
-    if (!st) st = plan_sizes(e);
+    /* scratch for the whole grid's footprint: any band's polar grids lie
+     * inside it (a band sees a part of the same rectangle), so a later
+     * region never needs more */
+    ffbp_footprint whole;
+    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &whole);
+    if (!st) st = plan_sizes(e, &whole);
     if (!st) {
         const size_t n = e->max_nr > g->nx ? e->max_nr : g->nx;
         e->h = malloc(e->max_nr * sizeof(double));
@@ -848,18 +853,6 @@ sarbp_status ffbp_engine_restart(ffbp_engine *e, sarbp_region r, sarbp_c32 *img)
     e->region = r;
     e->img = img;
     ffbp_footprint_of(&e->grid, r, &e->fp);
-    /* a band's grids are no larger than the first region's only when it is
-     * no larger: re-plan the scratch sizes and refuse if they grew */
-    const size_t nr = e->max_nr, nt = e->max_row;
-    SARBP_TRY(plan_sizes(e));
-    if (e->max_nr > nr || e->max_row > nt) {
-        e->max_nr = nr;
-        e->max_row = nt;
-        return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu to %zu need larger polar grids than "
-                           "the plan's first region", r.row0, r.row0 + r.nrows);
-    }
-    e->max_nr = nr;
-    e->max_row = nt;
     return SARBP_OK;
 }
 
