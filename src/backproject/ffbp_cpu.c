@@ -525,8 +525,8 @@ static inline int merge_geometry(const row_scratch *w, const double *h, size_t n
         /* clamped in double (branch-free), so masked samples read inside;
          * one flat index (j nr + i < 4e8): one store less lets gcc 12
          * vectorise the loop */
-        const double ci = fi < 1.0 ? 1.0 : fi > nrk - 3.0 ? nrk - 3.0 : fi;
-        const double cj = fj < 1.0 ? 1.0 : fj > ntk - 3.0 ? ntk - 3.0 : fj;
+        const double ci = fi >= 1.0 ? (fi <= nrk - 3.0 ? fi : nrk - 3.0) : 1.0; /* NaN: 1 */
+        const double cj = fj >= 1.0 ? (fj <= ntk - 3.0 ? fj : ntk - 3.0) : 1.0;
         ii[i] = (int32_t)(cj * nrk + ci);
         ti[i] = (float)(bi - fi);
         tj[i] = (float)(bj - fj);
@@ -613,8 +613,8 @@ static inline int final_geometry(const row_scratch *w, const sarbp_grid *g, cons
         /* clamped in double (branch-free), so masked samples read inside;
          * one flat index (j nr + i < 4e8): one store less lets gcc 12
          * vectorise the loop */
-        const double ci = fi < 1.0 ? 1.0 : fi > nrk - 3.0 ? nrk - 3.0 : fi;
-        const double cj = fj < 1.0 ? 1.0 : fj > ntk - 3.0 ? ntk - 3.0 : fj;
+        const double ci = fi >= 1.0 ? (fi <= nrk - 3.0 ? fi : nrk - 3.0) : 1.0; /* NaN: 1 */
+        const double cj = fj >= 1.0 ? (fj <= ntk - 3.0 ? fj : ntk - 3.0) : 1.0;
         ii[x] = (int32_t)(cj * nrk + ci);
         ti[x] = (float)(bi - fi);
         tj[x] = (float)(bj - fj);
