@@ -1,4 +1,13 @@
-/* sarbp/ffbp.h - fast factorized backprojection (src/backproject/ffbp.c). */
+/* sarbp/ffbp.h - fast factorized backprojection (Ulander, Hellsten and
+ * Stenstrom 2003): the FP64 prototype (src/backproject/ffbp.c, the
+ * reference), the FP32 multi-threaded engine (ffbp_cpu.c; behind 'sarbp
+ * form --algorithm ffbp' as the cpu back end's streaming plan,
+ * backend_cpu_ffbp.c), and the error and cost model that chooses a
+ * factorization for a requested accuracy (ffbp_model.c).
+ *
+ * Frames and units as sarbp/backproject.h: profiles [pulse][bin], images
+ * [ny][nx] row-major, host memory; metres, Hz. The functions are
+ * reentrant: calls on different images may run at once. */
 #ifndef SARBP_FFBP_H
 #define SARBP_FFBP_H
 
