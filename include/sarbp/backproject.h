@@ -21,6 +21,12 @@ extern "C" {
 
 #define SARBP_MAX_DEVICES 16
 
+/* Direct backprojection, every pixel from every pulse; or fast factorized
+ * backprojection (sarbp/ffbp.h: polar sub-images merged in a tree, about
+ * N^2 log P work instead of N^2 P, to a requested accuracy). */
+typedef enum { SARBP_ALGO_BP = 0, SARBP_ALGO_FFBP = 1 } sarbp_algorithm;
+const char *sarbp_algorithm_name(sarbp_algorithm a);
+
 /* What a whole form asks for: the CLI's knobs, for every back end at once.
  * The registry (backend_registry.c) turns it into the chosen back end's own
  * options below. */
@@ -46,6 +52,10 @@ typedef struct {
                                   spurs of a dominant target cap the dynamic range near
                                   70 dB) or FP32 (0, default) */
     int verbose;
+    sarbp_algorithm algorithm; /* direct backprojection (default) or, cpu only, fast
+                                  factorized backprojection (sarbp/ffbp.h) */
+    double max_error_db;       /* ffbp: the accuracy asked, dB against direct backprojection
+                                  (0 = SARBP_FFBP_DEFAULT_ERROR_DB, -60) */
 } sarbp_bp_options;
 
 /* Where a plan's time and memory went, for benchmarks and --verbose. Times
@@ -120,6 +130,10 @@ typedef struct {
     sarbp_precision precision; /* FP64 (reference), FP32 (tiled), EXACT; default FP32 */
     int threads;               /* 0 = all cores */
     size_t pulse_block;        /* pulses per internal block, 0 = 128 */
+    sarbp_algorithm algorithm; /* SARBP_ALGO_FFBP: an FFBP plan (FP32 only): pulses must
+                                  arrive in order; the factorization is chosen for
+                                  max_error_db by sarbp_ffbp_choose_phd */
+    double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
 } sarbp_cpu_options;
 void sarbp_cpu_options_default(sarbp_cpu_options *o);
 sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,

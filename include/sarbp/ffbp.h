@@ -1,4 +1,13 @@
-/* sarbp/ffbp.h - fast factorized backprojection (src/backproject/ffbp.c). */
+/* sarbp/ffbp.h - fast factorized backprojection (Ulander, Hellsten and
+ * Stenstrom 2003): the FP64 prototype (src/backproject/ffbp.c, the
+ * reference), the FP32 multi-threaded engine (ffbp_cpu.c; behind 'sarbp
+ * form --algorithm ffbp' as the cpu back end's streaming plan,
+ * backend_cpu_ffbp.c), and the error and cost model that chooses a
+ * factorization for a requested accuracy (ffbp_model.c).
+ *
+ * Frames and units as sarbp/backproject.h: profiles [pulse][bin], images
+ * [ny][nx] row-major, host memory; metres, Hz. The functions are
+ * reentrant: calls on different images may run at once. */
 #ifndef SARBP_FFBP_H
 #define SARBP_FFBP_H
 
@@ -27,6 +36,8 @@ typedef struct {
     int stages;            /* polar stages, stage 0 included */
     size_t final_subs;     /* sub-apertures summed at the pixels */
     size_t polar_samples;  /* samples of every polar grid, all stages */
+    double stage0_s, merge_s, final_s; /* FP32: wall-clock seconds of stage 0, the merges
+                                          and the last step (0 from the FP64 prototype) */
 } sarbp_ffbp_info;
 
 /* Adds the FFBP image of FP64 profiles pr on grid g to img[ny][nx] (as
@@ -35,6 +46,64 @@ typedef struct {
  * NULL. */
 sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
                                  const sarbp_ffbp_params *prm, sarbp_c64 *img,
+                                 sarbp_ffbp_info *info);
+
+/* What the model (src/backproject/ffbp_model.c) predicts for a
+ * factorization of these pulses onto this grid. error_db: the error power
+ * over the image's, in dB (the SER against direct backprojection of the
+ * same profiles is -error_db): each 2-D interpolation (every merge and the
+ * last step) adds the aliasing of a cubic B-spline at the grid's effective
+ * angular oversampling (os_theta times the grid's sampling over the
+ * carrier's turn k L cos(depression) across its sub-aperture) plus a
+ * measured floor. cost_ratio: predicted time over sarbp_bp_cpu_fp32's for
+ * the same job (both at the same thread count), from work counts weighted
+ * by per-operation costs measured on the CPU. */
+typedef struct {
+    double error_db;
+    double cost_ratio;
+    int stages;
+    size_t final_subs;
+    size_t polar_samples;
+} sarbp_ffbp_prediction;
+
+/* Only the geometry of pr is read (npulses, pos, dr, fref; data may be
+ * NULL). SARBP_ERR_INVALID for bad parameters or an antenna over the
+ * image. */
+sarbp_status sarbp_ffbp_predict(const sarbp_profiles *pr, const sarbp_grid *g,
+                                const sarbp_ffbp_params *prm, sarbp_ffbp_prediction *out);
+
+/* The cheapest factorization (by cost_ratio) whose predicted error is at
+ * most max_error_db (e.g. -60: SER >= 60 dB against direct backprojection)
+ * less a margin of 5 dB (the model's spread against measurement), so that
+ * the measured error meets the request
+ * among base 4..64, merge 2..4, final_subs 1..16, os_rho 1.5..3 and
+ * os_theta in steps of 0.25 from 1.5 to 12. When none meets the request,
+ * the most accurate one searched, and *predicted_db says how far it falls
+ * short. predicted_db (the prediction's error_db) may be NULL.
+ * max_error_db from -150 to -10. */
+sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, double max_error_db,
+                               sarbp_ffbp_params *out, double *predicted_db);
+
+#define SARBP_FFBP_DEFAULT_ERROR_DB (-60.0)
+
+/* sarbp_ffbp_choose for the pulses of meta as range compression rc would
+ * give them (their geometry only: no samples are read), and the
+ * prediction for the choice (pred may be NULL). What the cpu back end's
+ * FFBP plan and 'sarbp form --algorithm ffbp|auto' use. max_error_db 0 means
+ * SARBP_FFBP_DEFAULT_ERROR_DB. */
+sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
+                                   const sarbp_grid *g, double max_error_db,
+                                   sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred);
+
+/* The same in FP32, multi-threaded (threads <= 0: all cores; the result
+ * does not depend on it), adding (+=) to img[ny][nx] as sarbp_bp_cpu_fp32
+ * does: FP32 profiles pr (data32), polar grids in FP32, geometry and phase
+ * in FP64 until reduced to small quantities (ffbp_cpu.c). Pulses are
+ * consumed in order, runs of base pulses at a time, as the cpu back end's
+ * streaming FFBP plan does. SARBP_ERR_INVALID for FP64 profiles, bad
+ * parameters or an antenna over the image. info may be NULL. */
+sarbp_status sarbp_ffbp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g,
+                                 const sarbp_ffbp_params *prm, int threads, sarbp_c32 *img,
                                  sarbp_ffbp_info *info);
 
 /* ---- CUDA ---- */

@@ -11,6 +11,7 @@
 #include "sarbp/grid.h"
 #include "sarbp/image.h"
 #include "sarbp/backproject.h"
+#include "sarbp/ffbp.h"
 #include "sarbp/cuda_variants.h"
 #include "sarbp/form.h"
 #include "sarbp/simulate.h"

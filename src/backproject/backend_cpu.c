@@ -6,12 +6,14 @@
  * one (no image of its own); FP64 and exact keep an FP64 band. Kept range
  * profiles (keep_pulses) are stored as compressed, so a later band reads
  * them instead of samples. It times its own stages (wall clock). The
- * registry (backend_registry.c) maps the generic options to these. */
+ * registry (backend_registry.c) maps the generic options to these. For
+ * algorithm ffbp, create hands over to backend_cpu_ffbp.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backproject/bp_plan.h"
+#include "backproject/ffbp_engine.h"
 #include "sarbp/progress.h"
 
 #define CPU_DEFAULT_BLOCK 128
@@ -57,6 +59,13 @@ sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_optio
     m->budget = budget ? budget : SIZE_MAX;
     m->row_align = CPU_ROW_ALIGN;
     m->in_place = !fp64 && !exact;
+    if (o->algorithm == SARBP_ALGO_FFBP) {
+        /* the geometry of every pulse, and the polar grids held at once: a
+         * few per level, together about the size of the image band's own
+         * samples (an estimate: their sizes depend on the factorization) */
+        m->fixed += d->meta->npulses * 7 * sizeof(double);
+        m->per_row += d->grid->nx * 4 * sizeof(sarbp_c32);
+    }
     return SARBP_OK;
 }
 
@@ -192,6 +201,7 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
                                    sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
     *out = NULL;
+    if (o->algorithm == SARBP_ALGO_FFBP) return ffbp_cpu_plan_create(d, o, out, stats);
     const double t0 = sarbp_now_s();
     if (o->precision == SARBP_FP16 || o->precision == SARBP_MIXED)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,

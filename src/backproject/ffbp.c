@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backproject/ffbp_layout.h"
 #include "core/parallel.h"
 
 typedef struct {
@@ -37,10 +38,7 @@ typedef struct {
     sarbp_c64 *f;     /* [nt][nr]: B-spline coefficients of G */
 } sub_image;
 
-/* The image rectangle's corners and extent. */
-typedef struct {
-    double x0, x1, y0, y1, z;
-} footprint;
+typedef ffbp_footprint footprint;
 
 static void sub_free(sub_image *s, size_t n)
 {
@@ -72,13 +70,7 @@ static inline void from_polar(const double *c, double z, double rho, double ct, 
     *y = c[1] + h * st;
 }
 
-/* theta wrapped to within pi of ref */
-static inline double unwrap(double th, double ref)
-{
-    while (th - ref > M_PI) th -= 2 * M_PI;
-    while (th - ref < -M_PI) th += 2 * M_PI;
-    return th;
-}
+#define unwrap ffbp_unwrap
 
 /* The rho and theta ranges of the footprint seen from c, each widened by
  * margin samples of dr and dt (dt from the aperture, below). */
@@ -192,31 +184,47 @@ typedef struct {
     double drho;           /* rho spacing: the finest profile bin spacing */
 } ffbp_ctx;
 
-/* Grid of a sub-aperture whose pulses [p0, p1) or children span those
- * antenna positions: centre, extent across the line of sight, sizes. */
-static sarbp_status plan_grid(const ffbp_ctx *x, size_t p0, size_t p1, sub_image *s)
+void ffbp_footprint_of(const sarbp_grid *g, sarbp_region r, ffbp_footprint *fp)
 {
-    const sarbp_profiles *pr = x->pr;
+    const double x0 = sarbp_grid_x(g, 0), x1 = sarbp_grid_x(g, g->nx - 1);
+    const double y0 = sarbp_grid_y(g, r.row0), y1 = sarbp_grid_y(g, r.row0 + r.nrows - 1);
+    fp->x0 = x0 < x1 ? x0 : x1;
+    fp->x1 = x0 < x1 ? x1 : x0;
+    fp->y0 = y0 < y1 ? y0 : y1;
+    fp->y1 = y0 < y1 ? y1 : y0;
+    fp->z = g->zc;
+}
+
+sarbp_status ffbp_polar_plan(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
+                             double kband, double os_theta, double drho, ffbp_polar *s)
+{
     double c[3] = {0, 0, 0};
     for (size_t i = p0; i < p1; i++)
-        for (int d = 0; d < 3; d++) c[d] += pr->pos[3 * i + d];
+        for (int d = 0; d < 3; d++) c[d] += pos[3 * i + d];
     for (int d = 0; d < 3; d++) c[d] /= (double)(p1 - p0);
     memcpy(s->c, c, sizeof c);
     double rmin = 0, rmax = 0, tmin = 0, tmax = 0;
-    SARBP_TRY(polar_extent(c, x->fp, &rmin, &rmax, &tmin, &tmax));
+    SARBP_TRY(polar_extent(c, fp, &rmin, &rmax, &tmin, &tmax));
     /* the aperture's horizontal half-extent across the line of sight to the
      * image centre: how fast the phase turns with theta */
     const double tc = 0.5 * (tmin + tmax), ux = -sin(tc), uy = cos(tc);
     double L = 0;
     for (size_t i = p0; i < p1; i++) {
-        const double d = fabs((pr->pos[3 * i] - c[0]) * ux + (pr->pos[3 * i + 1] - c[1]) * uy);
+        const double d = fabs((pos[3 * i] - c[0]) * ux + (pos[3 * i + 1] - c[1]) * uy);
         if (d > L) L = d;
+    }
+    s->L = L;
+    {
+        const double hx = 0.5 * (fp->x0 + fp->x1) - c[0], hy = 0.5 * (fp->y0 + fp->y1) - c[1],
+                     hz = fp->z - c[2];
+        const double hh = hypot(hx, hy);
+        s->cosd = hh / sqrt(hh * hh + hz * hz);
     }
     /* theta bandwidth (rad^-1): the carrier's and the envelope's turn over
      * the aperture, and the footprint's own width seen at its range */
-    const double w = (x->kmax + x->band) * L + 1.0;
-    s->dt = M_PI / (x->prm->os_theta * w);
-    s->dr = x->drho / x->prm->os_rho;
+    const double w = kband * L + 1.0;
+    s->dt = M_PI / (os_theta * w);
+    s->dr = drho;
     /* margins in samples: the 4 x 4 taps, and the prefilter's mirrored ends,
      * whose error decays as (2 - sqrt 3)^k: 8 samples in, below -90 dB */
     const double mt = 8.0, mr = 8.0;
@@ -229,6 +237,23 @@ static sarbp_status plan_grid(const ffbp_ctx *x, size_t p0, size_t p1, sub_image
                            nr, nt);
     s->nt = (size_t)nt;
     s->nr = (size_t)nr;
+    return SARBP_OK;
+}
+
+/* Grid of a sub-aperture whose pulses [p0, p1) or children span those
+ * antenna positions: centre, extent across the line of sight, sizes. */
+static sarbp_status plan_grid(const ffbp_ctx *x, size_t p0, size_t p1, sub_image *s)
+{
+    ffbp_polar g;
+    SARBP_TRY(ffbp_polar_plan(x->pr->pos, p0, p1, x->fp, x->kmax + x->band, x->prm->os_theta,
+                              x->drho / x->prm->os_rho, &g));
+    memcpy(s->c, g.c, sizeof g.c);
+    s->r0 = g.r0;
+    s->dr = g.dr;
+    s->t0 = g.t0;
+    s->dt = g.dt;
+    s->nr = g.nr;
+    s->nt = g.nt;
     s->f = calloc(s->nt * s->nr, sizeof(sarbp_c64));
     if (!s->f) return sarbp_error(SARBP_ERR_NOMEM, "ffbp: out of memory for a %zu x %zu polar grid",
                                   s->nr, s->nt);
@@ -384,18 +409,8 @@ sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
         !(prm->os_rho >= 1.0))
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: invalid factorization parameters");
     if (pr->npulses == 0) return SARBP_OK;
-    footprint fp = {sarbp_grid_x(g, 0), sarbp_grid_x(g, g->nx - 1), sarbp_grid_y(g, 0),
-                    sarbp_grid_y(g, g->ny - 1), g->zc};
-    if (fp.x0 > fp.x1) {
-        double t = fp.x0;
-        fp.x0 = fp.x1;
-        fp.x1 = t;
-    }
-    if (fp.y0 > fp.y1) {
-        double t = fp.y0;
-        fp.y0 = fp.y1;
-        fp.y1 = t;
-    }
+    footprint fp;
+    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &fp);
     ffbp_ctx x = {pr, &fp, prm, 0, 0, 0, INFINITY};
     for (size_t i = 0; i < pr->npulses; i++) {
         const double k = 4.0 * M_PI * pr->fref[i] / SARBP_C;
@@ -453,6 +468,7 @@ sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
         st = sarbp_parallel_for(0, g->ny, final_row, &j);
     }
     if (info) {
+        memset(info, 0, sizeof *info);
         info->stages = stages;
         info->final_subs = nsubs;
         info->polar_samples = samples;

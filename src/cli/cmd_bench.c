@@ -70,9 +70,15 @@ static void help(void)
 "                   FP32, FP16, or mixed (cubic bins' A, B FP32 and C, D FP16: 24\n"
 "                   bytes instead of 32; linear bins are FP32: no mixed row), side by\n"
 "                   side (range and phase FP32 in all)\n"
-"  --exact-window N cuda: the exact image covers the central N x N pixels (default 64)\n"
+"  --exact-window N cuda, ffbp: the exact image covers the central N x N pixels (default 64)\n"
 "  --pulse-block N  cuda: pulses per streamed block in the end-to-end runs (default:\n"
 "                   the back end's)\n"
+"  --algorithm A    cpu: bp (default), ffbp or bp,ffbp: ffbp benchmarks fast factorized\n"
+"                   backprojection (FP32) against direct FP32 backprojection (below)\n"
+"  --max-error-db E ffbp: the accuracy asked of the factorization, dB (default -60:\n"
+"                   SER >= 60 dB against direct backprojection)\n"
+"  --bp-rows N      ffbp: direct backprojection, the reference, forms only N rows at the\n"
+"                   centre (default 256) and its time is scaled to the whole image\n"
 "  --reps N         timed repetitions per configuration, median reported (default 5)\n"
 "  --device D       cuda device N (default 0); a list such as 0,1 or 'all' adds a\n"
 "                   scaling table: fp32 end to end on the first device alone, then\n"
@@ -97,7 +103,14 @@ static void help(void)
 "then 'form' end to end with pulses streamed (default interpolation): total time\n"
 "split into setup, read, transfer, range compression, backprojection (device\n"
 "times) and finish, and the device memory of pulse data and image, for fp32, for\n"
-"fp16 with raw samples uploaded as FP16 and as FP32, and for mixed.\n");
+"fp16 with raw samples uploaded as FP16 and as FP32, and for mixed.\n"
+"ffbp (cpu): the factorization sarbp_ffbp_choose picks for --max-error-db (printed\n"
+"with the predicted error), then per thread count: direct backprojection's time (from\n"
+"--bp-rows rows, scaled), FFBP's time, its equivalent rate (pixels x pulses / time:\n"
+"what direct backprojection would need to match it; labelled equivalent because FFBP\n"
+"does far fewer operations), per core, the speed-up, SER against direct\n"
+"backprojection (those rows) and against the exact image (--exact-window, default\n"
+"64), and the predicted SER.\n");
 }
 
 static double ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
@@ -329,6 +342,116 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     free(img32);
     free(img64);
     free(ref32);
+    return st ? cli_fail_status(cmd, st) : CLI_OK;
+}
+
+#define FFBP_REF_ROWS 256
+
+/* Fast factorized backprojection (FP32, the factorization sarbp_ffbp_choose
+ * picks for max_error_db) against direct FP32 backprojection of the same
+ * profiles (cubic, the default range compression): per thread count, the
+ * FFBP time (median of reps), its "equivalent" rate (pixels x pulses over
+ * its time: the rate direct backprojection would need to match it), per
+ * core, and the speed-up over direct backprojection timed on the same
+ * threads; SER against direct backprojection and against the exact image on
+ * the central window. Direct backprojection runs on ref_rows rows at the
+ * centre (all of them when ref_rows >= ny) and its time is scaled to the
+ * whole image; the SER against it is over those rows. */
+static int bench_ffbp(const sarbp_phd *p, const sarbp_grid *g, const int *threads, int nthreads,
+                      int reps, double max_error_db, size_t ref_rows, size_t exact_n, int json)
+{
+    const char *cmd = "bench";
+    const size_t npix = g->nx * g->ny;
+    const double pairs = (double)npix * (double)p->npulses;
+    size_t x0, y0;
+    const sarbp_grid w = centre_window(g, exact_n, &x0, &y0);
+    sarbp_rc_params rcp;
+    sarbp_rc_params_default(&rcp);
+    sarbp_profiles *p32 = NULL;
+    sarbp_c32 *img = calloc(npix, sizeof *img), *exact = NULL, *ref = NULL;
+    sarbp_status st = img ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
+    if (!st) st = compress_with(p, &rcp, SARBP_FP32, &p32);
+    if (!st) p32->interp = rcp.interp;
+    /* the band of rows direct backprojection forms: the centre, on its tiles */
+    if (ref_rows > g->ny) ref_rows = g->ny;
+    size_t r0 = (g->ny - ref_rows) / 2 / 16 * 16;
+    if (r0 + ref_rows > g->ny) r0 = g->ny - ref_rows;
+    const sarbp_region band = {r0, ref_rows};
+    if (!st) {
+        ref = calloc(ref_rows * g->nx, sizeof *ref);
+        if (!ref) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for the reference rows");
+    }
+    double t_exact = sarbp_now_s();
+    if (!st) st = exact_window(p, &w, &exact);
+    t_exact = sarbp_now_s() - t_exact;
+    sarbp_ffbp_params prm;
+    double pred = 0, t_choose = sarbp_now_s();
+    if (!st) st = sarbp_ffbp_choose(p32, g, max_error_db, &prm, &pred);
+    t_choose = sarbp_now_s() - t_choose;
+    sarbp_ffbp_prediction pd = {0};
+    if (!st) st = sarbp_ffbp_predict(p32, g, &prm, &pd);
+    if (!st && !json) {
+        printf("ffbp, cpu: %zu x %zu pixels (%.4f m), %zu pulses, %zu samples (%d cores), median of "
+               "%d runs, cubic at %dx\n", g->nx, g->ny, g->dx, p->npulses, p->nsamples,
+               sarbp_cpu_count(), reps, rcp.upsample);
+        printf("factorization for %.0f dB (chosen in %.2f s): base %zu, merge %zu, final %zu, "
+               "os_theta %.2f, os_rho %.2f; %d stages, %.1f Msamples polar; predicted %.1f dB, "
+               "%.3f of direct BP's time\n", max_error_db, t_choose, prm.base, prm.merge,
+               prm.final_subs, prm.os_theta, prm.os_rho, pd.stages, pd.polar_samples / 1e6,
+               pd.error_db, pd.cost_ratio);
+        printf("direct BP (fp32 tiled) on %zu of %zu rows%s; the exact image on the central "
+               "%zu x %zu window (%.1f s)\n", ref_rows, g->ny,
+               ref_rows < g->ny ? ", its time scaled to the whole image" : "", w.nx, w.ny, t_exact);
+        printf("%8s %10s %10s %16s %14s %9s %10s %10s %10s\n", "threads", "bp s", "ffbp s",
+               "equiv Mbp/s", "equiv /core", "speed-up", "SER bp", "SER exact", "predicted");
+    }
+    for (int k = 0; !st && k < nthreads; k++) {
+        memset(ref, 0, ref_rows * g->nx * sizeof *ref);
+        const double tb0 = sarbp_now_s();
+        st = sarbp_bp_cpu_fp32_rows(p32, g, band, threads[k], ref);
+        const double t_bp = (sarbp_now_s() - tb0) * (double)g->ny / (double)ref_rows;
+        double tw[1000];
+        sarbp_ffbp_info fi = {0};
+        for (int r = 0; !st && r < reps; r++) {
+            memset(img, 0, npix * sizeof *img);
+            const double t0 = sarbp_now_s();
+            st = sarbp_ffbp_cpu_fp32(p32, g, &prm, threads[k], img, &fi);
+            tw[r] = sarbp_now_s() - t0;
+        }
+        cli_info(2, "sarbp: bench: ffbp, %d threads, last run: stage 0 %.3f s, merges %.3f s, "
+                 "last step %.3f s", threads[k], fi.stage0_s, fi.merge_s, fi.final_s);
+        if (st) break;
+        qsort(tw, (size_t)reps, sizeof *tw, cmp_double);
+        const double t = tw[reps / 2], eq = pairs / t / 1e6;
+        const double ser = ser_db(img + band.row0 * g->nx, ref, ref_rows * g->nx);
+        const double serx = window_ser_db(img, g, &w, x0, y0, exact);
+        if (json) {
+            jstr("backend", "cpu", 1);
+            jstr("algorithm", "ffbp", 0);
+            printf(",\"threads\":%d,\"base\":%zu,\"merge\":%zu,\"final_subs\":%zu", threads[k],
+                   prm.base, prm.merge, prm.final_subs);
+            jnum("os_theta", prm.os_theta);
+            jnum("os_rho", prm.os_rho);
+            jnum("max_error_db", max_error_db);
+            jnum("predicted_error_db", pd.error_db);
+            jnum("ffbp_s", t);
+            jnum("bp_s_scaled", t_bp);
+            printf(",\"bp_rows\":%zu", ref_rows);
+            jnum("equivalent_mbps", eq);
+            jnum("equivalent_mbps_per_core", eq / threads[k]);
+            jnum("speedup", t_bp / t);
+            jnum("ser_bp_db", ser);
+            jnum("ser_exact_db", serx);
+            printf("}\n");
+        } else
+            printf("%8d %10.2f %10.2f %16.1f %14.1f %9.1f %10.1f %10.1f %10.1f\n", threads[k], t_bp,
+                   t, eq, eq / threads[k], t_bp / t, ser, serx, -pd.error_db);
+        cli_flush_stdout();
+    }
+    sarbp_profiles_free(p32);
+    free(img);
+    free(ref);
+    free(exact);
     return st ? cli_fail_status(cmd, st) : CLI_OK;
 }
 
@@ -721,12 +844,28 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     return rc_out;
 }
 
-/* --algorithm ffbp on cuda: sarbp_ffbp_cuda at its defaults on the FP32
- * cubic 4x profiles, device time of the computation (median of reps after
- * a warm-up), Gbp/s equivalent (the direct method's pairs over that time)
- * and the SER against the exact image on the central window. */
+/* A window of side `side` at pixel (x0, y0) of g. */
+static sarbp_grid window_at(const sarbp_grid *g, size_t side, size_t x0, size_t y0)
+{
+    sarbp_grid w = *g;
+    w.nx = g->nx < side ? g->nx : side;
+    w.ny = g->ny < side ? g->ny : side;
+    w.xc = sarbp_grid_x(g, x0) + 0.5 * (double)(w.nx - 1) * g->dx;
+    w.yc = sarbp_grid_y(g, y0) + 0.5 * (double)(w.ny - 1) * g->dy;
+    return w;
+}
+
+/* --algorithm ffbp on cuda: sarbp_ffbp_cuda with the factorization
+ * sarbp_ffbp_choose picks for max_error_db, on the FP32 cubic 4x profiles:
+ * device time of the computation and wall time of the whole call (plan,
+ * allocation, profile upload, image copy back), medians of reps after a
+ * warm-up; Gbp/s equivalent (the direct method's pairs over that time); SER
+ * against direct backprojection (the default CUDA kernel over the whole
+ * image, timed in the same run) and against the exact image on the central
+ * window and on the corner window farthest from the centre (FFBP's error
+ * grows away from the sub-apertures' centres). */
 static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact_n, int reps,
-                           int device, int json)
+                           double max_error_db, int device, int json)
 {
     const char *cmd = "bench";
     char name[128];
@@ -736,29 +875,47 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
     const size_t npix = g->nx * g->ny;
     size_t wx0, wy0;
     const sarbp_grid w = centre_window(g, exact_n, &wx0, &wy0);
-    sarbp_c32 *exact = NULL, *img = malloc(npix * sizeof *img);
-    double *ms = malloc((size_t)reps * sizeof *ms);
+    const size_t cx0 = 0, cy0 = g->ny > w.ny ? g->ny - w.ny : 0; /* the north-west corner */
+    const sarbp_grid wc = window_at(g, exact_n, cx0, cy0);
+    sarbp_c32 *exact = NULL, *exact_c = NULL, *img = malloc(npix * sizeof *img);
+    sarbp_c32 *bp = malloc(npix * sizeof *bp);
+    double *ms = malloc((size_t)reps * sizeof *ms), *wall = malloc((size_t)reps * sizeof *wall);
     sarbp_profiles *p32 = NULL;
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
     sarbp_ffbp_params fp;
-    sarbp_ffbp_params_default(&fp);
+    double pred_db = 0, bp_ms = 0;
     sarbp_ffbp_info info = {0};
-    if (!img || !ms) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu image", g->nx, g->ny);
+    if (!img || !bp || !ms || !wall)
+        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu image", g->nx, g->ny);
     if (!st) st = exact_window(p, &w, &exact);
+    if (!st) st = exact_window(p, &wc, &exact_c);
     if (!st) st = compress_with(p, &rcp, SARBP_FP32, &p32);
+    if (!st) st = sarbp_ffbp_choose(p32, g, max_error_db, &fp, &pred_db);
+    if (!st) {
+        const sarbp_cuda_kernel_cfg kc = {.device = device};
+        st = sarbp_cuda_bench_kernel(p32, g, &kc, reps < 3 ? reps : 3, &bp_ms, bp);
+    }
     sarbp_ffbp_cuda_times tt = {0}, last = {0};
     for (int r = -1; r < reps && !st; r++) { /* r = -1: warm-up */
         memset(img, 0, npix * sizeof *img);
+        const double t0 = sarbp_now_s();
         st = sarbp_ffbp_cuda_timed(p32, g, &fp, device, img, &info, &tt);
-        if (r >= 0) ms[r] = tt.total_ms;
+        if (r >= 0) {
+            ms[r] = tt.total_ms;
+            wall[r] = (sarbp_now_s() - t0) * 1e3;
+        }
         last = tt;
     }
     if (!st) {
         qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-        const double med = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
-        const double gbps = (double)npix * (double)p->npulses / (med * 1e-3) / 1e9;
+        qsort(wall, (size_t)reps, sizeof *wall, cmp_double);
+        const double med = ms[reps / 2], med_wall = wall[reps / 2];
+        const double pairs = (double)npix * (double)p->npulses;
+        const double gbps = pairs / (med * 1e-3) / 1e9, gbps_wall = pairs / (med_wall * 1e-3) / 1e9;
         const double ser_x = window_ser_db(img, g, &w, wx0, wy0, exact);
+        const double ser_c = window_ser_db(img, g, &wc, cx0, cy0, exact_c);
+        const double ser_bp = ser_db(img, bp, npix);
         if (json) {
             jstr("algorithm", "ffbp", 1);
             jstr("device", name, 0);
@@ -766,23 +923,35 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
                    "\"final_subs\":%zu,\"polar_samples\":%zu,\"exact_window\":%zu",
                    g->nx, g->ny, p->npulses, p32->nbins, info.stages, info.final_subs,
                    info.polar_samples, w.nx);
+            jnum("max_error_db", max_error_db);
+            jnum("predicted_ser_db", -pred_db);
             jnum("ms", med);
+            jnum("call_ms", med_wall);
             jnum("stage0_ms", last.stage0_ms);
             jnum("merge_ms", last.merge_ms);
             jnum("prefilter_ms", last.prefilter_ms);
             jnum("final_ms", last.final_ms);
             jnum("gbps_equivalent", gbps);
+            jnum("bp_kernel_ms", bp_ms);
+            jnum("bp_ser_db", ser_bp);
             jnum("exact_ser_db", ser_x);
+            jnum("exact_corner_ser_db", ser_c);
             printf("}\n");
         } else {
             printf("device: %s, %d SMs, %d MHz SM clock\n", name, sms, clk);
-            printf("ffbp, cuda fp32, cubic %dx (%zu bins): %zu x %zu pixels (%.4f m), %zu pulses; base "
-                   "%zu, merge %zu, final %zu, os_theta %g, os_rho %g: %d stages, %.1f Msamples "
-                   "polar\n", rcp.upsample, p32->nbins, g->nx, g->ny, g->dx, p->npulses, fp.base,
-                   fp.merge, fp.final_subs, fp.os_theta, fp.os_rho, info.stages,
-                   info.polar_samples / 1e6);
-            printf("  device time %.3f ms (median of %d), %.1f Gbp/s equivalent, %.1f dB against "
-                   "exact (central %zu x %zu)\n", med, reps, gbps, ser_x, w.nx, w.ny);
+            printf("ffbp, cuda fp32, cubic %dx (%zu bins): %zu x %zu pixels (%.4f m), %zu pulses; "
+                   "--max-error-db %g: base %zu, merge %zu, final %zu, os_theta %g, os_rho %g "
+                   "(predicted %.1f dB against bp): %d stages, %.1f Msamples polar\n",
+                   rcp.upsample, p32->nbins, g->nx, g->ny, g->dx, p->npulses, max_error_db,
+                   fp.base, fp.merge, fp.final_subs, fp.os_theta, fp.os_rho, -pred_db,
+                   info.stages, info.polar_samples / 1e6);
+            printf("  device time %.3f ms (median of %d), %.1f Gbp/s equivalent; the whole call "
+                   "%.1f ms (plan, allocation, profile upload, image copy back), %.1f Gbp/s "
+                   "equivalent\n", med, reps, gbps, med_wall, gbps_wall);
+            printf("  direct bp (default kernel) %.3f ms: ffbp's device time is %.1fx faster; SER "
+                   "against direct bp %.1f dB, against exact %.1f dB (central %zu x %zu), %.1f dB "
+                   "(corner at ix %zu, iy %zu)\n", bp_ms, bp_ms / med, ser_bp, ser_x, w.nx, w.ny,
+                   ser_c, cx0, cy0);
             printf("  last run: tables %.3f, stage 0 %.3f, merges %.3f, prefilters %.3f, final sum "
                    "%.3f ms\n", last.tables_ms, last.stage0_ms, last.merge_ms, last.prefilter_ms,
                    last.final_ms);
@@ -791,8 +960,11 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
     }
     sarbp_profiles_free(p32);
     free(exact);
+    free(exact_c);
     free(img);
+    free(bp);
     free(ms);
+    free(wall);
     return st ? cli_fail_status(cmd, st) : CLI_OK;
 }
 
@@ -807,7 +979,9 @@ int cmd_bench(int argc, char **argv)
         {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
         {"precision", required_argument, NULL, 'P'}, {"interp", required_argument, NULL, 'I'},
         {"problem", required_argument, NULL, 'Q'}, {"exact-window", required_argument, NULL, 'X'},
-        {"pulse-block", required_argument, NULL, 'B'}, {"algorithm", required_argument, NULL, 'A'},
+        {"pulse-block", required_argument, NULL, 'B'},
+        {"algorithm", required_argument, NULL, 'A'}, {"max-error-db", required_argument, NULL, 'E'},
+        {"bp-rows", required_argument, NULL, 'R'},
         CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
@@ -823,7 +997,10 @@ int cmd_bench(int argc, char **argv)
     int nic = 3, wide = 0;
     size_t exact_n = 64, pulse_block = 0;
     int prec[NPREC] = {1, 1, 1}; /* fp32, fp16, mixed */
-    int ffbp = 0;
+    int algo_bp = 1, algo_ffbp = 0;
+    double max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
+    size_t bp_rows = FFBP_REF_ROWS;
+    int have_exact_n = 0;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "qvh", lo)) != -1) {
         switch (c) {
@@ -906,11 +1083,27 @@ int cmd_bench(int argc, char **argv)
             break;
         case 'X':
             if (cli_parse_size(optarg, 1, 1024, &exact_n)) return cli_usage(cmd, "bad --exact-window '%s'", optarg);
+            have_exact_n = 1;
             break;
-        case 'A':
-            if (!strcmp(optarg, "ffbp")) ffbp = 1;
-            else if (!strcmp(optarg, "bp")) ffbp = 0;
-            else return cli_usage(cmd, "--algorithm wants bp or ffbp, not '%s'", optarg);
+        case 'A': {
+            algo_bp = algo_ffbp = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                if (!strcmp(t, "bp")) algo_bp = 1;
+                else if (!strcmp(t, "ffbp")) algo_ffbp = 1;
+                else return cli_usage(cmd, "--algorithm wants bp, ffbp or bp,ffbp, not '%s'", optarg);
+            }
+            break;
+        }
+        case 'E':
+            if (cli_parse_double(optarg, -150, -10, &max_error_db))
+                return cli_usage(cmd, "--max-error-db wants a number of dB from -150 to -10, not '%s'",
+                                 optarg);
+            break;
+        case 'R':
+            if (cli_parse_size(optarg, 1, (size_t)1 << 31, &bp_rows))
+                return cli_usage(cmd, "--bp-rows wants a positive number of rows, not '%s'", optarg);
             break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
@@ -918,7 +1111,6 @@ int cmd_bench(int argc, char **argv)
     }
     if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     int cuda = !strcmp(backend, "cuda");
-    if (ffbp && !cuda) return cli_usage(cmd, "--algorithm ffbp is benchmarked with --backend cuda");
     if (!nx) nx = ny = cuda ? 4096 : 1024;
     if (!npulses) npulses = cuda ? 2048 : 512;
     /* wide: a swath of ~480 m (2048 samples: c / (2 df) = 480 m at 640 MHz)
@@ -936,9 +1128,15 @@ int cmd_bench(int argc, char **argv)
     if (st) return cli_fail_status(cmd, st);
     cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
              "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
-    int rc = cuda && ffbp ? bench_cuda_ffbp(p, &g, exact_n, reps, devs.device, json)
-             : cuda       ? bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, &devs, json)
-                          : bench_cpu(p, &g, threads, nthreads, reps, json);
+    int rc = CLI_OK;
+    if (cuda && algo_bp)
+        rc = bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, &devs, json);
+    if (cuda && algo_ffbp && rc == CLI_OK)
+        rc = bench_cuda_ffbp(p, &g, exact_n, reps, max_error_db, devs.device, json);
+    if (!cuda && algo_bp) rc = bench_cpu(p, &g, threads, nthreads, reps, json);
+    if (!cuda && algo_ffbp && rc == CLI_OK)
+        rc = bench_ffbp(p, &g, threads, nthreads, reps, max_error_db, bp_rows,
+                        have_exact_n ? exact_n : EXACT_WINDOW, json);
     sarbp_phd_free(p);
     return rc;
 }

@@ -59,6 +59,18 @@ static void help(void)
 "processing:\n"
 "      --backend B       cpu, cuda or auto (default auto: cuda when a usable GPU\n"
 "                        exists, otherwise cpu, saying so on stderr)\n"
+"      --algorithm A     bp (default): direct backprojection, every pulse onto every\n"
+"                        pixel; ffbp: fast factorized backprojection (cpu, fp32):\n"
+"                        pulses backprojected in small groups onto coarse polar images\n"
+"                        merged in a tree, about N^2 log P work instead of N^2 P, its\n"
+"                        error against bp held below --max-error-db by the factorization\n"
+"                        it picks (-v prints it and the predicted error); auto: ffbp\n"
+"                        where predicted faster than bp at that accuracy, else bp (bp on\n"
+"                        cuda, which has no ffbp yet). ffbp needs the radar outside the\n"
+"                        image\n"
+"      --max-error-db E  ffbp: the error allowed against direct backprojection, dB of\n"
+"                        the image's power (default -60: SER >= 60 dB; -80 asks for more\n"
+"                        accuracy and costs more time; from -150 to -10)\n"
 "      --precision P     fp64 (cpu reference), fp32 (default), fp16 (cuda), mixed (cuda:\n"
 "                        fp32 with the cubic bins' higher-order terms C, D in FP16, 24\n"
 "                        bytes a bin instead of 32: 1.46x fp32's speed with --upsample 8\n"
@@ -95,6 +107,10 @@ static void help(void)
 "A unit point target at the scene origin forms a peak of exactly P (the number of\n"
 "pulses) with no window; windows scale it by their coherent gain (recorded in .h5).\n"
 "\n"
+"With --algorithm ffbp the image differs from bp's by about the predicted error (SER\n"
+"against bp: 60 dB at the default); point targets keep their positions, PSLR and\n"
+"ISLR. See README, 'Fast factorized backprojection'.\n"
+"\n"
 "exit codes: 0 success, 1 failure (bad input file, bad data, device error; no output\n"
 "file is left behind), 2 usage error.\n");
 }
@@ -103,7 +119,8 @@ enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
     OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_RAWFP16,
-    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX
+    OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX,
+    OPT_ALGORITHM, OPT_MAXERR
 };
 
 static const struct option longopts[] = {
@@ -137,6 +154,8 @@ static const struct option longopts[] = {
     {"prf", required_argument, NULL, OPT_PRF},
     {"collect-start", required_argument, NULL, OPT_COLLECTSTART},
     {"complex", no_argument, NULL, OPT_COMPLEX},
+    {"algorithm", required_argument, NULL, OPT_ALGORITHM},
+    {"max-error-db", required_argument, NULL, OPT_MAXERR},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -162,6 +181,8 @@ int cmd_form(int argc, char **argv)
     double prf = 0;
     const char *collect_start = NULL;
     int tiff_complex = 0;
+    const char *algorithm = "bp";
+    double max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "i:o:qvh", longopts)) != -1) {
         int n;
@@ -298,6 +319,16 @@ int cmd_form(int argc, char **argv)
                                  "2008-06-01T12:00:00Z, not '%s'", optarg);
             collect_start = optarg;
             break;
+        case OPT_ALGORITHM:
+            if (strcmp(optarg, "bp") && strcmp(optarg, "ffbp") && strcmp(optarg, "auto"))
+                return cli_usage(cmd, "unknown algorithm '%s' (bp, ffbp or auto)", optarg);
+            algorithm = optarg;
+            break;
+        case OPT_MAXERR:
+            if (cli_parse_double(optarg, -150, -10, &max_error_db))
+                return cli_usage(cmd, "--max-error-db wants a number of dB from -150 to -10, not '%s'",
+                                 optarg);
+            break;
         case OPT_COMPLEX: tiff_complex = 1; break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
@@ -321,9 +352,15 @@ int cmd_form(int argc, char **argv)
     /* back end */
     const sarbp_backend *be;
     int fell_back = 0; /* said once the inputs are read: a bad input gets one line */
+    const int want_ffbp = !strcmp(algorithm, "ffbp");
+    if (want_ffbp && !strcmp(backend, "cuda"))
+        return cli_usage(cmd, "--algorithm ffbp has no cuda version yet: use --backend cpu");
+    if (want_ffbp && bo.precision != SARBP_FP32)
+        return cli_usage(cmd, "--algorithm ffbp runs in fp32 only (not --precision %s)",
+                         sarbp_precision_name(bo.precision));
     if (!strcmp(backend, "auto")) {
         be = &sarbp_backend_cuda;
-        const int cpu_only = bo.precision == SARBP_FP64 || bo.precision == SARBP_EXACT;
+        const int cpu_only = bo.precision == SARBP_FP64 || bo.precision == SARBP_EXACT || want_ffbp;
         if (cpu_only || !be->available(&bo)) {
             fell_back = !cpu_only;
             be = &sarbp_backend_cpu;
@@ -417,9 +454,38 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         return cli_usage(cmd, "%s", sarbp_error_detail());
     }
-    cli_info(2, "sarbp: form: %zu pulses x %zu samples, grid %zu x %zu at %g x %g m, back end %s, %s",
+    /* the algorithm: ffbp when asked, or under auto where the model
+     * predicts it faster than direct backprojection at this accuracy */
+    bo.max_error_db = max_error_db;
+    if (be == &sarbp_backend_cpu && bo.precision == SARBP_FP32 && strcmp(algorithm, "bp")) {
+        sarbp_ffbp_params fp;
+        sarbp_ffbp_prediction pd;
+        st = sarbp_ffbp_choose_phd(meta, &rc, &g, max_error_db, &fp, &pd);
+        if (st && want_ffbp) {
+            sarbp_reader_free(rd);
+            return cli_fail_status(cmd, st);
+        }
+        if (!st && (want_ffbp || pd.cost_ratio < 1.0)) {
+            bo.algorithm = SARBP_ALGO_FFBP;
+            cli_info(2, "sarbp: form: ffbp: base %zu, merge %zu, %zu sub-images summed at the pixels, "
+                     "os_theta %.2f, os_rho %.2f; %d stages, %.1f Msamples of polar grids; predicted "
+                     "error %.1f dB (asked %.1f), %.2f of direct backprojection's time",
+                     fp.base, fp.merge, pd.final_subs, fp.os_theta, fp.os_rho, pd.stages,
+                     (double)pd.polar_samples / 1e6, pd.error_db, max_error_db, pd.cost_ratio);
+            if (pd.error_db > max_error_db)
+                cli_info(1, "sarbp: form: ffbp: no factorization searched reaches %.1f dB; the best "
+                         "predicts %.1f dB (hint: --algorithm bp)", max_error_db, pd.error_db);
+        } else {
+            cli_info(2, "sarbp: form: auto: direct backprojection (ffbp %s)",
+                     st ? sarbp_error_detail() : "is not predicted faster here");
+        }
+        st = SARBP_OK;
+    } else if (!strcmp(algorithm, "auto")) {
+        cli_info(2, "sarbp: form: auto: direct backprojection (ffbp: cpu, fp32 only)");
+    }
+    cli_info(2, "sarbp: form: %zu pulses x %zu samples, grid %zu x %zu at %g x %g m, back end %s, %s, %s",
              meta->npulses, meta->nsamples, g.nx, g.ny, g.dx, g.dy, be->name,
-             sarbp_precision_name(bo.precision));
+             sarbp_precision_name(bo.precision), sarbp_algorithm_name(bo.algorithm));
 
     sarbp_progress *prog = cli_progress_start("form", (double)g.nx * (double)g.ny);
     sarbp_image *img = NULL;

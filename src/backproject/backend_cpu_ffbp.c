@@ -1,0 +1,193 @@
+/* backend_cpu_ffbp.c - the cpu back end's FFBP plan (sarbp_cpu_options
+ * algorithm SARBP_ALGO_FFBP): FFTW range compression block by block, as the
+ * direct plan does (backend_cpu.c), each block streamed into the FP32 FFBP
+ * engine (ffbp_engine.h), which backprojects runs of `base` pulses as they
+ * complete and merges sub-images like a binary counter; finish merges what
+ * is left. Pulses must arrive in order (the partition layer sends them so).
+ * The factorization is chosen at create for the requested accuracy
+ * (sarbp_ffbp_choose_phd). A new region (band) starts the engine again:
+ * its pulses come again from the kept profiles or the input. It
+ * accumulates in the caller's image when the description gives one. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backproject/bp_plan.h"
+#include "backproject/ffbp_engine.h"
+#include "sarbp/progress.h"
+
+struct ffbp_plan {
+    sarbp_bp_plan base;    /* first: the plan's ops and common state */
+    sarbp_cpu_options o;
+    sarbp_ffbp_params prm;
+    sarbp_rc_plan *rc;
+    sarbp_profiles *pr;    /* one block, when nothing is kept */
+    sarbp_profiles *keep;  /* [keep_pulses] kept profiles */
+    size_t K;
+    double *geo;           /* [P][5]: pos, fref, dr of every pulse (the layout's) */
+    ffbp_engine *eng;
+    sarbp_c32 *acc32;      /* without the caller's image: [max_rows][nx] */
+};
+
+static void ffbp_destroy(sarbp_bp_plan *bp)
+{
+    struct ffbp_plan *p = (struct ffbp_plan *)bp;
+    ffbp_engine_free(p->eng);
+    sarbp_rc_plan_free(p->rc);
+    sarbp_profiles_free(p->pr);
+    sarbp_profiles_free(p->keep);
+    free(p->geo);
+    free(p->acc32);
+    sarbp_bp_plan_release(&p->base);
+    free(p);
+}
+
+static sarbp_c32 *rows_of(struct ffbp_plan *p)
+{
+    return p->acc32 ? p->acc32 : p->base.image + p->base.region.row0 * p->base.grid.nx;
+}
+
+/* pulses [p0, p0 + n) of the kept profiles as a block of their own */
+static sarbp_profiles kept_view(const sarbp_profiles *k, size_t p0, size_t n)
+{
+    sarbp_profiles v = *k;
+    v.npulses = n;
+    v.capacity = k->capacity - p0;
+    v.data32 += p0 * k->nbins;
+    v.pos += 3 * p0;
+    v.r0 += p0;
+    v.rstart += p0;
+    v.dr += p0;
+    v.fref += p0;
+    return v;
+}
+
+static sarbp_status ffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
+                                 sarbp_stage_times *stats)
+{
+    struct ffbp_plan *p = (struct ffbp_plan *)bp;
+    if (p0 != ffbp_engine_next(p->eng))
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "ffbp takes pulses in order: pulse %zu came, %zu was next", p0,
+                           ffbp_engine_next(p->eng));
+    double rc_s = 0, bp_s = 0;
+    sarbp_status st = SARBP_OK;
+    for (size_t q = p0; !st && q < p0 + np; q += p->base.block) {
+        const size_t n = p0 + np - q < p->base.block ? p0 + np - q : p->base.block;
+        const double t0 = sarbp_now_s();
+        sarbp_profiles view;
+        const sarbp_profiles *pr = p->pr;
+        const int keep = p->keep && q + n <= p->base.keep_pulses;
+        if (keep) {
+            view = kept_view(p->keep, q, n);
+            pr = &view;
+        }
+        if (samples) {
+            st = sarbp_rc_execute(p->rc, q, n, samples + (q - p0) * p->K, keep ? &view : p->pr);
+            if (!st && keep) memset(p->base.kept + q, 1, n);
+        }
+        const double t1 = sarbp_now_s();
+        rc_s += t1 - t0;
+        if (!st) st = ffbp_engine_push(p->eng, pr, q);
+        bp_s += sarbp_now_s() - t1;
+    }
+    if (stats) {
+        stats->rc_s += rc_s;
+        stats->bp_s += bp_s;
+    }
+    return st;
+}
+
+static sarbp_status ffbp_region(sarbp_bp_plan *bp, sarbp_region r)
+{
+    struct ffbp_plan *p = (struct ffbp_plan *)bp;
+    if (p->acc32) memset(p->acc32, 0, r.nrows * p->base.grid.nx * sizeof *p->acc32);
+    sarbp_c32 *rows = p->acc32 ? p->acc32 : p->base.image + r.row0 * p->base.grid.nx;
+    return ffbp_engine_restart(p->eng, r, rows);
+}
+
+static sarbp_status ffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
+{
+    struct ffbp_plan *p = (struct ffbp_plan *)bp;
+    const double t0 = sarbp_now_s();
+    SARBP_TRY(ffbp_engine_finish(p->eng));
+    const sarbp_c32 *acc = rows_of(p);
+    if (out != acc) memcpy(out, acc, p->base.region.nrows * p->base.grid.nx * sizeof *out);
+    if (stats) stats->finish_s += sarbp_now_s() - t0;
+    return SARBP_OK;
+}
+
+static const sarbp_bp_plan_ops ffbp_ops = {ffbp_execute, ffbp_region, ffbp_finish, ffbp_destroy};
+
+sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                  sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    *out = NULL;
+    const double t0 = sarbp_now_s();
+    if (o->precision != SARBP_FP32)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "ffbp runs in fp32 only (precision %s asked)",
+                           sarbp_precision_name(o->precision));
+    struct ffbp_plan *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    sarbp_status st = sarbp_bp_plan_init(&p->base, &ffbp_ops, d);
+    if (st) {
+        ffbp_destroy(&p->base);
+        return st;
+    }
+    const sarbp_phd *meta = d->meta;
+    const size_t P = meta->npulses;
+    p->o = *o;
+    p->K = meta->nsamples;
+    p->base.block = o->pulse_block ? o->pulse_block : 128;
+    if (p->base.block > P) p->base.block = P ? P : 1;
+    if (P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
+    if (!st && P > SIZE_MAX / (7 * sizeof(double)))
+        st = sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
+    if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
+    if (!st) st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, p->base.block, &p->rc);
+    const size_t nbins = st ? 0 : sarbp_rc_plan_nbins(p->rc);
+    if (!st && p->base.keep_pulses) {
+        st = sarbp_profiles_alloc(p->base.keep_pulses, nbins, SARBP_FP32, &p->keep);
+        if (!st) p->keep->interp = sarbp_rc_plan_interp(p->rc);
+    }
+    if (!st && p->base.keep_pulses < P) st = sarbp_profiles_alloc(p->base.block, nbins, SARBP_FP32, &p->pr);
+    if (!st) {
+        p->geo = malloc(P * 7 * sizeof(double));
+        if (!p->geo) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for the geometry of %zu pulses", P);
+    }
+    if (!st) {
+        /* the layout needs every pulse's position, wavenumber and bin
+         * spacing before any sample arrives: from the metadata */
+        sarbp_profiles g = {0};
+        g.npulses = g.capacity = P;
+        g.pos = p->geo;
+        g.r0 = p->geo + 3 * P;
+        g.rstart = p->geo + 4 * P;
+        g.dr = p->geo + 5 * P;
+        g.fref = p->geo + 6 * P;
+        for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, d->rc->upsample, i, &g, i);
+        const size_t nrow = p->base.max_rows * p->base.grid.nx;
+        if (!p->base.image) {
+            p->acc32 = calloc(nrow, sizeof *p->acc32);
+            if (!p->acc32) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu x %zu pixels",
+                                            p->base.grid.nx, p->base.max_rows);
+        }
+        const ffbp_pulses pu = {P, g.pos, g.fref, g.dr};
+        if (!st)
+            st = ffbp_engine_create(&pu, &p->base.grid, p->base.region, &p->prm, o->threads, rows_of(p),
+                                    &p->eng);
+        if (!st && stats) {
+            const size_t per = nbins * sizeof(sarbp_c32) + 7 * sizeof(double);
+            stats->pulse_bytes = (p->pr ? p->pr->capacity * per : 0) + p->base.keep_pulses * per +
+                                 P * 7 * sizeof(double);
+            stats->image_bytes = p->acc32 ? nrow * sizeof(sarbp_c32) : 0;
+        }
+    }
+    if (st) {
+        ffbp_destroy(&p->base);
+        return st;
+    }
+    if (stats) stats->setup_s += sarbp_now_s() - t0;
+    *out = &p->base;
+    return SARBP_OK;
+}

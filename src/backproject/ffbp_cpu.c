@@ -1,0 +1,951 @@
+/* ffbp_cpu.c - fast factorized backprojection in FP32 on the CPU,
+ * multi-threaded, streaming (ffbp_engine.h), and sarbp_ffbp_cpu_fp32.
+ *
+ * The same factorization as the FP64 prototype (ffbp.c: polar sub-images
+ * about each sub-aperture's phase centre, demodulated by the mean
+ * wavenumber kc, cubic B-spline coefficients; the grids of ffbp_layout.h),
+ * with the work split for speed and FP32 where it is safe (primer,
+ * section 4):
+ *
+ * - Geometry per polar row in FP64, per sample in FP64 where phase needs
+ *   it: a child's range from the law of cosines about the parent's centre,
+ *   rho_k = sqrt(rho^2 - 2 (h A + dz dcz) + |d|^2) (d = c_k - c, A = d
+ *   along the row's direction, h = the horizontal range, a function of rho
+ *   only: one table per grid), its azimuth theta - atan(B / (h - A)) (B =
+ *   d across the row; atan by its series for |x| < 0.3, else libm), and
+ *   the phase kc (rho_k - rho) in cycles, reduced to [-1/2, 1/2] before it
+ *   becomes FP32. These loops carry no branches and vectorise.
+ * - Per sample in FP32: the cubic weights, the 4 x 4 taps (4 x 4 complex
+ *   with AVX2: four 256-bit loads and FMAs), sin and cos of the reduced
+ *   phase by polynomial, the rotation and the sum.
+ * - Threads split every grid into its rows (theta); the last step into
+ *   pixel rows. Every sample and pixel is computed by the same arithmetic
+ *   in the same order whatever the thread count: results are bit-identical.
+ *
+ * It does not keep pulses: a run of `base` pulses is backprojected once it
+ * is complete, and only a few polar grids per level are held. */
+#include "backproject/ffbp_engine.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define FFBP_AVX2 1
+#else
+#define FFBP_AVX2 0
+#endif
+
+#include "core/parallel.h"
+#include "sarbp/progress.h" /* sarbp_now_s */
+
+#define ATAN_SERIES_MAX 0.3 /* |x| below which atan_series is exact to 1e-13 */
+#define PREFILTER_HORIZON 16 /* (2 - sqrt 3)^16 = 7e-10: below FP32's rounding */
+#define MAX_LEVELS 64
+
+/* ---- small numerics -------------------------------------------------------- */
+
+/* atan x for |x| <= 0.3 by its Taylor series to x^23 (error below 1e-13) */
+static inline double atan_series(double x)
+{
+    const double y = x * x;
+    double p = -1.0 / 23;
+    p = 1.0 / 21 + y * p;
+    p = -1.0 / 19 + y * p;
+    p = 1.0 / 17 + y * p;
+    p = -1.0 / 15 + y * p;
+    p = 1.0 / 13 + y * p;
+    p = -1.0 / 11 + y * p;
+    p = 1.0 / 9 + y * p;
+    p = -1.0 / 7 + y * p;
+    p = 1.0 / 5 + y * p;
+    p = -1.0 / 3 + y * p;
+    p = 1.0 + y * p;
+    return x * p;
+}
+
+/* sin and cos of 2 pi t, t in [-1/2, 1/2] (bp_cpu.c's polynomials: errors
+ * 1.0e-6 and 2.6e-6, near -110 dB) */
+static inline void sincos_2pi(float t, float *s_out, float *c_out)
+{
+    const float y = t * t;
+    const float s = t * (3.141590357f + y * (-5.167405605f + y * (2.544000149f + y * -0.5594350100f)));
+    const float c = 0.9999999404f + y * (-4.934792995f + y * (4.058410645f + y * (-1.331872940f + y * 0.2196824253f)));
+    const float sc = s * c;
+    *s_out = sc + sc;
+    *c_out = c * c - s * s;
+}
+
+static inline void cubic_weights(float t, float w[4])
+{
+    const float u = 1.0f - t, t2 = t * t, t3 = t2 * t;
+    w[0] = u * u * u * (1.0f / 6);
+    w[1] = (3.0f * t3 - 6.0f * t2 + 4.0f) * (1.0f / 6);
+    w[2] = (-3.0f * t3 + 3.0f * t2 + 3.0f * t + 1.0f) * (1.0f / 6);
+    w[3] = t3 * (1.0f / 6);
+}
+
+/* sum_a w[a] p[a], four complex values p (interleaved) */
+static inline void dot4(const float *p, const float w[4], float *re, float *im)
+{
+#if FFBP_AVX2
+    const __m256 wv = _mm256_setr_ps(w[0], w[0], w[1], w[1], w[2], w[2], w[3], w[3]);
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(p), wv);
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    *re = _mm_cvtss_f32(s);
+    *im = _mm_cvtss_f32(_mm_shuffle_ps(s, s, 1));
+#else
+    *re = w[0] * p[0] + w[1] * p[2] + w[2] * p[4] + w[3] * p[6];
+    *im = w[0] * p[1] + w[1] * p[3] + w[2] * p[5] + w[3] * p[7];
+#endif
+}
+
+/* sum_b wj[b] sum_a wi[a] p[b rs + a]: 4 x 4 complex taps, rows rs complex
+ * apart */
+static inline void dot44(const float *p, size_t rs, const float wi[4], const float wj[4],
+                         float *re, float *im)
+{
+#if FFBP_AVX2
+    const size_t s = 2 * rs;
+    __m256 v = _mm256_mul_ps(_mm256_set1_ps(wj[0]), _mm256_loadu_ps(p));
+    v = _mm256_fmadd_ps(_mm256_set1_ps(wj[1]), _mm256_loadu_ps(p + s), v);
+    v = _mm256_fmadd_ps(_mm256_set1_ps(wj[2]), _mm256_loadu_ps(p + 2 * s), v);
+    v = _mm256_fmadd_ps(_mm256_set1_ps(wj[3]), _mm256_loadu_ps(p + 3 * s), v);
+    const __m256 wv = _mm256_setr_ps(wi[0], wi[0], wi[1], wi[1], wi[2], wi[2], wi[3], wi[3]);
+    v = _mm256_mul_ps(v, wv);
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    *re = _mm_cvtss_f32(q);
+    *im = _mm_cvtss_f32(_mm_shuffle_ps(q, q, 1));
+#else
+    float r = 0, m = 0;
+    for (int b = 0; b < 4; b++) {
+        float rr, ri;
+        dot4(p + 2 * (size_t)b * rs, wi, &rr, &ri);
+        r += wj[b] * rr;
+        m += wj[b] * ri;
+    }
+    *re = r;
+    *im = m;
+#endif
+}
+
+/* ---- polar sub-images -------------------------------------------------------- */
+
+typedef struct {
+    ffbp_polar g;
+    size_t p0, p1;  /* its pulses */
+    float *f;       /* [nt][nr] complex (interleaved): B-spline coefficients */
+} sub32;
+
+static void sub_release(sub32 *s)
+{
+    free(s->f);
+    s->f = NULL;
+}
+
+/* Per-worker scratch of one row: the per-sample geometry and the sums. */
+typedef struct {
+    int32_t *ii;    /* the flat index j nr + i of the first tap's cell */
+    float *ti, *tj, *cy, *m, *vr, *vi, *ar, *ai;
+} row_scratch;
+
+struct ffbp_engine {
+    ffbp_footprint fp;
+    sarbp_grid grid;
+    sarbp_region region;
+    size_t max_rows;
+    sarbp_ffbp_params prm;
+    int threads;
+    size_t P;
+    double *pos;        /* [P][3] */
+    double kc, qc, kband, drho;
+    int levels;         /* merge levels: sub-images of level `levels` go to the pixels */
+    size_t nsub[MAX_LEVELS + 1];
+    /* the stack: finished sub-images of each level waiting for their
+     * siblings, and how many the level has made */
+    sub32 *pend[MAX_LEVELS + 1];
+    size_t npend[MAX_LEVELS + 1], made[MAX_LEVELS + 1];
+    /* the run of pulses being gathered for stage 0 */
+    size_t next;        /* the next pulse expected */
+    size_t run_n, nbins, run_stride;
+    sarbp_interp interp;
+    float *run;         /* [base][run_stride] complex: 2 zero bins, the profile, 2 zero bins */
+    double *run_geo;    /* [base][7]: pos, r0, rstart, dr, fref */
+    /* scratch */
+    size_t max_nr, max_row;
+    double *h;          /* [max_nr] horizontal range per rho of the grid being made */
+    row_scratch *rs;    /* [threads] */
+    void *rs_mem;
+    sarbp_c32 *img;
+    /* statistics */
+    size_t polar_samples, final_count;
+    double t_stage0, t_merge, t_final;
+};
+
+/* ---- the layout -------------------------------------------------------------- */
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* wavenumbers and spacing from the pulses */
+static void pulse_bands(const ffbp_pulses *pu, double *kc, double *kband, double *drho, double *kmax_out)
+{
+    double kmax = 0, band = 0, d = INFINITY, sum = 0;
+    for (size_t i = 0; i < pu->npulses; i++) {
+        const double k = 4.0 * M_PI * pu->fref[i] / SARBP_C;
+        sum += k;
+        if (k > kmax) kmax = k;
+        if (M_PI / pu->dr[i] > band) band = M_PI / pu->dr[i];
+        if (pu->dr[i] < d) d = pu->dr[i];
+    }
+    *kc = sum / (double)pu->npulses;
+    *kband = kmax + band;
+    *drho = d;
+    if (kmax_out) *kmax_out = kmax;
+}
+
+static sarbp_status check_params(const sarbp_ffbp_params *prm)
+{
+    if (!prm || prm->base < 1 || prm->base > 65536 || prm->merge < 2 || prm->merge > 64 ||
+        prm->final_subs < 1 || !(prm->os_theta >= 1.0 && prm->os_theta <= 64) ||
+        !(prm->os_rho >= 1.0 && prm->os_rho <= 64))
+        return sarbp_error(SARBP_ERR_INVALID,
+                           "ffbp: invalid factorization (base 1..65536, merge 2..64, final_subs >= 1, "
+                           "os_theta and os_rho 1..64)");
+    return SARBP_OK;
+}
+
+static sarbp_status check_pulses(const ffbp_pulses *pu)
+{
+    for (size_t i = 0; i < pu->npulses; i++) {
+        const double *a = pu->pos + 3 * i;
+        if (!isfinite(a[0]) || !isfinite(a[1]) || !isfinite(a[2]) || !(pu->fref[i] > 0) ||
+            !isfinite(pu->fref[i]) || !(pu->dr[i] > 0) || !isfinite(pu->dr[i]))
+            return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulse %zu has no usable geometry", i);
+    }
+    return SARBP_OK;
+}
+
+/* sub-image counts per level: level 0 the runs of base pulses, each next
+ * level merge of the last, until at most final_subs remain */
+static int level_counts(size_t P, const sarbp_ffbp_params *prm, size_t *n)
+{
+    int L = 0;
+    n[0] = ceil_div(P, prm->base);
+    while (n[L] > prm->final_subs && L < MAX_LEVELS) {
+        n[L + 1] = ceil_div(n[L], prm->merge);
+        L++;
+    }
+    return L;
+}
+
+/* pulses of sub-image m of level k */
+static void sub_pulses(const sarbp_ffbp_params *prm, size_t P, int k, size_t m, size_t *p0, size_t *p1)
+{
+    size_t span = prm->base;
+    for (int i = 0; i < k; i++) span *= prm->merge;
+    *p0 = m * span;
+    *p1 = *p0 + span < P ? *p0 + span : P;
+}
+
+sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
+                                 const sarbp_ffbp_params *prm, ffbp_layout_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    SARBP_TRY(check_params(prm));
+    SARBP_TRY(sarbp_grid_validate(g));
+    if (pu->npulses == 0) return SARBP_OK;
+    SARBP_TRY(check_pulses(pu));
+    double kc, kband, drho, kmax;
+    pulse_bands(pu, &kc, &kband, &drho, &kmax);
+    ffbp_footprint fp;
+    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &fp);
+    size_t n[MAX_LEVELS + 1];
+    const int L = level_counts(pu->npulses, prm, n);
+    out->stages = L + 1;
+    out->final_subs = n[L];
+    out->interp_stages = L + 1;
+    out->os_eff_min = INFINITY;
+    for (int k = 0; k <= L; k++) {
+        out->os_ratio[k] = INFINITY;
+        for (size_t m = 0; m < n[k]; m++) {
+            size_t p0, p1;
+            sub_pulses(prm, pu->npulses, k, m, &p0, &p1);
+            ffbp_polar pg;
+            SARBP_TRY(ffbp_polar_plan(pu->pos, p0, p1, &fp, kband, prm->os_theta, drho / prm->os_rho, &pg));
+            const double s = (double)pg.nr * (double)pg.nt;
+            if (k == 0) {
+                out->samples0 += s;
+                out->pulse_reads += s * (double)(p1 - p0);
+            } else {
+                out->samples_merge += s;
+                /* children of this sub-image */
+                size_t c = prm->merge;
+                const size_t first = m * prm->merge;
+                if (first + c > n[k - 1]) c = n[k - 1] - first;
+                out->reads_merge += s * (double)c;
+            }
+            /* the effective angular oversampling: the grid's over the
+             * carrier's turn seen at the depression angle */
+            const double ratio = (kband * pg.L + 1.0) / (kmax * pg.L * pg.cosd + 1.0);
+            if (ratio < out->os_ratio[k]) out->os_ratio[k] = ratio;
+            if (prm->os_theta * ratio < out->os_eff_min) out->os_eff_min = prm->os_theta * ratio;
+        }
+    }
+    out->reads_final = (double)g->nx * (double)g->ny * (double)n[L];
+    return SARBP_OK;
+}
+
+/* ---- making sub-images ------------------------------------------------------- */
+
+static sarbp_status sub_alloc(ffbp_engine *e, int k, size_t m, sub32 *s)
+{
+    memset(s, 0, sizeof *s);
+    sub_pulses(&e->prm, e->P, k, m, &s->p0, &s->p1);
+    SARBP_TRY(ffbp_polar_plan(e->pos, s->p0, s->p1, &e->fp, e->kband, e->prm.os_theta,
+                              e->drho / e->prm.os_rho, &s->g));
+    if (s->g.nr > e->max_nr || s->g.nt > e->max_row)
+        return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: a polar grid outgrew its plan");
+    s->f = malloc(s->g.nt * s->g.nr * 2 * sizeof(float));
+    if (!s->f)
+        return sarbp_error(SARBP_ERR_NOMEM, "ffbp: out of memory for a %zu x %zu polar grid",
+                           s->g.nr, s->g.nt);
+    e->polar_samples += s->g.nt * s->g.nr;
+    return SARBP_OK;
+}
+
+/* h[i] = the horizontal range of rho_i about s's centre */
+static void fill_h(ffbp_engine *e, const sub32 *s)
+{
+    const double dz = e->fp.z - s->g.c[2];
+    for (size_t i = 0; i < s->g.nr; i++) {
+        const double rho = s->g.r0 + (double)i * s->g.dr, h2 = rho * rho - dz * dz;
+        e->h[i] = h2 > 0 ? sqrt(h2) : 0.0;
+    }
+}
+
+/* cubic B-spline prefilter of one row (in place, mirror ends) */
+static void prefilter_row(float *s, size_t n)
+{
+    if (n < 2) return;
+    const float z = (float)(sqrt(3.0) - 2.0);
+    const size_t hz = n < PREFILTER_HORIZON ? n : PREFILTER_HORIZON;
+    float zk = 1, re = 0, im = 0;
+    for (size_t k = 0; k < hz; k++) {
+        re += zk * s[2 * k];
+        im += zk * s[2 * k + 1];
+        zk *= z;
+    }
+    s[0] = re;
+    s[1] = im;
+    for (size_t k = 1; k < n; k++) {
+        s[2 * k] += z * s[2 * k - 2];
+        s[2 * k + 1] += z * s[2 * k - 1];
+    }
+    const float q = z / (z * z - 1.0f);
+    s[2 * n - 2] = q * (s[2 * n - 2] + z * s[2 * n - 4]);
+    s[2 * n - 1] = q * (s[2 * n - 1] + z * s[2 * n - 3]);
+    for (size_t k = n - 1; k-- > 0;) {
+        s[2 * k] = z * (s[2 * k + 2] - s[2 * k]);
+        s[2 * k + 1] = z * (s[2 * k + 3] - s[2 * k + 1]);
+    }
+    for (size_t k = 0; k < 2 * n; k++) s[k] *= 6.0f;
+}
+
+/* the prefilter along theta over columns [c0, c1) of f ([nt][nr] complex):
+ * row operations, so the inner loops run along contiguous memory */
+static void prefilter_cols(float *f, size_t nr, size_t nt, size_t c0, size_t c1)
+{
+    if (nt < 2) return;
+    const float z = (float)(sqrt(3.0) - 2.0), q = z / (z * z - 1.0f);
+    const size_t w = 2 * (c1 - c0), rs = 2 * nr;
+    float *b = f + 2 * c0;
+    const size_t hz = nt < PREFILTER_HORIZON ? nt : PREFILTER_HORIZON;
+    float zk = z;
+    for (size_t k = 1; k < hz; k++) {
+        const float *r = b + k * rs;
+        for (size_t x = 0; x < w; x++) b[x] += zk * r[x];
+        zk *= z;
+    }
+    for (size_t k = 1; k < nt; k++) {
+        float *r = b + k * rs;
+        const float *p = r - rs;
+        for (size_t x = 0; x < w; x++) r[x] += z * p[x];
+    }
+    {
+        float *l = b + (nt - 1) * rs;
+        const float *m = l - rs;
+        for (size_t x = 0; x < w; x++) l[x] = q * (l[x] + z * m[x]);
+    }
+    for (size_t k = nt - 1; k-- > 0;) {
+        float *r = b + k * rs;
+        const float *nx = r + rs;
+        for (size_t x = 0; x < w; x++) r[x] = z * (nx[x] - r[x]);
+    }
+    for (size_t k = 0; k < nt; k++) {
+        float *r = b + k * rs;
+        for (size_t x = 0; x < w; x++) r[x] *= 6.0f;
+    }
+}
+
+struct cols_job {
+    sub32 *s;
+    size_t chunk;
+};
+
+static void cols_task(void *vj, size_t t, int worker)
+{
+    (void)worker;
+    const struct cols_job *j = vj;
+    const size_t c0 = t * j->chunk, c1 = c0 + j->chunk < j->s->g.nr ? c0 + j->chunk : j->s->g.nr;
+    prefilter_cols(j->s->f, j->s->g.nr, j->s->g.nt, c0, c1);
+}
+
+static sarbp_status prefilter_theta(ffbp_engine *e, sub32 *s)
+{
+    struct cols_job j = {s, 128};
+    return sarbp_parallel_for(e->threads, ceil_div(s->g.nr, j.chunk), cols_task, &j);
+}
+
+/* reduced phase: cycles to [-1/2, 1/2] */
+static inline double reduce_cycles(double c)
+{
+    return c - floor(c + 0.5);
+}
+
+/* ---- stage 0: a run of pulses onto its polar grid ---------------------------- */
+
+struct stage0_job {
+    ffbp_engine *e;
+    sub32 *s;
+};
+
+static void stage0_row(void *vj, size_t jt, int worker)
+{
+    const struct stage0_job *j = vj;
+    ffbp_engine *e = j->e;
+    const sub32 *s = j->s;
+    const row_scratch *w = &e->rs[worker];
+    const size_t nr = s->g.nr;
+    const double th = s->g.t0 + (double)jt * s->g.dt, ct = cos(th), st = sin(th);
+    const double dz = e->fp.z - s->g.c[2], r0 = s->g.r0, drr = s->g.dr;
+    const double *h = e->h;
+    for (size_t i = 0; i < nr; i++) w->ar[i] = w->ai[i] = 0;
+    const int cubic = e->interp == SARBP_INTERP_CUBIC;
+    for (size_t p = 0; p < e->run_n; p++) {
+        const double *geo = e->run_geo + 7 * p;
+        const double dx = geo[0] - s->g.c[0], dy = geo[1] - s->g.c[1], dzp = geo[2] - s->g.c[2];
+        const double A = ct * dx + st * dy, K0 = dx * dx + dy * dy + dzp * dzp - 2 * dz * dzp;
+        const double r0p = geo[3], rst = geo[4], inv_dr = 1.0 / geo[5];
+        const double q = 2.0 * geo[6] / SARBP_C; /* k / 2 pi: cycles per metre */
+        const double dq = q - e->qc, ph0 = reduce_cycles(-q * r0p);
+        const double nb = (double)e->nbins;
+        int32_t *restrict ii = w->ii;
+        float *restrict ti = w->ti, *restrict mm = w->m, *restrict cy = w->cy;
+        /* int counters: AVX2 converts 32-bit integers to double, not size_t */
+        for (int i = 0; i < (int)nr; i++) {
+            const double rho = r0 + (double)i * drr;
+            const double R = sqrt(rho * rho + (K0 - 2 * h[i] * A));
+            const double d = R - rho; /* FP64: rho's ulp is 2e-12 m */
+            const double b = (R - r0p - rst) * inv_dr;
+            const double fb = floor(b);
+            const int ok = fb >= 0 && fb < nb - 1;
+            ii[i] = ok ? (int32_t)fb : 0;
+            ti[i] = (float)(b - fb);
+            mm[i] = ok ? 1.0f : 0.0f;
+            cy[i] = (float)reduce_cycles(q * d + dq * rho + ph0);
+        }
+        const float *prof = e->run + p * e->run_stride;
+        if (cubic) {
+            for (size_t i = 0; i < nr; i++) {
+                float wt[4];
+                cubic_weights(w->ti[i], wt);
+                /* bins n - 1 .. n + 2 sit at n + 1 .. n + 4 of the padded run */
+                dot4(prof + 2 * ((size_t)w->ii[i] + 1), wt, &w->vr[i], &w->vi[i]);
+            }
+        } else {
+            for (size_t i = 0; i < nr; i++) {
+                const float *b = prof + 2 * ((size_t)w->ii[i] + 2), t = w->ti[i];
+                w->vr[i] = b[0] + t * (b[2] - b[0]);
+                w->vi[i] = b[1] + t * (b[3] - b[1]);
+            }
+        }
+        for (size_t i = 0; i < nr; i++) {
+            float sn, cs;
+            sincos_2pi(w->cy[i], &sn, &cs);
+            sn *= w->m[i];
+            cs *= w->m[i];
+            w->ar[i] += w->vr[i] * cs - w->vi[i] * sn;
+            w->ai[i] += w->vr[i] * sn + w->vi[i] * cs;
+        }
+    }
+    float *out = s->f + 2 * jt * nr;
+    for (size_t i = 0; i < nr; i++) {
+        out[2 * i] = w->ar[i];
+        out[2 * i + 1] = w->ai[i];
+    }
+    prefilter_row(out, nr);
+}
+
+/* ---- merges: children onto the parent's grid -------------------------------- */
+
+struct merge_job {
+    ffbp_engine *e;
+    sub32 *s;
+    const sub32 *kids;
+    size_t nkids;
+};
+
+/* The child sample position and phase of every parent sample of a row:
+ * exact chooses libm's atan (for rows where the series' range is left). */
+static inline int merge_geometry(const row_scratch *w, const double *h, size_t nr, double r0,
+                                    double drr, double A, double B, double K0, double kr0,
+                                    double kidr, double tofs, double kidt, double qc, const sub32 *k,
+                                    int exact)
+{
+    int big = 0;
+    const double nrk = (double)k->g.nr, ntk = (double)k->g.nt;
+    int32_t *restrict ii = w->ii;
+    float *restrict ti = w->ti, *restrict tj = w->tj, *restrict mm = w->m, *restrict cy = w->cy;
+    for (int i = 0; i < (int)nr; i++) { /* int: see stage0_row */
+        const double rho = r0 + (double)i * drr;
+        const double R = sqrt(rho * rho + (K0 - 2 * h[i] * A));
+        const double u = B / (h[i] - A);
+        big |= fabs(u) > ATAN_SERIES_MAX; /* an int: fmax would not vectorise */
+        const double at = exact ? atan(u) : atan_series(u);
+        const double bi = (R - kr0) * kidr, bj = (tofs - at) * kidt;
+        const double fi = floor(bi), fj = floor(bj);
+        const int ok = fi >= 1 && fi + 2 < nrk && fj >= 1 && fj + 2 < ntk;
+        /* clamped in double (branch-free), so masked samples read inside;
+         * one flat index (j nr + i < 4e8): one store less lets gcc 12
+         * vectorise the loop */
+        const double ci = fi >= 1.0 ? (fi <= nrk - 3.0 ? fi : nrk - 3.0) : 1.0; /* NaN: 1 */
+        const double cj = fj >= 1.0 ? (fj <= ntk - 3.0 ? fj : ntk - 3.0) : 1.0;
+        ii[i] = (int32_t)(cj * nrk + ci);
+        ti[i] = (float)(bi - fi);
+        tj[i] = (float)(bj - fj);
+        mm[i] = ok ? 1.0f : 0.0f;
+        cy[i] = (float)reduce_cycles(qc * (R - rho));
+    }
+    return big;
+}
+
+static void merge_row(void *vj, size_t jt, int worker)
+{
+    const struct merge_job *j = vj;
+    ffbp_engine *e = j->e;
+    const sub32 *s = j->s;
+    const row_scratch *w = &e->rs[worker];
+    const size_t nr = s->g.nr;
+    const double th = s->g.t0 + (double)jt * s->g.dt, ct = cos(th), st = sin(th);
+    const double dz = e->fp.z - s->g.c[2];
+    for (size_t i = 0; i < nr; i++) w->ar[i] = w->ai[i] = 0;
+    for (size_t c = 0; c < j->nkids; c++) {
+        const sub32 *k = &j->kids[c];
+        const double dx = k->g.c[0] - s->g.c[0], dy = k->g.c[1] - s->g.c[1], dzc = k->g.c[2] - s->g.c[2];
+        const double A = ct * dx + st * dy, B = -st * dx + ct * dy;
+        const double K0 = dx * dx + dy * dy + dzc * dzc - 2 * dz * dzc;
+        /* the child's theta of this row's direction, on the child's branch */
+        const double tk_mid = k->g.t0 + 0.5 * (double)k->g.nt * k->g.dt;
+        const double tofs = ffbp_unwrap(th, tk_mid) - k->g.t0;
+        if (merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, 1.0 / k->g.dr, tofs,
+                           1.0 / k->g.dt, e->qc, k, 0))
+            merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, 1.0 / k->g.dr, tofs,
+                           1.0 / k->g.dt, e->qc, k, 1);
+        const size_t knr = k->g.nr;
+        for (size_t i = 0; i < nr; i++) {
+            float wi[4], wj[4];
+            cubic_weights(w->ti[i], wi);
+            cubic_weights(w->tj[i], wj);
+            const float *p = k->f + 2 * ((size_t)w->ii[i] - knr - 1);
+            dot44(p, knr, wi, wj, &w->vr[i], &w->vi[i]);
+        }
+        for (size_t i = 0; i < nr; i++) {
+            float sn, cs;
+            sincos_2pi(w->cy[i], &sn, &cs);
+            sn *= w->m[i];
+            cs *= w->m[i];
+            w->ar[i] += w->vr[i] * cs - w->vi[i] * sn;
+            w->ai[i] += w->vr[i] * sn + w->vi[i] * cs;
+        }
+    }
+    float *out = s->f + 2 * jt * nr;
+    for (size_t i = 0; i < nr; i++) {
+        out[2 * i] = w->ar[i];
+        out[2 * i + 1] = w->ai[i];
+    }
+    prefilter_row(out, nr);
+}
+
+/* ---- the last step: a sub-image at the pixels -------------------------------- */
+
+struct final_job {
+    ffbp_engine *e;
+    const sub32 *s;
+};
+
+static inline int final_geometry(const row_scratch *w, const sarbp_grid *g, const sub32 *s,
+                                    double dy, double dz, double cr, double sr, double tofs,
+                                    double qc, int exact)
+{
+    int big = 0;
+    const double nrk = (double)s->g.nr, ntk = (double)s->g.nt, idr = 1.0 / s->g.dr,
+                 idt = 1.0 / s->g.dt, r0 = s->g.r0;
+    int32_t *restrict ii = w->ii;
+    float *restrict ti = w->ti, *restrict tj = w->tj, *restrict mm = w->m, *restrict cy = w->cy;
+    const double half = 0.5 * (double)(g->nx - 1), xc = g->xc - s->g.c[0];
+    for (int x = 0; x < (int)g->nx; x++) { /* int: see stage0_row; sarbp_grid_x's arithmetic */
+        const double dx = xc + ((double)x - half) * g->dx;
+        const double rho = sqrt(dx * dx + dy * dy + dz * dz);
+        const double along = dx * cr + dy * sr, across = dy * cr - dx * sr;
+        const double u = across / along;
+        big |= fabs(u) > ATAN_SERIES_MAX; /* an int: fmax would not vectorise */
+        const double at = exact ? atan(u) : atan_series(u);
+        const double bi = (rho - r0) * idr, bj = (tofs + at) * idt;
+        const double fi = floor(bi), fj = floor(bj);
+        const int ok = along > 0 && fi >= 1 && fi + 2 < nrk && fj >= 1 && fj + 2 < ntk;
+        /* clamped in double (branch-free), so masked samples read inside;
+         * one flat index (j nr + i < 4e8): one store less lets gcc 12
+         * vectorise the loop */
+        const double ci = fi >= 1.0 ? (fi <= nrk - 3.0 ? fi : nrk - 3.0) : 1.0; /* NaN: 1 */
+        const double cj = fj >= 1.0 ? (fj <= ntk - 3.0 ? fj : ntk - 3.0) : 1.0;
+        ii[x] = (int32_t)(cj * nrk + ci);
+        ti[x] = (float)(bi - fi);
+        tj[x] = (float)(bj - fj);
+        mm[x] = ok ? 1.0f : 0.0f;
+        cy[x] = (float)reduce_cycles(qc * rho);
+    }
+    return big;
+}
+
+static void final_row(void *vj, size_t iy, int worker)
+{
+    const struct final_job *j = vj;
+    ffbp_engine *e = j->e;
+    const sub32 *s = j->s;
+    const row_scratch *w = &e->rs[worker];
+    const sarbp_grid *g = &e->grid;
+    const double dy = sarbp_grid_y(g, e->region.row0 + iy) - s->g.c[1], dz = g->zc - s->g.c[2];
+    /* azimuths about the grid's middle direction: atan of small ratios */
+    const double tr = s->g.t0 + 0.5 * (double)(s->g.nt - 1) * s->g.dt, cr = cos(tr), sr = sin(tr);
+    if (final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 0))
+        final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 1);
+    const size_t nr = s->g.nr;
+    for (size_t x = 0; x < g->nx; x++) {
+        float wi[4], wj[4];
+        cubic_weights(w->ti[x], wi);
+        cubic_weights(w->tj[x], wj);
+        const float *p = s->f + 2 * ((size_t)w->ii[x] - nr - 1);
+        dot44(p, nr, wi, wj, &w->vr[x], &w->vi[x]);
+    }
+    sarbp_c32 *out = e->img + iy * g->nx;
+    for (size_t x = 0; x < g->nx; x++) {
+        float sn, cs;
+        sincos_2pi(w->cy[x], &sn, &cs);
+        sn *= w->m[x];
+        cs *= w->m[x];
+        out[x].re += w->vr[x] * cs - w->vi[x] * sn;
+        out[x].im += w->vr[x] * sn + w->vi[x] * cs;
+    }
+}
+
+/* ---- the stack ----------------------------------------------------------------- */
+
+static sarbp_status to_pixels(ffbp_engine *e, sub32 *s)
+{
+    struct final_job j = {e, s};
+    const double t0 = sarbp_now_s();
+    sarbp_status st = sarbp_parallel_for(e->threads, e->region.nrows, final_row, &j);
+    e->t_final += sarbp_now_s() - t0;
+    e->final_count++;
+    sub_release(s);
+    return st;
+}
+
+/* s, sub-image number e->made[k] of level k, is complete */
+static sarbp_status finished(ffbp_engine *e, int k, sub32 *s)
+{
+    const size_t m = e->made[k]++;
+    if (k == e->levels) return to_pixels(e, s);
+    e->pend[k][e->npend[k]++] = *s;
+    if (e->npend[k] < e->prm.merge && m + 1 < e->nsub[k]) return SARBP_OK;
+    /* the parent: number m / merge of level k + 1 */
+    sub32 par;
+    const double t0 = sarbp_now_s();
+    sarbp_status st = sub_alloc(e, k + 1, m / e->prm.merge, &par);
+    if (!st) {
+        fill_h(e, &par);
+        struct merge_job j = {e, &par, e->pend[k], e->npend[k]};
+        st = sarbp_parallel_for(e->threads, par.g.nt, merge_row, &j);
+    }
+    if (!st) st = prefilter_theta(e, &par);
+    e->t_merge += sarbp_now_s() - t0;
+    for (size_t c = 0; c < e->npend[k]; c++) sub_release(&e->pend[k][c]);
+    e->npend[k] = 0;
+    if (st) {
+        sub_release(&par);
+        return st;
+    }
+    return finished(e, k + 1, &par);
+}
+
+/* the run of pulses in e->run is complete */
+static sarbp_status run_done(ffbp_engine *e)
+{
+    sub32 s;
+    const double t0 = sarbp_now_s();
+    SARBP_TRY(sub_alloc(e, 0, e->made[0], &s));
+    sarbp_status st = SARBP_OK;
+    if (s.p1 - s.p0 != e->run_n)
+        st = sarbp_error(SARBP_ERR_INTERNAL, "ffbp: a run of %zu pulses for %zu", e->run_n, s.p1 - s.p0);
+    if (!st) {
+        fill_h(e, &s);
+        struct stage0_job j = {e, &s};
+        st = sarbp_parallel_for(e->threads, s.g.nt, stage0_row, &j);
+    }
+    if (!st) st = prefilter_theta(e, &s);
+    e->t_stage0 += sarbp_now_s() - t0;
+    e->run_n = 0;
+    if (st) {
+        sub_release(&s);
+        return st;
+    }
+    return finished(e, 0, &s);
+}
+
+/* ---- the engine's life ----------------------------------------------------- */
+
+static void drop_stack(ffbp_engine *e)
+{
+    for (int k = 0; k <= MAX_LEVELS; k++) {
+        if (e->pend[k])
+            for (size_t c = 0; c < e->npend[k]; c++) sub_release(&e->pend[k][c]);
+        e->npend[k] = 0;
+        e->made[k] = 0;
+    }
+    e->run_n = 0;
+    e->next = 0;
+    e->final_count = 0;
+    e->polar_samples = 0;
+    e->t_stage0 = e->t_merge = e->t_final = 0;
+}
+
+void ffbp_engine_free(ffbp_engine *e)
+{
+    if (!e) return;
+    drop_stack(e);
+    for (int k = 0; k <= MAX_LEVELS; k++) free(e->pend[k]);
+    free(e->pos);
+    free(e->run);
+    free(e->run_geo);
+    free(e->h);
+    free(e->rs);
+    free(e->rs_mem);
+    free(e);
+}
+
+/* the largest grid dimensions over footprint fp: scratch sizes */
+static sarbp_status plan_sizes(ffbp_engine *e, const ffbp_footprint *fp)
+{
+    e->max_nr = 0;
+    e->max_row = 0;
+    for (int k = 0; k <= e->levels; k++)
+        for (size_t m = 0; m < e->nsub[k]; m++) {
+            size_t p0, p1;
+            sub_pulses(&e->prm, e->P, k, m, &p0, &p1);
+            ffbp_polar g;
+            SARBP_TRY(ffbp_polar_plan(e->pos, p0, p1, fp, e->kband, e->prm.os_theta,
+                                      e->drho / e->prm.os_rho, &g));
+            if (g.nr > e->max_nr) e->max_nr = g.nr;
+            if (g.nt > e->max_row) e->max_row = g.nt;
+        }
+    return SARBP_OK;
+}
+
+sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarbp_region r,
+                                const sarbp_ffbp_params *prm, int threads, sarbp_c32 *img,
+                                ffbp_engine **out)
+{
+    *out = NULL;
+    SARBP_TRY(check_params(prm));
+    SARBP_TRY(sarbp_grid_validate(g));
+    if (r.nrows == 0 || r.row0 >= g->ny || r.nrows > g->ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu to %zu are not in the grid", r.row0,
+                           r.row0 + r.nrows);
+    if (pu->npulses == 0) return sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
+    if (g->nx > (size_t)INT32_MAX / 2)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pixels per row: at most %d", g->nx,
+                           INT32_MAX / 2);
+    SARBP_TRY(check_pulses(pu));
+    ffbp_engine *e = calloc(1, sizeof *e);
+    if (!e) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    e->grid = *g;
+    e->region = r;
+    e->max_rows = r.nrows;
+    e->prm = *prm;
+    e->threads = threads > 0 ? threads : sarbp_cpu_count();
+    e->P = pu->npulses;
+    e->img = img;
+    ffbp_footprint_of(g, r, &e->fp);
+    double kmax;
+    pulse_bands(pu, &e->kc, &e->kband, &e->drho, &kmax);
+    e->qc = e->kc / (2 * M_PI);
+    e->levels = level_counts(e->P, prm, e->nsub);
+    sarbp_status st = SARBP_OK;
+    if (e->levels >= MAX_LEVELS) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: too many levels");
+    e->pos = st ? NULL : malloc(3 * e->P * sizeof(double));
+    if (!st && !e->pos) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    if (!st) memcpy(e->pos, pu->pos, 3 * e->P * sizeof(double));
+    for (int k = 0; !st && k < e->levels; k++) {
+        e->pend[k] = calloc(prm->merge, sizeof(sub32));
+        if (!e->pend[k]) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    /* scratch for the whole grid's footprint: any band's polar grids lie
+     * inside it (a band sees a part of the same rectangle), so a later
+     * region never needs more */
+    ffbp_footprint whole;
+    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &whole);
+    if (!st) st = plan_sizes(e, &whole);
+    if (!st) {
+        const size_t n = e->max_nr > g->nx ? e->max_nr : g->nx;
+        e->h = malloc(e->max_nr * sizeof(double));
+        e->rs = calloc((size_t)e->threads, sizeof *e->rs);
+        /* 9 arrays of n 4-byte values per thread, 64 bytes between them */
+        const size_t per = (n + 16) * 4;
+        e->rs_mem = malloc((size_t)e->threads * 9 * per + 64);
+        if (!e->h || !e->rs || !e->rs_mem) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        for (int t = 0; !st && t < e->threads; t++) {
+            char *b = (char *)e->rs_mem + (size_t)t * 9 * per;
+            row_scratch *w = &e->rs[t];
+            w->ii = (int32_t *)(void *)b;
+            w->ti = (float *)(void *)(b + 1 * per);
+            w->tj = (float *)(void *)(b + 2 * per);
+            w->cy = (float *)(void *)(b + 3 * per);
+            w->m = (float *)(void *)(b + 4 * per);
+            w->vr = (float *)(void *)(b + 5 * per);
+            w->vi = (float *)(void *)(b + 6 * per);
+            w->ar = (float *)(void *)(b + 7 * per);
+            w->ai = (float *)(void *)(b + 8 * per);
+        }
+        e->run_geo = malloc(prm->base * 7 * sizeof(double));
+        if (!e->run_geo) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    if (st) {
+        ffbp_engine_free(e);
+        return st;
+    }
+    *out = e;
+    return SARBP_OK;
+}
+
+sarbp_status ffbp_engine_restart(ffbp_engine *e, sarbp_region r, sarbp_c32 *img)
+{
+    if (r.nrows == 0 || r.nrows > e->max_rows || r.row0 >= e->grid.ny || r.nrows > e->grid.ny - r.row0)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu to %zu: at most %zu rows inside %zu",
+                           r.row0, r.row0 + r.nrows, e->max_rows, e->grid.ny);
+    drop_stack(e);
+    e->region = r;
+    e->img = img;
+    ffbp_footprint_of(&e->grid, r, &e->fp);
+    return SARBP_OK;
+}
+
+size_t ffbp_engine_next(const ffbp_engine *e)
+{
+    return e->next;
+}
+
+sarbp_status ffbp_engine_push(ffbp_engine *e, const sarbp_profiles *pr, size_t p0)
+{
+    if (!e->img) return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: no image to add to");
+    if (p0 != e->next)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulses must come in order: pulse %zu, expected %zu",
+                           p0, e->next);
+    if (pr->npulses > e->P - p0)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulses %zu to %zu of %zu", p0, p0 + pr->npulses, e->P);
+    if (pr->npulses == 0) return SARBP_OK;
+    if (pr->precision == SARBP_FP64 || !pr->data32)
+        return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: the FP32 engine needs FP32 profiles");
+    if (!e->run) { /* the first block says how long a profile is */
+        e->nbins = pr->nbins;
+        e->interp = pr->interp;
+        e->run_stride = 2 * (pr->nbins + 4);
+        if (pr->nbins < 2 || pr->nbins > ((size_t)1 << 28) ||
+            e->prm.base > SIZE_MAX / sizeof(float) / e->run_stride)
+            return sarbp_error(SARBP_ERR_INVALID, "ffbp: profiles of %zu bins", pr->nbins);
+        e->run = calloc(e->prm.base * e->run_stride, sizeof(float));
+        if (!e->run) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a run of %zu pulses",
+                                        e->prm.base);
+    } else if (pr->nbins != e->nbins || pr->interp != e->interp) {
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: profiles changed length or interpolation");
+    }
+    for (size_t i = 0; i < pr->npulses; i++) {
+        const size_t p = p0 + i;
+        float *dst = e->run + e->run_n * e->run_stride;
+        memcpy(dst + 4, pr->data32 + i * pr->nbins, pr->nbins * sizeof(sarbp_c32));
+        double *geo = e->run_geo + 7 * e->run_n;
+        geo[0] = e->pos[3 * p];
+        geo[1] = e->pos[3 * p + 1];
+        geo[2] = e->pos[3 * p + 2];
+        geo[3] = pr->r0[i];
+        geo[4] = pr->rstart[i];
+        geo[5] = pr->dr[i];
+        geo[6] = pr->fref[i];
+        if (!(geo[5] > 0) || !isfinite(geo[3]) || !isfinite(geo[4]) || !isfinite(geo[6]))
+            return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulse %zu has no usable geometry", p);
+        e->run_n++;
+        e->next++;
+        if (e->run_n == e->prm.base || e->next == e->P) SARBP_TRY(run_done(e));
+    }
+    return SARBP_OK;
+}
+
+sarbp_status ffbp_engine_finish(ffbp_engine *e)
+{
+    if (e->next != e->P)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: finish after %zu of %zu pulses", e->next, e->P);
+    /* every level's last group was merged as it completed (finished()
+     * merges a short group when its last member is the level's last) */
+    if (e->final_count != e->nsub[e->levels])
+        return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: %zu of %zu sub-images reached the pixels",
+                           e->final_count, e->nsub[e->levels]);
+    return SARBP_OK;
+}
+
+void ffbp_engine_info(const ffbp_engine *e, sarbp_ffbp_info *info)
+{
+    info->stages = e->levels + 1;
+    info->final_subs = e->nsub[e->levels];
+    info->polar_samples = e->polar_samples;
+    info->stage0_s = e->t_stage0;
+    info->merge_s = e->t_merge;
+    info->final_s = e->t_final;
+}
+
+/* ---- the one-call form --------------------------------------------------------- */
+
+sarbp_status sarbp_ffbp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g,
+                                 const sarbp_ffbp_params *prm, int threads, sarbp_c32 *img,
+                                 sarbp_ffbp_info *info)
+{
+    if (!pr || !g || !prm || !img) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (pr->precision == SARBP_FP64 || !pr->data32)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: sarbp_ffbp_cpu_fp32 needs FP32 profiles");
+    SARBP_TRY(sarbp_grid_validate(g));
+    if (info) memset(info, 0, sizeof *info);
+    if (pr->npulses == 0) return SARBP_OK;
+    const ffbp_pulses pu = {pr->npulses, pr->pos, pr->fref, pr->dr};
+    ffbp_engine *e;
+    SARBP_TRY(ffbp_engine_create(&pu, g, (sarbp_region){0, g->ny}, prm, threads, img, &e));
+    sarbp_status st = ffbp_engine_push(e, pr, 0);
+    if (!st) st = ffbp_engine_finish(e);
+    if (!st && info) ffbp_engine_info(e, info);
+    ffbp_engine_free(e);
+    return st;
+}
