@@ -165,10 +165,19 @@ g_before() {
 
 g_ffbp() {
     "$root/build/tests/test_gpu_ffbp" || fail "test_gpu_ffbp"
-    for n in 1024 2048 4096 8192; do
+    for n in 1024 2048 4096 8192 16384; do
         "$sarbp" bench --backend cuda --algorithm ffbp --grid ${n}x$n --pulses $((n / 2)) \
             --reps 5 || fail "bench ffbp $n"
     done
+    "$sarbp" bench --backend cuda --algorithm ffbp --max-error-db -70 --reps 5 ||
+        fail "bench ffbp -70 dB"
+    scene "$tmp/p2048.h5" 2048
+    local grid=(--grid 4096x4096 --spacing 0.025 --backend cuda)
+    for a in bp ffbp bp ffbp; do
+        timed "$sarbp" form -i "$tmp/p2048.h5" "${grid[@]}" --algorithm $a -o "$tmp/f_$a.npy" -v ||
+            fail "form $a"
+    done
+    ser_at_least "$tmp/f_ffbp.npy" "$tmp/f_bp.npy" 60
 }
 
 g_bench() {

@@ -404,6 +404,64 @@ static void test_timing_4096(void **state)
     sarbp_phd_free(p);
 }
 
+/* sarbp form --backend cuda --algorithm ffbp (the cuda back end's FFBP plan:
+ * profiles compressed on the host, the GPU FFBP at finish) against the cpu
+ * back end's FFBP and direct backprojection, at the default request
+ * (-60 dB), in one piece, in bands (--gpu-mem) and on two devices when
+ * there are two. Floors pending the first device run of this path: 60 dB
+ * against bp (the request), 60 dB against the cpu's FFBP (two FP32
+ * factorizations of the same choice; their own difference is far smaller). */
+static char out[16384], err[16384];
+
+static sarbp_image *read_img(const char *path)
+{
+    sarbp_image *im = NULL;
+    tu_ok(sarbp_image_read(path, &im));
+    return im;
+}
+
+static void form_ser(const char *test, const char *ref, const char *what, double bar)
+{
+    sarbp_image *t = read_img(test), *r = read_img(ref);
+    assert_int_equal(t->grid.nx * t->grid.ny, r->grid.nx * r->grid.ny);
+    const double ser = tu_ser_c32(t->data, r->data, t->grid.nx * t->grid.ny);
+    printf("BAR %s form --backend cuda --algorithm ffbp: SER against %s %.1f dB (floor %.0f, "
+           "pending the first device run)\n", ser >= bar ? "ok  " : "FAIL", what, ser, bar);
+    assert_true(ser >= bar);
+    sarbp_image_free(t);
+    sarbp_image_free(r);
+}
+
+static void test_form_cli(void **state)
+{
+    (void)state;
+    const char *sim = tu_tmp("gffbp_sim.h5"), *gpu = tu_tmp("gffbp_gpu.npy"),
+               *cpu = tu_tmp("gffbp_cpu.npy"), *bp = tu_tmp("gffbp_bp.npy"),
+               *band = tu_tmp("gffbp_band.npy"), *two = tu_tmp("gffbp_two.npy");
+    const char *grid = "--grid 301x257 --spacing 0.2";
+    assert_int_equal(tu_run("simulate -o '%s' --pulses 512 --clutter 60 --seed 3", sim), 0);
+    assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --backend cuda --algorithm ffbp", sim, gpu, grid), 0);
+    printf("%s", err);
+    assert_non_null(strstr(err, "predicted error"));
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --backend cpu --algorithm ffbp", sim, cpu, grid), 0);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --backend cpu --precision fp64", sim, bp, grid), 0);
+    form_ser(gpu, bp, "direct bp (fp64)", 60);
+    form_ser(gpu, cpu, "the cpu's ffbp", 60);
+    assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --backend cuda --algorithm ffbp --gpu-mem 48M",
+                            sim, band, grid), 0);
+    printf("%s", err);
+    form_ser(band, bp, "direct bp (fp64), in bands", 60);
+    if (sarbp_cuda_device_count() >= 2) {
+        assert_int_equal(tu_run("form -i '%s' -o '%s' %s --backend cuda --algorithm ffbp --device 0,1",
+                                sim, two, grid), 0);
+        form_ser(two, bp, "direct bp (fp64), two devices", 60);
+    }
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --backend cuda --algorithm ffbp --precision fp16",
+                            sim, two, grid), 2);
+    const char *files[] = {sim, gpu, cpu, bp, band, two};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) remove(files[k]);
+}
+
 int main(void)
 {
     const int pre = tu_gpu_precondition("test_gpu_ffbp");
@@ -418,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_fp32_linear_profiles),
         cmocka_unit_test(test_circular_1024),
         cmocka_unit_test(test_linear_1024),
+        cmocka_unit_test(test_form_cli),
         cmocka_unit_test(test_timing_4096),
     };
     return tu_run_tests(tests);

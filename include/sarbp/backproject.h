@@ -52,8 +52,8 @@ typedef struct {
                                   spurs of a dominant target cap the dynamic range near
                                   70 dB) or FP32 (0, default) */
     int verbose;
-    sarbp_algorithm algorithm; /* direct backprojection (default) or, cpu only, fast
-                                  factorized backprojection (sarbp/ffbp.h) */
+    sarbp_algorithm algorithm; /* direct backprojection (default) or fast factorized
+                                  backprojection (sarbp/ffbp.h; FP32, cpu and cuda) */
     double max_error_db;       /* ffbp: the accuracy asked, dB against direct backprojection
                                   (0 = SARBP_FFBP_DEFAULT_ERROR_DB, -60) */
 } sarbp_bp_options;
@@ -148,6 +148,10 @@ typedef struct {
     int tile_x, tile_y, ppt;   /* 0 = the variant's default */
     size_t pulse_block;        /* pulses per internal block, 0 = 256 */
     int raw_fp16;              /* see sarbp_bp_options */
+    sarbp_algorithm algorithm; /* SARBP_ALGO_FFBP: an FFBP plan (FP32): pulses are range-
+                                  compressed on the host (FFTW) as they come, and finish
+                                  runs sarbp_ffbp_cuda on the region */
+    double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
 } sarbp_cuda_options;
 void sarbp_cuda_options_default(sarbp_cuda_options *o);
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,

@@ -61,6 +61,8 @@ static void cuda_options(const sarbp_bp_options *o, int device, sarbp_cuda_optio
     c->ppt = o->ppt;
     c->pulse_block = o->pulse_block;
     c->raw_fp16 = o->raw_fp16;
+    c->algorithm = o->algorithm;
+    c->max_error_db = o->max_error_db;
 }
 
 static int cuda_available(const sarbp_bp_options *o)
@@ -74,19 +76,9 @@ static int cuda_available(const sarbp_bp_options *o)
     return 1;
 }
 
-/* the cuda back end has no FFBP yet (issue 13: the lead hooks one in) */
-static sarbp_status cuda_algorithm(const sarbp_bp_options *o)
-{
-    if (o->algorithm != SARBP_ALGO_BP)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda back end has no %s yet: use the cpu back end",
-                           sarbp_algorithm_name(o->algorithm));
-    return SARBP_OK;
-}
-
 static sarbp_status cuda_memory(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
                                 sarbp_bp_memory *m)
 {
-    SARBP_TRY(cuda_algorithm(o));
     sarbp_cuda_options c;
     cuda_options(o, device, &c);
     return sarbp_cuda_plan_memory(d, &c, o->gpu_mem, m);
@@ -96,7 +88,6 @@ static sarbp_status cuda_create(const sarbp_bp_desc *d, const sarbp_bp_options *
                                 sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
     *out = NULL;
-    SARBP_TRY(cuda_algorithm(o));
     sarbp_cuda_options c;
     cuda_options(o, device, &c);
     return sarbp_cuda_plan_create(d, &c, out, stats);

@@ -6,6 +6,7 @@
 #define SARBP_FFBP_GPU_PLAN_H
 
 #include "ffbp_kernels.h"
+#include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 
 typedef struct {
@@ -27,6 +28,14 @@ typedef struct {
 sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid *g,
                                       const sarbp_ffbp_params *prm, sarbp_ffbp_gpu_plan *p);
 void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
+
+/* The cuda back end's FFBP plan (o->algorithm SARBP_ALGO_FFBP, FP32;
+ * ffbp_cuda.c): execute range-compresses blocks on the host (FFTW) into
+ * the whole aperture's profiles, finish runs the GPU FFBP on the region and
+ * copies its rows straight into out. The factorization is chosen at create
+ * for o->max_error_db (sarbp_ffbp_choose_phd). */
+sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                         sarbp_bp_plan **out, sarbp_stage_times *stats);
 
 /* The plan's figures as the prototype reports them. */
 void sarbp_ffbp_gpu_plan_info(const sarbp_ffbp_gpu_plan *p, sarbp_ffbp_info *info);

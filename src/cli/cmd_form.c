@@ -60,14 +60,15 @@ static void help(void)
 "      --backend B       cpu, cuda or auto (default auto: cuda when a usable GPU\n"
 "                        exists, otherwise cpu, saying so on stderr)\n"
 "      --algorithm A     bp (default): direct backprojection, every pulse onto every\n"
-"                        pixel; ffbp: fast factorized backprojection (cpu, fp32):\n"
+"                        pixel; ffbp: fast factorized backprojection (fp32; cpu, or\n"
+"                        cuda with range compression on the host):\n"
 "                        pulses backprojected in small groups onto coarse polar images\n"
 "                        merged in a tree, about N^2 log P work instead of N^2 P, its\n"
 "                        error against bp held below --max-error-db by the factorization\n"
 "                        it picks (-v prints it and the predicted error); auto: ffbp\n"
-"                        where predicted faster than bp at that accuracy, else bp (bp on\n"
-"                        cuda, which has no ffbp yet). ffbp needs the radar outside the\n"
-"                        image\n"
+"                        where predicted faster than bp at that accuracy, else bp (the\n"
+"                        prediction is the cpu's: auto keeps bp on cuda). ffbp needs the\n"
+"                        radar outside the image\n"
 "      --max-error-db E  ffbp: the error allowed against direct backprojection, dB of\n"
 "                        the image's power (default -60: SER >= 60 dB; -80 asks for more\n"
 "                        accuracy and costs more time; from -150 to -10)\n"
@@ -353,14 +354,12 @@ int cmd_form(int argc, char **argv)
     const sarbp_backend *be;
     int fell_back = 0; /* said once the inputs are read: a bad input gets one line */
     const int want_ffbp = !strcmp(algorithm, "ffbp");
-    if (want_ffbp && !strcmp(backend, "cuda"))
-        return cli_usage(cmd, "--algorithm ffbp has no cuda version yet: use --backend cpu");
     if (want_ffbp && bo.precision != SARBP_FP32)
         return cli_usage(cmd, "--algorithm ffbp runs in fp32 only (not --precision %s)",
                          sarbp_precision_name(bo.precision));
     if (!strcmp(backend, "auto")) {
         be = &sarbp_backend_cuda;
-        const int cpu_only = bo.precision == SARBP_FP64 || bo.precision == SARBP_EXACT || want_ffbp;
+        const int cpu_only = bo.precision == SARBP_FP64 || bo.precision == SARBP_EXACT;
         if (cpu_only || !be->available(&bo)) {
             fell_back = !cpu_only;
             be = &sarbp_backend_cpu;
@@ -457,7 +456,9 @@ int cmd_form(int argc, char **argv)
     /* the algorithm: ffbp when asked, or under auto where the model
      * predicts it faster than direct backprojection at this accuracy */
     bo.max_error_db = max_error_db;
-    if (be == &sarbp_backend_cpu && bo.precision == SARBP_FP32 && strcmp(algorithm, "bp")) {
+    /* on cuda, auto stays with bp: the model's cost is the cpu's */
+    const int consider = be == &sarbp_backend_cpu ? strcmp(algorithm, "bp") != 0 : want_ffbp;
+    if (bo.precision == SARBP_FP32 && consider) {
         sarbp_ffbp_params fp;
         sarbp_ffbp_prediction pd;
         st = sarbp_ffbp_choose_phd(meta, &rc, &g, max_error_db, &fp, &pd);
@@ -481,7 +482,9 @@ int cmd_form(int argc, char **argv)
         }
         st = SARBP_OK;
     } else if (!strcmp(algorithm, "auto")) {
-        cli_info(2, "sarbp: form: auto: direct backprojection (ffbp: cpu, fp32 only)");
+        cli_info(2, "sarbp: form: auto: direct backprojection (%s)",
+                 bo.precision != SARBP_FP32 ? "ffbp is fp32 only"
+                                            : "on cuda, ffbp only when asked: --algorithm ffbp");
     }
     cli_info(2, "sarbp: form: %zu pulses x %zu samples, grid %zu x %zu at %g x %g m, back end %s, %s, %s",
              meta->npulses, meta->nsamples, g.nx, g.ny, g.dx, g.dy, be->name,

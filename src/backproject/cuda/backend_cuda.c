@@ -38,8 +38,10 @@
 
 #include "bp_kernels.h"
 #include "backproject/bp_plan.h"
+#include "backproject/ffbp_gpu_plan.h"
 #include "core/half.h"
 #include "sarbp/backproject.h"
+#include "sarbp/ffbp.h"
 #include "sarbp/progress.h"
 
 #define CUDA_DEFAULT_BLOCK 256
@@ -317,6 +319,22 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     if (m->budget > free_b) m->budget = free_b;
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
+    if (o->algorithm == SARBP_ALGO_FFBP) {
+        /* the FFBP plan: every pulse's FP32 profile, the band's image and
+         * two polar buffers, each at most all stages' polar samples (the
+         * model's count for the whole grid, shared out per row); it keeps
+         * no profiles across regions */
+        sarbp_ffbp_params fp;
+        sarbp_ffbp_prediction pd;
+        SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &fp, &pd));
+        const double per_row_polar = 2.0 * (double)pd.polar_samples * sizeof(sarbp_c32) /
+                                     (double)d->grid->ny;
+        m->fixed = meta->npulses * nbins * sizeof(sarbp_c32) + meta->npulses * sizeof(sarbp_dpulse) +
+                   ((size_t)32 << 20);
+        m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
+        m->per_kept_pulse = SIZE_MAX;
+        m->row_align = 1;
+    }
     return SARBP_OK;
 }
 
@@ -784,6 +802,10 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
 {
     *out = NULL;
     double t0 = sarbp_now_s();
+    if (o->algorithm == SARBP_ALGO_FFBP) {
+        SARBP_TRY(check_device(o->device));
+        return sarbp_cuda_ffbp_plan_create(d, o, out, stats);
+    }
     if (o->precision != SARBP_FP32 && o->precision != SARBP_FP16 && o->precision != SARBP_MIXED)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
                            "the cuda back end does fp32, fp16 and mixed; fp64 is the cpu reference");

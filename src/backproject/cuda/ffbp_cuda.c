@@ -73,7 +73,8 @@ static sarbp_status elapsed(cudaEvent_t a, cudaEvent_t b, double *ms)
 }
 
 static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profiles *pr,
-                        const sarbp_grid *g, int device, sarbp_c32 *img, sarbp_ffbp_cuda_times *t)
+                        const sarbp_grid *g, int device, sarbp_c32 *img, int add,
+                        sarbp_ffbp_cuda_times *t)
 {
     size_t b_prof = 0, b_buf = 0, b_img = 0, b_pulses = 0, b_subs = 0, b_rows = 0;
     SARBP_TRY(bytes_of(pr->npulses * pr->nbins, sizeof(sarbp_c32), "the profiles", &b_prof));
@@ -103,8 +104,8 @@ static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profi
         CUDA_TRY(cudaEventCreate(&d->marks[d->nmarks]));
         marks[d->nmarks] = (void *)d->marks[d->nmarks];
     }
-    d->h_img = malloc(b_img);
-    if (!d->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
+    d->h_img = add ? malloc(b_img) : NULL;
+    if (add && !d->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
     const sarbp_c32 *h_prof = sarbp_ffbp_profiles32(pr, &d->h_prof_tmp);
     if (!h_prof) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the FP32 profiles");
 
@@ -146,6 +147,10 @@ static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profi
         t->prefilter_ms += ms;
     }
     SARBP_TRY(elapsed(d->marks[2 * r.nstages - 1], d->marks[2 * r.nstages], &t->final_ms));
+    if (!add) { /* straight into the caller's rows */
+        CUDA_TRY(cudaMemcpy(img, d->img, b_img, cudaMemcpyDeviceToHost));
+        return SARBP_OK;
+    }
     CUDA_TRY(cudaMemcpy(d->h_img, d->img, b_img, cudaMemcpyDeviceToHost));
     const size_t n = g->nx * g->ny;
     for (size_t i = 0; i < n; i++) {
@@ -155,9 +160,10 @@ static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profi
     return SARBP_OK;
 }
 
-sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
-                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
-                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
+/* sarbp_ffbp_cuda_timed, adding into img (add) or writing it (!add) */
+static sarbp_status ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
+                              const sarbp_ffbp_params *prm, int device, sarbp_c32 *img, int add,
+                              sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
 {
     memset(t, 0, sizeof *t);
     if (!(pr->precision == SARBP_FP64 ? pr->data64 != NULL : pr->data32 != NULL) ||
@@ -179,12 +185,19 @@ sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g
     if (!st) {
         struct dev d;
         memset(&d, 0, sizeof d);
-        st = run(&d, &p, pr, g, device, img, t);
+        st = run(&d, &p, pr, g, device, img, add, t);
         dev_free(&d);
         if (!st) sarbp_ffbp_gpu_plan_info(&p, info);
     }
     sarbp_ffbp_gpu_plan_release(&p);
     return st;
+}
+
+sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
+                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
+                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
+{
+    return ffbp_cuda(pr, g, prm, device, img, 1, info, t);
 }
 
 sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
@@ -195,4 +208,136 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
     const sarbp_status st = sarbp_ffbp_cuda_timed(pr, g, prm, device, img, info, &t);
     if (device_ms) *device_ms = t.total_ms;
     return st;
+}
+
+/* ---- the cuda back end's FFBP plan ---- */
+
+#include "backproject/bp_plan.h"
+#include "sarbp/progress.h"
+
+struct ffbp_cuda_plan {
+    sarbp_bp_plan base;        /* first: the plan's ops and common state */
+    sarbp_cuda_options o;
+    sarbp_ffbp_params prm;
+    sarbp_rc_plan *rc;
+    sarbp_profiles *pr;        /* the whole aperture's FP32 profiles, host */
+    unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
+    size_t nhave;
+};
+
+static void cffbp_destroy(sarbp_bp_plan *bp)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    sarbp_rc_plan_free(p->rc);
+    sarbp_profiles_free(p->pr);
+    free(p->have);
+    sarbp_bp_plan_release(&p->base);
+    free(p);
+}
+
+/* pulses [p0, p0 + n) of pr as a block of their own */
+static sarbp_profiles slot_view(const sarbp_profiles *pr, size_t p0, size_t n)
+{
+    sarbp_profiles v = *pr;
+    v.npulses = n;
+    v.capacity = pr->capacity - p0;
+    v.data32 += p0 * pr->nbins;
+    v.pos += 3 * p0;
+    v.r0 += p0;
+    v.rstart += p0;
+    v.dr += p0;
+    v.fref += p0;
+    return v;
+}
+
+static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
+                                  sarbp_stage_times *stats)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
+    const double t0 = sarbp_now_s();
+    const size_t K = p->base.meta->nsamples;
+    for (size_t q = p0; q < p0 + np; q += p->base.block) {
+        const size_t n = p0 + np - q < p->base.block ? p0 + np - q : p->base.block;
+        sarbp_profiles v = slot_view(p->pr, q, n);
+        SARBP_TRY(sarbp_rc_execute(p->rc, q, n, samples + (q - p0) * K, &v));
+        for (size_t i = q; i < q + n; i++) {
+            p->nhave += !p->have[i];
+            p->have[i] = 1;
+        }
+    }
+    if (stats) stats->rc_s += sarbp_now_s() - t0;
+    return SARBP_OK;
+}
+
+static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    (void)r; /* the pulses come again for every region */
+    memset(p->have, 0, p->base.meta->npulses);
+    p->nhave = 0;
+    return SARBP_OK;
+}
+
+static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    const double t0 = sarbp_now_s();
+    const size_t P = p->base.meta->npulses;
+    if (p->nhave != P)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp needs every pulse: %zu of %zu came", p->nhave, P);
+    const sarbp_region r = p->base.region;
+    sarbp_grid bg = p->base.grid;
+    if (r.row0 != 0 || r.nrows != p->base.grid.ny)
+        SARBP_TRY(sarbp_grid_band(&p->base.grid, r.row0, r.nrows, &bg));
+    p->pr->npulses = P;
+    sarbp_ffbp_cuda_times t;
+    SARBP_TRY(ffbp_cuda(p->pr, &bg, &p->prm, p->o.device, out, 0, NULL, &t));
+    if (stats) {
+        stats->bp_s += t.total_ms * 1e-3;
+        stats->finish_s += sarbp_now_s() - t0;
+    }
+    return SARBP_OK;
+}
+
+static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish,
+                                            cffbp_destroy};
+
+sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                         sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    *out = NULL;
+    const double t0 = sarbp_now_s();
+    if (o->precision != SARBP_FP32)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "ffbp runs in fp32 only (precision %s asked)",
+                           sarbp_precision_name(o->precision));
+    struct ffbp_cuda_plan *p = calloc(1, sizeof *p);
+    if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    sarbp_status st = sarbp_bp_plan_init(&p->base, &cffbp_ops, d);
+    const sarbp_phd *meta = d->meta;
+    const size_t P = meta->npulses;
+    p->o = *o;
+    p->base.block = o->pulse_block ? o->pulse_block : 256;
+    if (p->base.block > P) p->base.block = P ? P : 1;
+    if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
+    if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
+    if (!st) st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, p->base.block, &p->rc);
+    if (!st) st = sarbp_profiles_alloc(P, sarbp_rc_plan_nbins(p->rc), SARBP_FP32, &p->pr);
+    if (!st) {
+        p->pr->interp = sarbp_rc_plan_interp(p->rc);
+        p->have = calloc(P, 1);
+        if (!p->have) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    if (st) {
+        cffbp_destroy(&p->base);
+        return st;
+    }
+    if (stats) {
+        stats->setup_s += sarbp_now_s() - t0;
+        stats->pulse_bytes = P * p->pr->nbins * sizeof(sarbp_c32);
+        stats->image_bytes = p->base.max_rows * d->grid->nx * sizeof(sarbp_c32);
+    }
+    *out = &p->base;
+    return SARBP_OK;
 }
