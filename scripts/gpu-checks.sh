@@ -11,7 +11,8 @@ usage: scripts/gpu-checks.sh GROUP...
 Groups (each prints what it measured; a failed check makes the exit 1):
   tests     ctest -L gpu (every GPU test program, the CUDA regression rows)
   sanitize  compute-sanitizer memcheck on test_gpu_partition and on banded
-            forms (FP32, FP16, mixed; chirp data), racecheck on a small form
+            forms (FP32, FP16, mixed; chirp data), racecheck on a small form,
+            memcheck and racecheck on an FFBP form
   large     40000 x 40000 from 512 pulses: --gpu-mem 4G (banded) against
             one piece: time, peak RSS, SER between them
   multi     8192 x 8192 from 4096 pulses: --device 0 against --device 0,1
@@ -83,6 +84,10 @@ g_sanitize() {
         $cs --tool racecheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
             --precision $p --grid 300x200 -o "$tmp/r_$p.h5" -q || fail "racecheck form $p"
     done
+    $cs --tool memcheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
+        --algorithm ffbp --grid 301x257 --spacing 0.1 -o "$tmp/f.h5" -q || fail "memcheck ffbp form"
+    $cs --tool racecheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
+        --algorithm ffbp --grid 301x257 --spacing 0.1 -o "$tmp/f.h5" -q || fail "racecheck ffbp form"
     "$sarbp" form -i "$tmp/small.h5" --backend cpu --precision fp64 --grid 900x700 -o "$tmp/m_ref.h5" -q
     ser_at_least "$tmp/m_fp32.h5" "$tmp/m_ref.h5" 70
 }
