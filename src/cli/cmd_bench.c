@@ -916,6 +916,7 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
         const double ser_x = window_ser_db(img, g, &w, wx0, wy0, exact);
         const double ser_c = window_ser_db(img, g, &wc, cx0, cy0, exact_c);
         const double ser_bp = ser_db(img, bp, npix);
+        const double ser_bc = window_ser_db(bp, g, &wc, cx0, cy0, exact_c); /* direct bp there */
         if (json) {
             jstr("algorithm", "ffbp", 1);
             jstr("device", name, 0);
@@ -936,6 +937,7 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
             jnum("bp_ser_db", ser_bp);
             jnum("exact_ser_db", ser_x);
             jnum("exact_corner_ser_db", ser_c);
+            jnum("bp_exact_corner_ser_db", ser_bc);
             printf("}\n");
         } else {
             printf("device: %s, %d SMs, %d MHz SM clock\n", name, sms, clk);
@@ -950,8 +952,8 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
                    "equivalent\n", med, reps, gbps, med_wall, gbps_wall);
             printf("  direct bp (default kernel) %.3f ms: ffbp's device time is %.1fx faster; SER "
                    "against direct bp %.1f dB, against exact %.1f dB (central %zu x %zu), %.1f dB "
-                   "(corner at ix %zu, iy %zu)\n", bp_ms, bp_ms / med, ser_bp, ser_x, w.nx, w.ny,
-                   ser_c, cx0, cy0);
+                   "(corner at ix %zu, iy %zu; direct bp there %.1f dB)\n", bp_ms, bp_ms / med,
+                   ser_bp, ser_x, w.nx, w.ny, ser_c, cx0, cy0, ser_bc);
             printf("  last run: tables %.3f, stage 0 %.3f, merges %.3f, prefilters %.3f, final sum "
                    "%.3f ms\n", last.tables_ms, last.stage0_ms, last.merge_ms, last.prefilter_ms,
                    last.final_ms);
