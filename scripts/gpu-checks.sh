@@ -25,8 +25,9 @@ Groups (each prints what it measured; a failed check makes the exit 1):
             commit ($BEFORE_SARBP, default .devlibs/before/sarbp): data/*.h5
             and the Gotcha files, FP32 and FP16, at least 150 dB apart
   bench     the (kernel, upsampling, precision) table: bench --backend cuda
-  ffbp      fast factorized backprojection on the GPU: test_gpu_ffbp, memcheck
-            of its small cases, bench --algorithm ffbp over sizes
+  ffbp      fast factorized backprojection on the GPU: test_gpu_ffbp, bench
+            --algorithm ffbp over sizes, form bp against ffbp at 4096^2
+  ffbp_big  form bp against ffbp, 16384 x 16384 from 16384 pulses
 Scratch files go to $GPU_CHECKS_DIR (default /tmp/gpu-checks).
 EOF
 }
@@ -185,6 +186,17 @@ g_ffbp() {
     ser_at_least "$tmp/f_ffbp.npy" "$tmp/f_bp.npy" 60
 }
 
+g_ffbp_big() {
+    scene "$tmp/p16384.h5" 16384
+    local grid=(--grid 16384x16384 --spacing 0.00625 --backend cuda)
+    for a in ffbp bp; do
+        timed "$sarbp" form -i "$tmp/p16384.h5" "${grid[@]}" --algorithm $a -o "$tmp/b_$a.npy" -v ||
+            fail "form $a 16384"
+    done
+    ser_at_least "$tmp/b_ffbp.npy" "$tmp/b_bp.npy" 60
+    rm -f "$tmp"/b_*.npy
+}
+
 g_bench() {
     "$sarbp" bench --backend cuda --interp cubic:4 --precision fp32,fp16,mixed \
         --variant v3,v3:16x32:8:-1,v3:16x32:8:12 --reps 7 || fail "bench narrow, cubic 4x"
@@ -196,7 +208,7 @@ g_bench() {
 
 for g in "$@"; do
     case "$g" in
-    tests | sanitize | large | multi | mpi | mpi_big | before | bench | ffbp)
+    tests | sanitize | large | multi | mpi | mpi_big | before | bench | ffbp | ffbp_big)
         echo "=== gpu-checks: $g"
         "g_$g" ;;
     *) echo "gpu-checks: unknown group '$g'" >&2; exit 2 ;;

@@ -213,13 +213,20 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
 /* ---- the cuda back end's FFBP plan ---- */
 
 #include "backproject/bp_plan.h"
+#include "core/parallel.h"
 #include "sarbp/progress.h"
+
+/* Host range compression: pulses in chunks of RC_CHUNK, one FFTW plan per
+ * thread (at most RC_THREADS), so that it keeps up with the device. */
+#define RC_CHUNK 16
+#define RC_THREADS 16
 
 struct ffbp_cuda_plan {
     sarbp_bp_plan base;        /* first: the plan's ops and common state */
     sarbp_cuda_options o;
     sarbp_ffbp_params prm;
-    sarbp_rc_plan *rc;
+    sarbp_rc_plan *rc[RC_THREADS];
+    int nrc;
     sarbp_profiles *pr;        /* the whole aperture's FP32 profiles, host */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
     size_t nhave;
@@ -228,7 +235,7 @@ struct ffbp_cuda_plan {
 static void cffbp_destroy(sarbp_bp_plan *bp)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    sarbp_rc_plan_free(p->rc);
+    for (int k = 0; k < p->nrc; k++) sarbp_rc_plan_free(p->rc[k]);
     sarbp_profiles_free(p->pr);
     free(p->have);
     sarbp_bp_plan_release(&p->base);
@@ -250,6 +257,23 @@ static sarbp_profiles slot_view(const sarbp_profiles *pr, size_t p0, size_t n)
     return v;
 }
 
+struct rc_job {
+    struct ffbp_cuda_plan *p;
+    size_t p0, np;
+    const sarbp_c32 *samples;
+    sarbp_status st[RC_THREADS];
+};
+
+static void rc_task(void *ctx, size_t task, int worker)
+{
+    struct rc_job *j = ctx;
+    if (j->st[worker]) return;
+    const size_t q = j->p0 + task * RC_CHUNK, n = j->p0 + j->np - q < RC_CHUNK ? j->p0 + j->np - q : RC_CHUNK;
+    sarbp_profiles v = slot_view(j->p->pr, q, n);
+    j->st[worker] = sarbp_rc_execute(j->p->rc[worker], q, n,
+                                     j->samples + (q - j->p0) * j->p->base.meta->nsamples, &v);
+}
+
 static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
                                   sarbp_stage_times *stats)
 {
@@ -257,15 +281,12 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
     if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
     const double t0 = sarbp_now_s();
-    const size_t K = p->base.meta->nsamples;
-    for (size_t q = p0; q < p0 + np; q += p->base.block) {
-        const size_t n = p0 + np - q < p->base.block ? p0 + np - q : p->base.block;
-        sarbp_profiles v = slot_view(p->pr, q, n);
-        SARBP_TRY(sarbp_rc_execute(p->rc, q, n, samples + (q - p0) * K, &v));
-        for (size_t i = q; i < q + n; i++) {
-            p->nhave += !p->have[i];
-            p->have[i] = 1;
-        }
+    struct rc_job j = {p, p0, np, samples, {SARBP_OK}};
+    SARBP_TRY(sarbp_parallel_for(p->nrc, (np + RC_CHUNK - 1) / RC_CHUNK, rc_task, &j));
+    for (int k = 0; k < p->nrc; k++) SARBP_TRY(j.st[k]);
+    for (size_t i = p0; i < p0 + np; i++) {
+        p->nhave += !p->have[i];
+        p->have[i] = 1;
     }
     if (stats) stats->rc_s += sarbp_now_s() - t0;
     return SARBP_OK;
@@ -322,10 +343,15 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
     if (p->base.block > P) p->base.block = P ? P : 1;
     if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
     if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
-    if (!st) st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, p->base.block, &p->rc);
-    if (!st) st = sarbp_profiles_alloc(P, sarbp_rc_plan_nbins(p->rc), SARBP_FP32, &p->pr);
+    int nrc = sarbp_cpu_count();
+    nrc = nrc < 1 ? 1 : nrc > RC_THREADS ? RC_THREADS : nrc;
+    for (; !st && p->nrc < nrc; p->nrc++) {
+        st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, RC_CHUNK, &p->rc[p->nrc]);
+        if (st) break;
+    }
+    if (!st) st = sarbp_profiles_alloc(P, sarbp_rc_plan_nbins(p->rc[0]), SARBP_FP32, &p->pr);
     if (!st) {
-        p->pr->interp = sarbp_rc_plan_interp(p->rc);
+        p->pr->interp = sarbp_rc_plan_interp(p->rc[0]);
         p->have = calloc(P, 1);
         if (!p->have) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
