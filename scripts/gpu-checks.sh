@@ -187,7 +187,7 @@ g_ffbp() {
 }
 
 g_ffbp_big() {
-    scene "$tmp/p16384.h5" 16384
+    scene "$tmp/p16384.h5" 16384 --clutter 20
     local grid=(--grid 16384x16384 --spacing 0.00625 --backend cuda)
     for a in ffbp bp; do
         timed "$sarbp" form -i "$tmp/p16384.h5" "${grid[@]}" --algorithm $a -o "$tmp/b_$a.npy" -v ||
