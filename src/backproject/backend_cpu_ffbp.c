@@ -47,21 +47,6 @@ static sarbp_c32 *rows_of(struct ffbp_plan *p)
     return p->acc32 ? p->acc32 : p->base.image + p->base.region.row0 * p->base.grid.nx;
 }
 
-/* pulses [p0, p0 + n) of the kept profiles as a block of their own */
-static sarbp_profiles kept_view(const sarbp_profiles *k, size_t p0, size_t n)
-{
-    sarbp_profiles v = *k;
-    v.npulses = n;
-    v.capacity = k->capacity - p0;
-    v.data32 += p0 * k->nbins;
-    v.pos += 3 * p0;
-    v.r0 += p0;
-    v.rstart += p0;
-    v.dr += p0;
-    v.fref += p0;
-    return v;
-}
-
 static sarbp_status ffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
                                  sarbp_stage_times *stats)
 {
@@ -79,7 +64,7 @@ static sarbp_status ffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const 
         const sarbp_profiles *pr = p->pr;
         const int keep = p->keep && q + n <= p->base.keep_pulses;
         if (keep) {
-            view = kept_view(p->keep, q, n);
+            view = sarbp_profiles_slice(p->keep, q, n);
             pr = &view;
         }
         if (samples) {

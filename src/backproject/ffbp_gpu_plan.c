@@ -13,84 +13,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backproject/ffbp_layout.h"
 #include "core/parallel.h"
 
 /* ---- planning (FP64; ffbp.c's plan_grid) ---------------------------------- */
 
 typedef struct {
-    double x0, x1, y0, y1, z;
-} footprint;
-
-typedef struct {
     const sarbp_profiles *pr;
     const sarbp_ffbp_params *prm;
-    footprint fp;
+    ffbp_footprint fp;
     double kc, kmax, band, drho;
 } plan_ctx;
 
-static void to_polar(const double *c, double x, double y, double z, double *rho, double *th)
-{
-    const double dx = x - c[0], dy = y - c[1], dz = z - c[2];
-    *rho = sqrt(dx * dx + dy * dy + dz * dz);
-    *th = atan2(dy, dx);
-}
-
-static sarbp_status polar_extent(const double *c, const footprint *fp, double *rmin, double *rmax,
-                                 double *tmin, double *tmax)
-{
-    if (c[0] >= fp->x0 && c[0] <= fp->x1 && c[1] >= fp->y0 && c[1] <= fp->y1)
-        return sarbp_error(SARBP_ERR_INVALID,
-                           "ffbp: an antenna phase centre lies over the image; use --algorithm bp");
-    const double xs[4] = {fp->x0, fp->x1, fp->x1, fp->x0}, ys[4] = {fp->y0, fp->y0, fp->y1, fp->y1};
-    const double ref = atan2(0.5 * (fp->y0 + fp->y1) - c[1], 0.5 * (fp->x0 + fp->x1) - c[0]);
-    *rmax = 0;
-    *tmin = INFINITY;
-    *tmax = -INFINITY;
-    for (int k = 0; k < 4; k++) {
-        double r, t;
-        to_polar(c, xs[k], ys[k], fp->z, &r, &t);
-        t = ffbp_unwrap(t, ref);
-        if (r > *rmax) *rmax = r;
-        if (t < *tmin) *tmin = t;
-        if (t > *tmax) *tmax = t;
-    }
-    const double nx = c[0] < fp->x0 ? fp->x0 : c[0] > fp->x1 ? fp->x1 : c[0];
-    const double ny = c[1] < fp->y0 ? fp->y0 : c[1] > fp->y1 ? fp->y1 : c[1];
-    double t;
-    to_polar(c, nx, ny, fp->z, rmin, &t);
-    return SARBP_OK;
-}
-
-/* the grid of the sub-aperture of pulses [p0, p1) */
+/* the grid of the sub-aperture of pulses [p0, p1): ffbp_layout.h's, the
+ * same as the prototype's and the cpu engine's */
 static sarbp_status plan_grid(const plan_ctx *x, size_t p0, size_t p1, sarbp_ffbp_dsub *s)
 {
-    const sarbp_profiles *pr = x->pr;
-    double c[3] = {0, 0, 0};
-    for (size_t i = p0; i < p1; i++)
-        for (int d = 0; d < 3; d++) c[d] += pr->pos[3 * i + d];
-    for (int d = 0; d < 3; d++) c[d] /= (double)(p1 - p0);
-    memcpy(s->c, c, sizeof c);
-    double rmin = 0, rmax = 0, tmin = 0, tmax = 0;
-    SARBP_TRY(polar_extent(c, &x->fp, &rmin, &rmax, &tmin, &tmax));
-    const double tc = 0.5 * (tmin + tmax), ux = -sin(tc), uy = cos(tc);
-    double L = 0;
-    for (size_t i = p0; i < p1; i++) {
-        const double d = fabs((pr->pos[3 * i] - c[0]) * ux + (pr->pos[3 * i + 1] - c[1]) * uy);
-        if (d > L) L = d;
-    }
-    const double w = (x->kmax + x->band) * L + 1.0;
-    s->dt = M_PI / (x->prm->os_theta * w);
-    s->dr = x->drho / x->prm->os_rho;
-    const double mt = 8.0, mr = 8.0;
-    s->t0 = tmin - mt * s->dt;
-    s->r0 = rmin - mr * s->dr;
-    const double nt = ceil((tmax - tmin) / s->dt) + 2 * mt + 1,
-                 nr = ceil((rmax - rmin) / s->dr) + 2 * mr + 1;
-    if (!(nt < 1e7) || !(nr < 1e7) || nt * nr > 4e8)
-        return sarbp_error(SARBP_ERR_INVALID, "ffbp: a polar grid of %.0f x %.0f samples is too large",
-                           nr, nt);
-    s->nt = (int)nt;
-    s->nr = (int)nr;
+    ffbp_polar g;
+    SARBP_TRY(ffbp_polar_plan(x->pr->pos, p0, p1, &x->fp, x->kmax + x->band, x->prm->os_theta,
+                              x->drho / x->prm->os_rho, &g));
+    memcpy(s->c, g.c, sizeof g.c);
+    s->dt = g.dt;
+    s->dr = g.dr;
+    s->t0 = g.t0;
+    s->r0 = g.r0;
+    s->nt = (int)g.nt;
+    s->nr = (int)g.nr;
     s->tmid = s->t0 + 0.5 * (double)s->nt * s->dt;
     return SARBP_OK;
 }
@@ -137,18 +85,8 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
     if (g->nx > INT_MAX || g->ny > INT_MAX)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: a %zu x %zu image is too large",
                            g->nx, g->ny);
-    plan_ctx x = {pr, prm, {sarbp_grid_x(g, 0), sarbp_grid_x(g, g->nx - 1), sarbp_grid_y(g, 0),
-                            sarbp_grid_y(g, g->ny - 1), g->zc}, 0, 0, 0, INFINITY};
-    if (x.fp.x0 > x.fp.x1) {
-        const double t = x.fp.x0;
-        x.fp.x0 = x.fp.x1;
-        x.fp.x1 = t;
-    }
-    if (x.fp.y0 > x.fp.y1) {
-        const double t = x.fp.y0;
-        x.fp.y0 = x.fp.y1;
-        x.fp.y1 = t;
-    }
+    plan_ctx x = {pr, prm, {0, 0, 0, 0, 0}, 0, 0, 0, INFINITY};
+    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &x.fp);
     p->h_pulses = malloc(np * sizeof *p->h_pulses);
     if (!p->h_pulses) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < np; i++) {

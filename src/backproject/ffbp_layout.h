@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "ffbp_kernels.h"
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 
@@ -38,12 +39,7 @@ typedef struct {
 sarbp_status ffbp_polar_plan(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
                              double kband, double os_theta, double drho, ffbp_polar *out);
 
-/* theta wrapped to within pi of ref */
-static inline double ffbp_unwrap(double th, double ref)
-{
-    while (th - ref > M_PI) th -= 2 * M_PI;
-    while (th - ref < -M_PI) th += 2 * M_PI;
-    return th;
-}
+/* ffbp_unwrap (theta wrapped to within pi of a reference) is the GPU
+ * kernels' own, shared through ffbp_kernels.h */
 
 #endif

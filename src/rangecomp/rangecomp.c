@@ -161,6 +161,21 @@ void sarbp_profiles_free(sarbp_profiles *pr)
     free(pr);
 }
 
+sarbp_profiles sarbp_profiles_slice(const sarbp_profiles *pr, size_t p0, size_t n)
+{
+    sarbp_profiles v = *pr;
+    v.npulses = n;
+    v.capacity = pr->capacity - p0;
+    v.data32 = pr->data32 ? pr->data32 + p0 * pr->nbins : NULL;
+    v.data64 = NULL;
+    v.pos += 3 * p0;
+    v.r0 += p0;
+    v.rstart += p0;
+    v.dr += p0;
+    v.fref += p0;
+    return v;
+}
+
 void sarbp_rc_pulse_geometry(const sarbp_phd *m, size_t nbins, int upsample, size_t i,
                              sarbp_profiles *pr, size_t j)
 {

@@ -242,21 +242,6 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     free(p);
 }
 
-/* pulses [p0, p0 + n) of pr as a block of their own */
-static sarbp_profiles slot_view(const sarbp_profiles *pr, size_t p0, size_t n)
-{
-    sarbp_profiles v = *pr;
-    v.npulses = n;
-    v.capacity = pr->capacity - p0;
-    v.data32 += p0 * pr->nbins;
-    v.pos += 3 * p0;
-    v.r0 += p0;
-    v.rstart += p0;
-    v.dr += p0;
-    v.fref += p0;
-    return v;
-}
-
 struct rc_job {
     struct ffbp_cuda_plan *p;
     size_t p0, np;
@@ -269,7 +254,7 @@ static void rc_task(void *ctx, size_t task, int worker)
     struct rc_job *j = ctx;
     if (j->st[worker]) return;
     const size_t q = j->p0 + task * RC_CHUNK, n = j->p0 + j->np - q < RC_CHUNK ? j->p0 + j->np - q : RC_CHUNK;
-    sarbp_profiles v = slot_view(j->p->pr, q, n);
+    sarbp_profiles v = sarbp_profiles_slice(j->p->pr, q, n);
     j->st[worker] = sarbp_rc_execute(j->p->rc[worker], q, n,
                                      j->samples + (q - j->p0) * j->p->base.meta->nsamples, &v);
 }
