@@ -102,27 +102,6 @@ static sarbp_phd *scene(sarbp_geometry geom, size_t npulses, int clutter)
     return p;
 }
 
-/* The exact image (no FFT, no interpolation) of p on g, FP64. */
-static sarbp_c64 *exact_image(const sarbp_phd *p, const sarbp_grid *g)
-{
-    sarbp_rc_params prm;
-    sarbp_rc_params_default(&prm);
-    sarbp_rc_plan *plan;
-    tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_EXACT, p->npulses, &plan));
-    const size_t nk = sarbp_rc_exact_size(plan), np = p->npulses;
-    sarbp_c64 *Y = malloc(np * nk * sizeof *Y), *img = calloc(g->nx * g->ny, sizeof *img);
-    double *fa = malloc(np * sizeof *fa), *fd = malloc(np * sizeof *fd);
-    assert_true(Y && fa && fd && img);
-    for (size_t i = 0; i < np; i++)
-        tu_ok(sarbp_rc_exact_spectrum(plan, i, p->data + i * p->nsamples, Y + i * nk, fa + i,
-                                      fd + i));
-    tu_ok(sarbp_bp_exact(np, nk, Y, fa, fd, p->pos, p->r0, g, 0, img));
-    free(Y);
-    free(fa);
-    free(fd);
-    sarbp_rc_plan_free(plan);
-    return img;
-}
 
 /* One scene: FFBP at the defaults against direct BP (same profiles) and
  * against the exact image; bars from the measured figures (test header). */
@@ -136,7 +115,7 @@ static void check_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_g
     double tbp, tfb;
     sarbp_ffbp_info info;
     form_both(p, &g, &fp, &bp, &fb, &tbp, &tfb, &info);
-    sarbp_c64 *ex = exact_image(p, &g);
+    sarbp_c64 *ex = tu_exact64(p, &g);
     const size_t n = g.nx * g.ny;
     const double s_bp = ser64(fb, bp, n), s_ex = ser64(fb, ex, n), s_bpex = ser64(bp, ex, n);
     printf("%s: P %zu, %zux%zu at %.3f m: ffbp %d stages (%zu summed at the pixels), %.2f Msamples "
@@ -463,7 +442,7 @@ static void default_scene(const char *what, sarbp_geometry geom, size_t P, sarbp
     }
     size_t x0, y0;
     const sarbp_grid w = centre_window(&g, 40, &x0, &y0);
-    sarbp_c64 *ex = exact_image(p, &w);
+    sarbp_c64 *ex = tu_exact64(p, &w);
     const double serx = window_ser(f, &g, &w, x0, y0, ex);
     printf("%s: %zux%zu, P %zu: base %zu merge %zu final %zu os %.2f/%.2f, predicted %.1f dB; "
            "SER vs bp (%s) %.1f dB, vs exact (%zux%zu window) %.1f dB; ffbp %.2f s, bp %.2f s\n",

@@ -13,50 +13,15 @@
 
 #include "sarbp/ffbp.h"
 
-static sarbp_profiles *profiles_of(const sarbp_phd *p, sarbp_precision prec, sarbp_interp k, int up)
-{
-    sarbp_rc_params prm;
-    sarbp_rc_params_default(&prm);
-    prm.interp = k;
-    prm.upsample = up;
-    sarbp_rc_plan *plan;
-    tu_ok(sarbp_rc_plan_create(p, &prm, prec, p->npulses, &plan));
-    sarbp_profiles *pr;
-    tu_ok(sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), prec, &pr));
-    tu_ok(sarbp_rc_execute(plan, 0, p->npulses, p->data, pr));
-    sarbp_rc_plan_free(plan);
-    return pr;
-}
 
-static sarbp_phd *scene(sarbp_geometry geom, size_t npulses)
-{
-    sarbp_target *c = NULL;
-    const size_t nc = 150;
-    tu_ok(sarbp_targets_clutter(nc, 40, -30, 0, 5, &c));
-    sarbp_target *all = calloc(nc + 3, sizeof *all);
-    assert_non_null(all);
-    memcpy(all, c, nc * sizeof *all);
-    const sarbp_target bright[] = {{0, 0, 0, 10}, {12, 7, 0, 5}, {-9.3, -11.7, 0, 8}};
-    memcpy(all + nc, bright, sizeof bright);
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, geom, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = all;
-    sp.ntargets = nc + 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    free(all);
-    free(c);
-    return p;
-}
 
 /* The emulation against the FP64 prototype and direct FP64 BP on the same
  * profiles. */
 static void check(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g, double meas_ffbp,
                   double meas_bp)
 {
-    sarbp_phd *p = scene(geom, P);
-    sarbp_profiles *pr = profiles_of(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const size_t n = g.nx * g.ny;
@@ -79,7 +44,7 @@ static void check(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g,
     tu_bar_min(s_b, meas_bp, 3.0, "dB", "%s: SER of fp32 ffbp (emulated) against direct bp", what);
 
     /* FP32 profiles and linear interpolation run too (no bar: printed) */
-    sarbp_profiles *pl = profiles_of(p, SARBP_FP32, SARBP_INTERP_LINEAR, 8);
+    sarbp_profiles *pl = tu_profiles(p, SARBP_FP32, SARBP_INTERP_LINEAR, 8);
     memset(f32, 0, n * sizeof *f32);
     tu_ok(sarbp_ffbp_emulate_fp32(pl, &g, &fp, f32, NULL));
     printf("  fp32 linear 8x profiles: vs direct bp (cubic 4x) %.1f dB\n", tu_ser_c32_c64(f32, bp, n));
@@ -115,8 +80,8 @@ static void test_linear(void **state)
 static void test_shapes(void **state)
 {
     (void)state;
-    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, 64);
-    sarbp_profiles *pr = profiles_of(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 64);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const double meas[] = {100.5, 110.7, 94.1};

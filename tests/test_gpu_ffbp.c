@@ -43,43 +43,7 @@ static double secs(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static sarbp_profiles *profiles_of(const sarbp_phd *p, sarbp_precision prec, sarbp_interp k, int up)
-{
-    sarbp_rc_params prm;
-    sarbp_rc_params_default(&prm);
-    prm.interp = k;
-    prm.upsample = up;
-    sarbp_rc_plan *plan;
-    tu_ok(sarbp_rc_plan_create(p, &prm, prec, p->npulses, &plan));
-    sarbp_profiles *pr;
-    tu_ok(sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), prec, &pr));
-    tu_ok(sarbp_rc_execute(plan, 0, p->npulses, p->data, pr));
-    sarbp_rc_plan_free(plan);
-    return pr;
-}
 
-/* point targets + clutter within +-40 m (the prototype's test scene) */
-static sarbp_phd *scene(sarbp_geometry geom, size_t npulses)
-{
-    sarbp_target *c = NULL;
-    const size_t nc = 150;
-    tu_ok(sarbp_targets_clutter(nc, 40, -30, 0, 5, &c));
-    sarbp_target *all = calloc(nc + 3, sizeof *all);
-    assert_non_null(all);
-    memcpy(all, c, nc * sizeof *all);
-    const sarbp_target bright[] = {{0, 0, 0, 10}, {12, 7, 0, 5}, {-9.3, -11.7, 0, 8}};
-    memcpy(all + nc, bright, sizeof bright);
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, geom, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = all;
-    sp.ntargets = nc + 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    free(all);
-    free(c);
-    return p;
-}
 
 /* The w x h window of g whose first pixel is (ix0, iy0), as a grid of its
  * own (the same pixel positions up to rounding). */
@@ -104,27 +68,6 @@ static sarbp_c32 *cut32(const sarbp_c32 *img, const sarbp_grid *g, size_t ix0, s
     return o;
 }
 
-/* The exact image (no FFT, no interpolation) of p on g, FP64. */
-static sarbp_c64 *exact_image(const sarbp_phd *p, const sarbp_grid *g)
-{
-    sarbp_rc_params prm;
-    sarbp_rc_params_default(&prm);
-    sarbp_rc_plan *plan;
-    tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_EXACT, p->npulses, &plan));
-    const size_t nk = sarbp_rc_exact_size(plan), np = p->npulses;
-    sarbp_c64 *Y = malloc(np * nk * sizeof *Y), *img = calloc(g->nx * g->ny, sizeof *img);
-    double *fa = malloc(np * sizeof *fa), *fd = malloc(np * sizeof *fd);
-    assert_true(Y && fa && fd && img);
-    for (size_t i = 0; i < np; i++)
-        tu_ok(sarbp_rc_exact_spectrum(plan, i, p->data + i * p->nsamples, Y + i * nk, fa + i,
-                                      fd + i));
-    tu_ok(sarbp_bp_exact(np, nk, Y, fa, fd, p->pos, p->r0, g, 0, img));
-    free(Y);
-    free(fa);
-    free(fd);
-    sarbp_rc_plan_free(plan);
-    return img;
-}
 
 static void bar(double v, double measured, const char *what)
 {
@@ -135,8 +78,8 @@ static void bar(double v, double measured, const char *what)
  * whole grid up to 257 x 257 pixels, else the central 128 x 128. */
 static void check(const char *name, sarbp_geometry geom, size_t P, sarbp_grid g, int emulate)
 {
-    sarbp_phd *p = scene(geom, P);
-    sarbp_profiles *pr = profiles_of(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const size_t n = g.nx * g.ny;
@@ -180,7 +123,7 @@ static void check(const char *name, sarbp_geometry geom, size_t P, sarbp_grid g,
     const size_t ix0 = (g.nx - w) / 2, iy0 = (g.ny - h) / 2;
     const sarbp_grid gw = window_of(&g, ix0, iy0, w, h);
     t0 = secs();
-    sarbp_c64 *ex = exact_image(p, &gw);
+    sarbp_c64 *ex = tu_exact64(p, &gw);
     sarbp_c32 *gcut = cut32(gpu, &g, ix0, iy0, w, h);
     const double s_ex = tu_ser_c32_c64(gcut, ex, w * h);
     printf("  SER: gpu vs exact %.1f dB over %zux%zu pixels at (%zu, %zu) (exact image %.2f s)\n",
@@ -252,8 +195,8 @@ static void test_linear_1024(void **state)
 static void test_fp32_linear_profiles(void **state)
 {
     (void)state;
-    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, 256);
-    sarbp_profiles *pr = profiles_of(p, SARBP_FP32, SARBP_INTERP_LINEAR, 8);
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 256);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP32, SARBP_INTERP_LINEAR, 8);
     sarbp_grid g = {128, 128, 0.25, 0.25, 0, 0, 0, 0, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
@@ -280,8 +223,8 @@ static void test_factorizations(void **state)
 {
     (void)state;
     const size_t P = 128;
-    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, P);
-    sarbp_profiles *pr = profiles_of(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, P);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
     const sarbp_grid g = {96, 80, 0.25, 0.25, 2, -1, 0, 0, 0};
     const size_t n = g.nx * g.ny;
     struct {
@@ -357,8 +300,8 @@ static void test_timing_4096(void **state)
 {
     (void)state;
     const size_t P = 2048, N = 4096;
-    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, P);
-    sarbp_profiles *pr = profiles_of(p, SARBP_FP32, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, P);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP32, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
     sarbp_grid g = {N, N, 102.4 / N, 102.4 / N, 0, 0, 0, 0, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
@@ -395,7 +338,7 @@ static void test_timing_4096(void **state)
     const size_t W = 64, at[2][2] = {{(N - W) / 2, (N - W) / 2}, {0, N - W}};
     for (int k = 0; k < 2; k++) {
         const sarbp_grid gw = window_of(&g, at[k][0], at[k][1], W, W);
-        sarbp_c64 *ex = exact_image(p, &gw);
+        sarbp_c64 *ex = tu_exact64(p, &gw);
         sarbp_c32 *cut = cut32(img, &g, at[k][0], at[k][1], W, W);
         printf("TIMING ffbp gpu 4096^2: SER against the exact image over %zux%zu at (%zu, %zu): "
                "%.1f dB (target >= 60)\n", W, W, at[k][0], at[k][1], tu_ser_c32_c64(cut, ex, W * W));

@@ -401,3 +401,65 @@ void tu_run_limited(const char *const *args, unsigned long long as_limit, double
     slurp(errpath, r->err, sizeof r->err);
     unlink(errpath);
 }
+
+/* ---- FFBP test scenes (test_ffbp*.c, test_gpu_ffbp.c) ---- */
+
+sarbp_profiles *tu_profiles(const sarbp_phd *p, sarbp_precision prec, sarbp_interp k, int up)
+{
+    sarbp_rc_params prm;
+    sarbp_rc_params_default(&prm);
+    prm.interp = k;
+    prm.upsample = up;
+    sarbp_rc_plan *plan;
+    tu_ok(sarbp_rc_plan_create(p, &prm, prec, p->npulses, &plan));
+    sarbp_profiles *pr;
+    tu_ok(sarbp_profiles_alloc(p->npulses, sarbp_rc_plan_nbins(plan), prec, &pr));
+    tu_ok(sarbp_rc_execute(plan, 0, p->npulses, p->data, pr));
+    sarbp_rc_plan_free(plan);
+    return pr;
+}
+
+/* point targets + clutter within +-40 m (the prototype's test scene) */
+sarbp_phd *tu_ffbp_scene(sarbp_geometry geom, size_t npulses)
+{
+    sarbp_target *c = NULL;
+    const size_t nc = 150;
+    tu_ok(sarbp_targets_clutter(nc, 40, -30, 0, 5, &c));
+    sarbp_target *all = calloc(nc + 3, sizeof *all);
+    assert_non_null(all);
+    memcpy(all, c, nc * sizeof *all);
+    const sarbp_target bright[] = {{0, 0, 0, 10}, {12, 7, 0, 5}, {-9.3, -11.7, 0, 8}};
+    memcpy(all + nc, bright, sizeof bright);
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, geom, SARBP_DOMAIN_FREQ);
+    sp.npulses = npulses;
+    sp.targets = all;
+    sp.ntargets = nc + 3;
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    free(all);
+    free(c);
+    return p;
+}
+
+/* The exact image (no FFT, no interpolation) of p on g, FP64. */
+sarbp_c64 *tu_exact64(const sarbp_phd *p, const sarbp_grid *g)
+{
+    sarbp_rc_params prm;
+    sarbp_rc_params_default(&prm);
+    sarbp_rc_plan *plan;
+    tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_EXACT, p->npulses, &plan));
+    const size_t nk = sarbp_rc_exact_size(plan), np = p->npulses;
+    sarbp_c64 *Y = malloc(np * nk * sizeof *Y), *img = calloc(g->nx * g->ny, sizeof *img);
+    double *fa = malloc(np * sizeof *fa), *fd = malloc(np * sizeof *fd);
+    assert_true(Y && fa && fd && img);
+    for (size_t i = 0; i < np; i++)
+        tu_ok(sarbp_rc_exact_spectrum(plan, i, p->data + i * p->nsamples, Y + i * nk, fa + i,
+                                      fd + i));
+    tu_ok(sarbp_bp_exact(np, nk, Y, fa, fd, p->pos, p->r0, g, 0, img));
+    free(Y);
+    free(fa);
+    free(fd);
+    sarbp_rc_plan_free(plan);
+    return img;
+}

@@ -154,6 +154,16 @@ const sarbp_cuda_variant *tu_variant(size_t v);
  * points from -30 to 0 dB within +-50 m plus three bright targets. */
 sarbp_phd *tu_clutter_scene(size_t npulses);
 
+/* Range profiles of every pulse of p (default windows) in precision prec,
+ * interpolation k at upsampling up; caller frees. */
+sarbp_profiles *tu_profiles(const sarbp_phd *p, sarbp_precision prec, sarbp_interp k, int up);
+/* The FFBP tests' scene: 150 clutter scatterers within +-40 m (-30 to 0
+ * dB) and three bright targets, FREQ domain, geometry geom. */
+sarbp_phd *tu_ffbp_scene(sarbp_geometry geom, size_t npulses);
+/* The exact image (FP64 direct summation, no FFT, no interpolation) of p
+ * on g, [ny][nx]; caller frees. */
+sarbp_c64 *tu_exact64(const sarbp_phd *p, const sarbp_grid *g);
+
 /* Point targets only, circular, frequency domain (t NULL, n 0: one unit
  * target at the origin). */
 sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses);
