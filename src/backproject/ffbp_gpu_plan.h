@@ -29,6 +29,10 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
                                       const sarbp_ffbp_params *prm, sarbp_ffbp_gpu_plan *p);
 void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
 
+/* SARBP_ERR_NODEVICE unless device is a usable CUDA ordinal (backend_cuda.c;
+ * shared by the cuda back end's plans and sarbp_ffbp_cuda). */
+sarbp_status sarbp_cuda_check_device(int device);
+
 /* The cuda back end's FFBP plan (o->algorithm SARBP_ALGO_FFBP, FP32;
  * ffbp_cuda.c): execute range-compresses blocks on the host (FFTW) into
  * the whole aperture's profiles, finish runs the GPU FFBP on the region and

@@ -160,8 +160,7 @@ struct cuda_plan {
     size_t setup_bytes[2];   /* pulse and image bytes, for stats */
 };
 
-/* SARBP_ERR_NODEVICE unless device is a usable ordinal. */
-static sarbp_status check_device(int device)
+sarbp_status sarbp_cuda_check_device(int device)
 {
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -296,7 +295,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     if (nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", nbins);
     const size_t sub = freq ? (block < 16 ? block : 16) : block;
-    SARBP_TRY(check_device(o->device));
+    SARBP_TRY(sarbp_cuda_check_device(o->device));
     CUDA_TRY(cudaSetDevice(o->device));
     size_t fft_work = 0, ws = 0;
     int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
@@ -803,7 +802,7 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
     *out = NULL;
     double t0 = sarbp_now_s();
     if (o->algorithm == SARBP_ALGO_FFBP) {
-        SARBP_TRY(check_device(o->device));
+        SARBP_TRY(sarbp_cuda_check_device(o->device));
         return sarbp_cuda_ffbp_plan_create(d, o, out, stats);
     }
     if (o->precision != SARBP_FP32 && o->precision != SARBP_FP16 && o->precision != SARBP_MIXED)
@@ -813,7 +812,7 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
     if (d->grid->nx > (1u << 30) || d->grid->ny > (1u << 30))
         return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels",
                            d->grid->nx, d->grid->ny);
-    SARBP_TRY(check_device(o->device));
+    SARBP_TRY(sarbp_cuda_check_device(o->device));
     struct cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->device = o->device;

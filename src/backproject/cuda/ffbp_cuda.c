@@ -169,15 +169,7 @@ static sarbp_status ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
     if (!(pr->precision == SARBP_FP64 ? pr->data64 != NULL : pr->data32 != NULL) ||
         pr->precision == SARBP_FP16 || pr->precision == SARBP_EXACT)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU takes FP32 or FP64 profiles");
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        cudaGetLastError();
-        return sarbp_error(SARBP_ERR_NODEVICE, "no usable CUDA device (%s)",
-                           e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    }
-    if (device < 0 || device >= ndev)
-        return sarbp_error(SARBP_ERR_NODEVICE, "there is no CUDA device %d (%d found)", device, ndev);
+    SARBP_TRY(sarbp_cuda_check_device(device));
     CUDA_TRY(cudaSetDevice(device));
     if (pr->npulses == 0) return SARBP_OK;
     sarbp_ffbp_gpu_plan p;
