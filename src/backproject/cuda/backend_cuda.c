@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "bp_kernels.h"
+#include "cuda_copy.h"
 #include "backproject/bp_plan.h"
 #include "backproject/ffbp_gpu_plan.h"
 #include "core/half.h"
@@ -152,6 +153,7 @@ struct cuda_plan {
     size_t nmf;              /* CHIRP: matched-filter FFT length */
     float *d_waz;            /* [npulses] */
     void *d_img;             /* [max_rows][nx] float2 */
+    sarbp_d2h *copier;       /* the image's way back to the caller's memory */
     /* kept profiles of pulses [0, keep_pulses) */
     void *d_keep;            /* [keep][nbins] bins */
     sarbp_dpulse *d_keep_pulses, *h_keep_pulses; /* [keep] */
@@ -226,8 +228,8 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     cudaDeviceSynchronize();
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
-        cudaFreeHost(s->h_raw);
-        cudaFreeHost(s->h_pulses);
+        sarbp_pinned_put(s->h_raw);
+        sarbp_pinned_put(s->h_pulses);
         cudaFree(s->d_raw);
         cudaFree(s->d_fft);
         cudaFree(s->d_spec);
@@ -247,6 +249,7 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     cudaFree(p->d_filt);
     cudaFree(p->d_waz);
     cudaFree(p->d_img);
+    sarbp_d2h_destroy(p->copier);
     cudaFree(p->d_keep);
     cudaFree(p->d_keep_pulses);
     cudaFree(p->d_keep_bound);
@@ -379,12 +382,13 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         }
     }
     CUDA_TRY(dalloc(&p->d_img, p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32), &p->setup_bytes[1]));
+    SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
         CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
         for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
-        CUDA_TRY(cudaMallocHost(&s->h_raw, block * p->K * raw_e));
-        CUDA_TRY(cudaMallocHost((void **)&s->h_pulses, block * sizeof(sarbp_dpulse)));
+        SARBP_TRY(sarbp_pinned_get(block * p->K * raw_e, &s->h_raw));
+        SARBP_TRY(sarbp_pinned_get(block * sizeof(sarbp_dpulse), (void **)&s->h_pulses));
         CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
         CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
         if (!freq) CUDA_TRY(dalloc(&s->d_spec, block * p->nmf * 8, pb));
@@ -476,11 +480,9 @@ static sarbp_status count_slot(struct slot *s, sarbp_stage_times *stats)
  * row-major) once event ev (may be NULL) has passed. */
 static sarbp_status rows_to_host(struct cuda_plan *p, sarbp_c32 *dst, size_t r0, size_t r1, cudaEvent_t ev)
 {
-    if (ev) CUDA_TRY(cudaEventSynchronize(ev));
     const size_t nx = p->base.grid.nx;
-    CUDA_TRY(cudaMemcpy(dst + r0 * nx, (sarbp_c32 *)p->d_img + r0 * nx,
-                        (r1 - r0) * nx * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
-    return SARBP_OK;
+    return sarbp_d2h_copy(p->copier, dst + r0 * nx, (sarbp_c32 *)p->d_img + r0 * nx,
+                          (r1 - r0) * nx * sizeof(sarbp_c32), ev);
 }
 
 /* Launches slot t's backprojection over the whole region on its stream,

@@ -1,0 +1,37 @@
+/* cuda_copy.h - host memory for the CUDA plans (private to the library):
+ * pinned buffers kept for the next plan, and a device-to-host copy into
+ * ordinary (pageable) memory at the speed of a pinned one.
+ *
+ * Measured on the H200 host (kernels/BENCHMARKS.md): a copy from the
+ * device into pageable memory runs at 9.3 GB/s, into pinned memory at 55
+ * GB/s; pinning costs 0.3-0.4 ms a MiB with cudaMallocHost. So the image
+ * comes back through two small pinned bounce buffers: the device fills one
+ * while host threads empty the other into the image (8 threads: 42 GB/s),
+ * and pinned buffers are pinned once per process, not once per plan. */
+#ifndef SARBP_CUDA_COPY_H
+#define SARBP_CUDA_COPY_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#include "sarbp/status.h"
+
+/* A pinned host buffer of at least n bytes, usable by every device: from
+ * the process's cache when one fits, else newly pinned. */
+sarbp_status sarbp_pinned_get(size_t n, void **ptr);
+/* Gives a buffer of sarbp_pinned_get back to the cache (NULL is fine). */
+void sarbp_pinned_put(void *ptr);
+
+typedef struct sarbp_d2h sarbp_d2h;
+
+/* A copier for the current device: its own stream, bounce buffers, and
+ * threads - 1 host threads besides the caller's (threads <= 0: a share of
+ * the cores). */
+sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out);
+/* Copies n bytes from device memory src to host memory dst once event
+ * after (NULL: none) has passed; returns when dst holds them. */
+sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after);
+/* Frees c (NULL is fine); its bounce buffers go back to the cache. */
+void sarbp_d2h_destroy(sarbp_d2h *c);
+
+#endif
