@@ -351,7 +351,7 @@ static void test_timing_4096(void **state)
 }
 
 /* sarbp form --backend cuda --algorithm ffbp (the cuda back end's FFBP plan:
- * profiles compressed on the host, the GPU FFBP at finish) against the cpu
+ * profiles compressed on the device, the GPU FFBP at finish) against the cpu
  * back end's FFBP and direct backprojection, at the default request
  * (-60 dB), in one piece, in bands (--gpu-mem) and on two devices when
  * there are two. */

@@ -320,17 +320,20 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
     if (o->algorithm == SARBP_ALGO_FFBP) {
-        /* the FFBP plan: every pulse's FP32 profile, the band's image and
-         * two polar buffers, each at most all stages' polar samples (the
-         * model's count for the whole grid, shared out per row); it keeps
-         * no profiles across regions */
+        /* the FFBP plan: every pulse's FP32 profile and a block's range
+         * compression buffers, the band's image and two polar buffers,
+         * each at most all stages' polar samples (the model's count for
+         * the whole grid, shared out per row); it keeps no profiles
+         * across regions */
         sarbp_ffbp_params fp;
         sarbp_ffbp_prediction pd;
         SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &fp, &pd));
         const double per_row_polar = 2.0 * (double)pd.polar_samples * sizeof(sarbp_c32) /
                                      (double)d->grid->ny;
+        size_t rc_bytes;
+        SARBP_TRY(sarbp_cuda_ffbp_rc_memory(meta, block, nbins, nmf, &rc_bytes));
         m->fixed = meta->npulses * nbins * sizeof(sarbp_c32) + meta->npulses * sizeof(sarbp_dpulse) +
-                   ((size_t)32 << 20);
+                   rc_bytes + ((size_t)32 << 20);
         m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
         m->per_kept_pulse = SIZE_MAX;
         m->row_align = 1;

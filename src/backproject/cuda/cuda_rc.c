@@ -115,6 +115,17 @@ sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc
     return SARBP_OK;
 }
 
+sarbp_dpulse sarbp_cuda_rc_pulse(const sarbp_phd *meta, const sarbp_profiles *pr, size_t j)
+{
+    const double *a = pr->pos + 3 * j;
+    double mc = 0;
+    if (meta->domain == SARBP_DOMAIN_CHIRP) {
+        mc = 2.0 * meta->fc * pr->r0[j] / SARBP_C;
+        mc -= floor(mc);
+    }
+    return (sarbp_dpulse){a[0], a[1], a[2], pr->r0[j], pr->rstart[j], 1.0 / pr->dr[j], pr->fref[j], mc};
+}
+
 /* The inverse FFT of rows [0, n) of y (n == rc->sub rows: in place at dst,
  * y == dst) or of the scratch, whose first n rows are then copied to dst. */
 static sarbp_status inverse_to(const sarbp_cuda_rc *rc, void *y, void *dst, size_t n)

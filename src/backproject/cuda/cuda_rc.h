@@ -31,6 +31,12 @@ const char *sarbp_cufft_name(cufftResult r);
 sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc, float **d_waz,
                                   void **d_w, void **d_filt, size_t *bytes);
 
+/* The pulse table entry (bp_kernels.h) of pulse j of pr's geometry (rows
+ * filled by sarbp_rc_pulse_geometry from meta): position, ranges, 1 / bin
+ * spacing, reference frequency and, CHIRP, the motion compensation's
+ * phase 2 fc r0 / c in cycles, reduced to [0, 1). */
+sarbp_dpulse sarbp_cuda_rc_pulse(const sarbp_phd *meta, const sarbp_profiles *pr, size_t j);
+
 /* One stream's range compression of blocks of at most `block` pulses: the
  * shapes, the tables above and the stream's buffers and cuFFT plans (all
  * made by the caller, device pointers). */
