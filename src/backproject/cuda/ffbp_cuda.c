@@ -497,6 +497,7 @@ sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size
                                       size_t *bytes)
 {
     *bytes = 0;
+    if (block == 0) return SARBP_OK; /* no pulses: the plan refuses them */
     const size_t K = meta->nsamples;
     size_t raw = 0, fft = 0, spec = 0, ws = 0;
     SARBP_TRY(bytes_of3(block, K, sizeof(sarbp_c32), "a block of samples", &raw));
