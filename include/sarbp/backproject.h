@@ -149,8 +149,9 @@ typedef struct {
     size_t pulse_block;        /* pulses per internal block, 0 = 256 */
     int raw_fp16;              /* see sarbp_bp_options */
     sarbp_algorithm algorithm; /* SARBP_ALGO_FFBP: an FFBP plan (FP32): pulses are range-
-                                  compressed on the host (FFTW) as they come, and finish
-                                  runs sarbp_ffbp_cuda on the region */
+                                  compressed on the device (cuFFT) as they come, into
+                                  resident profiles, and finish runs the GPU FFBP of
+                                  sarbp_ffbp_cuda on the region */
     double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
 } sarbp_cuda_options;
 void sarbp_cuda_options_default(sarbp_cuda_options *o);

@@ -21,7 +21,9 @@ typedef struct {
 } sarbp_ffbp_gpu_plan;
 
 /* Plans an FP32 FFBP run of pr (FP32 or FP64, npulses >= 1) on g, the
- * same factorization and grids as sarbp_ffbp_cpu_fp64. Every size is
+ * same factorization and grids as sarbp_ffbp_cpu_fp64. It reads pr's
+ * geometry only (npulses, nbins, interp, pos, r0, rstart, dr, fref), never
+ * its data, which may be NULL. Every size is
  * checked against int and size_t limits. SARBP_ERR_INVALID as the
  * prototype (antenna over the image, bad parameters, grids too large). The
  * plan owns its host arrays: sarbp_ffbp_gpu_plan_release. */
@@ -34,12 +36,20 @@ void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
 sarbp_status sarbp_cuda_check_device(int device);
 
 /* The cuda back end's FFBP plan (o->algorithm SARBP_ALGO_FFBP, FP32;
- * ffbp_cuda.c): execute range-compresses blocks on the host (FFTW) into
- * the whole aperture's profiles, finish runs the GPU FFBP on the region and
- * copies its rows straight into out. The factorization is chosen at create
- * for o->max_error_db (sarbp_ffbp_choose_phd). */
+ * ffbp_cuda.c): execute range-compresses blocks on the device (cuFFT,
+ * cuda_rc.h) into the whole aperture's resident FP32 profiles, finish runs
+ * the GPU FFBP on the region and copies its rows straight into out. The
+ * factorization is chosen at create for o->max_error_db
+ * (sarbp_ffbp_choose_phd). */
 sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                          sarbp_bp_plan **out, sarbp_stage_times *stats);
+
+/* The device bytes that plan's range compression takes besides the
+ * profiles (blocks of `block` pulses, nbins bins, CHIRP's matched filter
+ * length nmf or 0): a block's samples, FFT scratch and spectra, cuFFT's
+ * work areas, the pulse table and the weight tables. */
+sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size_t nbins, size_t nmf,
+                                      size_t *bytes);
 
 /* The plan's figures as the prototype reports them. */
 void sarbp_ffbp_gpu_plan_info(const sarbp_ffbp_gpu_plan *p, sarbp_ffbp_info *info);

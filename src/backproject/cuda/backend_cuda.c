@@ -38,6 +38,7 @@
 
 #include "bp_kernels.h"
 #include "cuda_copy.h"
+#include "cuda_rc.h"
 #include "backproject/bp_plan.h"
 #include "backproject/ffbp_gpu_plan.h"
 #include "core/half.h"
@@ -322,17 +323,20 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
     if (o->algorithm == SARBP_ALGO_FFBP) {
-        /* the FFBP plan: every pulse's FP32 profile, the band's image and
-         * two polar buffers, each at most all stages' polar samples (the
-         * model's count for the whole grid, shared out per row); it keeps
-         * no profiles across regions */
+        /* the FFBP plan: every pulse's FP32 profile and a block's range
+         * compression buffers, the band's image and two polar buffers,
+         * each at most all stages' polar samples (the model's count for
+         * the whole grid, shared out per row); it keeps no profiles
+         * across regions */
         sarbp_ffbp_params fp;
         sarbp_ffbp_prediction pd;
         SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &fp, &pd));
         const double per_row_polar = 2.0 * (double)pd.polar_samples * sizeof(sarbp_c32) /
                                      (double)d->grid->ny;
+        size_t rc_bytes;
+        SARBP_TRY(sarbp_cuda_ffbp_rc_memory(meta, block, nbins, nmf, &rc_bytes));
         m->fixed = meta->npulses * nbins * sizeof(sarbp_c32) + meta->npulses * sizeof(sarbp_dpulse) +
-                   ((size_t)32 << 20);
+                   rc_bytes + ((size_t)32 << 20);
         m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
         m->per_kept_pulse = SIZE_MAX;
         m->row_align = 1;
@@ -410,49 +414,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     for (int c = 0; c < ROW_CHUNKS; c++)
         CUDA_TRY(cudaEventCreateWithFlags(&p->chunk_ev[c], cudaEventDisableTiming));
 
-    /* azimuth weights for the whole aperture */
-    const double *waz = sarbp_rc_plan_az_weights(p->rc);
-    float *fw = malloc(m->npulses * sizeof(float));
-    if (!fw) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < m->npulses; i++) fw[i] = (float)waz[i];
-    cudaError_t e = dalloc((void **)&p->d_waz, m->npulses * sizeof(float), pb);
-    if (e == cudaSuccess) e = cudaMemcpy(p->d_waz, fw, m->npulses * sizeof(float), cudaMemcpyHostToDevice);
-    free(fw);
-    CUDA_TRY(e);
-
-    if (freq) {
-        /* window / K and prefilter, with the fftshift as a phase ramp on the
-         * sample's frequency index m = (k - kc) mod N: out[b] = y[b - N/2] */
-        const double *wr = sarbp_rc_plan_range_weights(p->rc);
-        sarbp_c32 *w = malloc(p->K * sizeof *w);
-        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-        const double shift = (double)(p->nbins / 2), n = (double)p->nbins;
-        for (size_t k = 0; k < p->K; k++) {
-            const size_t fi = k >= p->kc ? k - p->kc : k + p->nbins - p->kc;
-            double ph = -2.0 * M_PI * fmod((double)fi * shift, n) / n;
-            w[k].re = (float)(wr[k] * cos(ph));
-            w[k].im = (float)(wr[k] * sin(ph));
-        }
-        e = dalloc(&p->d_w, p->K * sizeof *w, pb);
-        if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
-        free(w);
-        CUDA_TRY(e);
-    } else {
-        /* the echoes are packed unweighted (the window is in the filter) */
-        const sarbp_c64 *h = sarbp_rc_plan_chirp_filter(p->rc);
-        const size_t nw = p->K > p->nmf ? p->K : p->nmf;
-        sarbp_c32 *w = malloc(nw * sizeof *w);
-        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < p->K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
-        e = dalloc(&p->d_w, p->K * sizeof *w, pb);
-        if (e == cudaSuccess) e = cudaMemcpy(p->d_w, w, p->K * sizeof *w, cudaMemcpyHostToDevice);
-        for (size_t k = 0; k < p->nmf; k++) w[k] = (sarbp_c32){(float)h[k].re, (float)h[k].im};
-        if (e == cudaSuccess) e = dalloc(&p->d_filt, p->nmf * sizeof *w, pb);
-        if (e == cudaSuccess)
-            e = cudaMemcpy(p->d_filt, w, p->nmf * sizeof *w, cudaMemcpyHostToDevice);
-        free(w);
-        CUDA_TRY(e);
-    }
+    SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     /* the tables above were copied on the legacy default stream, which the
      * non-blocking slot streams do not wait for */
     CUDA_TRY(cudaDeviceSynchronize());
@@ -659,37 +621,10 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
 static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv,
                                    void *prof, const sarbp_dpulse *d_pulses, float *bound)
 {
-    const size_t prof_row = SARBP_ROW_BYTES(p->half, p->mixed, p->cubic, p->nbins);
-    float *const sbound = p->scaled ? bound : NULL;
-    if (p->scaled) CUDA_TRY(cudaMemsetAsync(bound, 0, sizeof(float), s->stream));
-    if (p->base.meta->domain == SARBP_DOMAIN_CHIRP) {
-        /* echoes zero-padded to nmf (azimuth weight), forward FFT, matched
-         * filter into the upsampled spectrum (motion compensation folded
-         * in, FP16 bound), inverse FFT, interpolation-ready bins */
-        LAUNCH_TRY(sarbp_rc_pack(s->d_raw, 0, s->d_spec, p->d_w, p->d_waz + p0, 1.0f,
-                                 (int)p->base.block, (int)np, (int)p->K, 0, (int)p->nmf, s->stream));
-        CUFFT_TRY(cufftExecC2C(s->fwd, s->d_spec, s->d_spec, CUFFT_FORWARD));
-        LAUNCH_TRY(sarbp_rc_chirp_filter(s->d_spec, s->d_fft, p->d_filt, d_pulses, (int)np,
-                                         (int)p->nmf, (int)p->nbins, sbound, s->stream));
-        CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, prof, (int)np, (int)p->nbins, p->cubic, p->mixed,
-                                         sbound, s->stream));
-        return SARBP_OK;
-    }
-    const size_t raw_e = p->raw_half ? 4 : 8;
-    if (p->scaled)
-        LAUNCH_TRY(sarbp_rc_bound(s->d_raw, p->raw_half, p->d_w, p->d_waz + p0, raw_inv, (int)np,
-                                  (int)p->K, bound, s->stream));
-    for (size_t j0 = 0; j0 < np; j0 += p->sub) {
-        size_t nv = np - j0 < p->sub ? np - j0 : p->sub;
-        LAUNCH_TRY(sarbp_rc_pack((const char *)s->d_raw + j0 * p->K * raw_e, p->raw_half, s->d_fft,
-                                 p->d_w, p->d_waz + p0 + j0, raw_inv, (int)p->sub, (int)nv,
-                                 (int)p->K, (int)p->kc, (int)p->nbins, s->stream));
-        CUFFT_TRY(cufftExecC2C(s->fft, s->d_fft, s->d_fft, CUFFT_INVERSE));
-        LAUNCH_TRY(sarbp_rc_interp_ready(s->d_fft, (char *)prof + j0 * prof_row, (int)nv,
-                                         (int)p->nbins, p->cubic, p->mixed, sbound, s->stream));
-    }
-    return SARBP_OK;
+    const sarbp_cuda_rc rc = {p->K, p->nbins, p->kc, p->nmf, p->base.block, p->sub, p->d_w,
+                              p->d_filt, p->d_waz, s->d_fft, s->d_spec, s->fft, s->fwd, s->stream};
+    const sarbp_cuda_rc_out o = {prof, 1, p->half, p->cubic, p->mixed, p->scaled ? bound : NULL};
+    return sarbp_cuda_rc_compress(&rc, s->d_raw, p->raw_half, raw_inv, p0, np, d_pulses, &o);
 }
 
 /* One unit of at most block pulses [p0, p0 + np): from samples (compressed

@@ -1,15 +1,22 @@
-/* ffbp_cuda.c - fast factorized backprojection on a CUDA device
- * (sarbp_ffbp_cuda): plans the stages on the host in FP64
- * (ffbp_gpu_plan.c), allocates every device buffer up front, uploads the
- * profiles, runs kernels/ffbp.cu's dispatcher between two events, and adds
- * the image into the caller's. One call, one image: no streaming of pulse
- * blocks and no banding (the whole aperture's profiles and the largest
- * stage's polar grids, twice, must fit on the device). */
+/* ffbp_cuda.c - fast factorized backprojection on a CUDA device. The
+ * stages are planned on the host in FP64 (ffbp_gpu_plan.c) and run by
+ * kernels/ffbp.cu's dispatcher between two events, from FP32 profiles in
+ * device memory. Two users: sarbp_ffbp_cuda takes host profiles (uploaded
+ * first, untimed) and adds the image into the caller's; the cuda back
+ * end's FFBP plan (below) range-compresses every pulse block on the device
+ * (cuda_rc.c) straight into the resident profiles, and at finish runs the
+ * FFBP of the region and copies it into the caller's rows. No streaming
+ * of pulse blocks and no banding inside one run: the whole aperture's
+ * profiles and the largest stage's polar grids, twice, must fit on the
+ * device (bands are the partition layer's regions). */
 #include <cuda_runtime_api.h>
+#include <cufft.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_rc.h"
 #include "backproject/ffbp_gpu_plan.h"
 #include "ffbp_kernels.h"
 #include "sarbp/ffbp.h"
@@ -23,14 +30,26 @@
                                cudaGetErrorString(e_));                                  \
     } while (0)
 
+#define CUFFT_TRY(call)                                                                  \
+    do {                                                                                 \
+        cufftResult r_ = (call);                                                         \
+        if (r_ != CUFFT_SUCCESS)                                                         \
+            return sarbp_error(SARBP_ERR_CUFFT, "%s failed at %s:%d: %s", #call, __FILE__, \
+                               __LINE__, sarbp_cufft_name(r_));                          \
+    } while (0)
+
 /* launchers return cudaError_t as int */
 #define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
 
+/* The device side of FFBP runs. The polar buffers, image and tables grow to
+ * the largest run served (the plan keeps one across its regions); prof
+ * and pulses are sized by whoever fills prof. */
 struct dev {
     sarbp_c32 *prof, *buf[2], *img;
     sarbp_dpulse *pulses;
     sarbp_ffbp_dsub *subs;
     sarbp_ffbp_drow *rows;
+    size_t n_prof, n_buf, n_img, n_pulses, n_subs, n_rows; /* bytes allocated */
     cudaEvent_t e0, e1, e2;         /* start, tables uploaded, end */
     cudaEvent_t marks[2 * SARBP_FFBP_MAX_STAGES + 1];
     int nev, nmarks;                 /* created: of e0..e2, of marks */
@@ -63,6 +82,18 @@ static sarbp_status bytes_of(size_t n, size_t size, const char *what, size_t *by
     return SARBP_OK;
 }
 
+/* *ptr holds at least bytes (its *cap bytes, or a new allocation) */
+static sarbp_status grow(void **ptr, size_t *cap, size_t bytes)
+{
+    if (bytes <= *cap) return SARBP_OK;
+    cudaFree(*ptr);
+    *ptr = NULL;
+    *cap = 0;
+    CUDA_TRY(cudaMalloc(ptr, bytes));
+    *cap = bytes;
+    return SARBP_OK;
+}
+
 /* milliseconds from event a to b */
 static sarbp_status elapsed(cudaEvent_t a, cudaEvent_t b, double *ms)
 {
@@ -72,46 +103,40 @@ static sarbp_status elapsed(cudaEvent_t a, cudaEvent_t b, double *ms)
     return SARBP_OK;
 }
 
-static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profiles *pr,
-                        const sarbp_grid *g, int device, sarbp_c32 *img, int add,
-                        sarbp_ffbp_cuda_times *t)
+/* Runs plan p on the profiles already in d->prof, queued on stream after
+ * whatever is queued there (the plan's range compression): the tables'
+ * upload and the kernels between events, waited for; the image is left in
+ * d->img ([g->ny][g->nx]) and the device times in t. */
+static sarbp_status run(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
+                        cudaStream_t stream, sarbp_ffbp_cuda_times *t)
 {
-    size_t b_prof = 0, b_buf = 0, b_img = 0, b_pulses = 0, b_subs = 0, b_rows = 0;
-    SARBP_TRY(bytes_of(pr->npulses * pr->nbins, sizeof(sarbp_c32), "the profiles", &b_prof));
+    size_t b_buf = 0, b_img = 0, b_pulses = 0, b_subs = 0, b_rows = 0;
     SARBP_TRY(bytes_of(p->buf_samples, sizeof(sarbp_c32), "a polar buffer", &b_buf));
     SARBP_TRY(bytes_of(g->nx * g->ny, sizeof(sarbp_c32), "the image", &b_img));
-    SARBP_TRY(bytes_of(pr->npulses, sizeof(sarbp_dpulse), "the pulse table", &b_pulses));
+    SARBP_TRY(bytes_of((size_t)p->run.np, sizeof(sarbp_dpulse), "the pulse table", &b_pulses));
     SARBP_TRY(bytes_of(p->nsubs, sizeof(sarbp_ffbp_dsub), "the sub-image table", &b_subs));
     SARBP_TRY(bytes_of(p->nrows, sizeof(sarbp_ffbp_drow), "the row table", &b_rows));
+    if (!d->prof) return sarbp_error(SARBP_ERR_INTERNAL, "ffbp on the GPU: no profiles on the device");
 
-    CUDA_TRY(cudaSetDevice(device));
-    CUDA_TRY(cudaMalloc((void **)&d->prof, b_prof));
-    CUDA_TRY(cudaMalloc((void **)&d->buf[0], b_buf));
-    CUDA_TRY(cudaMalloc((void **)&d->buf[1], b_buf));
-    CUDA_TRY(cudaMalloc((void **)&d->img, b_img));
-    CUDA_TRY(cudaMalloc((void **)&d->pulses, b_pulses));
-    CUDA_TRY(cudaMalloc((void **)&d->subs, b_subs));
-    CUDA_TRY(cudaMalloc((void **)&d->rows, b_rows));
-    CUDA_TRY(cudaEventCreate(&d->e0));
-    d->nev = 1;
-    CUDA_TRY(cudaEventCreate(&d->e1));
-    d->nev = 2;
-    CUDA_TRY(cudaEventCreate(&d->e2));
-    d->nev = 3;
-    const int nmarks = 2 * p->run.nstages + 1;
-    void *marks[2 * SARBP_FFBP_MAX_STAGES + 1];
-    for (; d->nmarks < nmarks; d->nmarks++) {
-        CUDA_TRY(cudaEventCreate(&d->marks[d->nmarks]));
-        marks[d->nmarks] = (void *)d->marks[d->nmarks];
+    if (b_buf > d->n_buf) { /* the ping-pong pair, n_buf bytes each */
+        cudaFree(d->buf[0]);
+        cudaFree(d->buf[1]);
+        d->buf[0] = d->buf[1] = NULL;
+        d->n_buf = 0;
+        CUDA_TRY(cudaMalloc((void **)&d->buf[0], b_buf));
+        CUDA_TRY(cudaMalloc((void **)&d->buf[1], b_buf));
+        d->n_buf = b_buf;
     }
-    d->h_img = add ? malloc(b_img) : NULL;
-    if (add && !d->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
-    const sarbp_c32 *h_prof = sarbp_ffbp_profiles32(pr, &d->h_prof_tmp);
-    if (!h_prof) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the FP32 profiles");
-
-    /* the profiles' upload is not timed */
-    CUDA_TRY(cudaMemcpy(d->prof, h_prof, b_prof, cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaDeviceSynchronize());
+    SARBP_TRY(grow((void **)&d->img, &d->n_img, b_img));
+    SARBP_TRY(grow((void **)&d->pulses, &d->n_pulses, b_pulses));
+    SARBP_TRY(grow((void **)&d->subs, &d->n_subs, b_subs));
+    SARBP_TRY(grow((void **)&d->rows, &d->n_rows, b_rows));
+    cudaEvent_t *const ev[3] = {&d->e0, &d->e1, &d->e2};
+    for (; d->nev < 3; d->nev++) CUDA_TRY(cudaEventCreate(ev[d->nev]));
+    const int nmarks = 2 * p->run.nstages + 1;
+    for (; d->nmarks < nmarks; d->nmarks++) CUDA_TRY(cudaEventCreate(&d->marks[d->nmarks]));
+    void *marks[2 * SARBP_FFBP_MAX_STAGES + 1];
+    for (int k = 0; k < nmarks; k++) marks[k] = (void *)d->marks[k];
 
     sarbp_ffbp_run r = p->run;
     r.subs = d->subs;
@@ -121,17 +146,17 @@ static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profi
     r.buf[0] = d->buf[0];
     r.buf[1] = d->buf[1];
     r.img = d->img;
-    CUDA_TRY(cudaEventRecord(d->e0, NULL));
-    CUDA_TRY(cudaMemcpyAsync(d->pulses, p->h_pulses, b_pulses, cudaMemcpyHostToDevice, NULL));
-    CUDA_TRY(cudaMemcpyAsync(d->subs, p->h_subs, b_subs, cudaMemcpyHostToDevice, NULL));
-    CUDA_TRY(cudaMemcpyAsync(d->rows, p->h_rows, b_rows, cudaMemcpyHostToDevice, NULL));
-    CUDA_TRY(cudaEventRecord(d->e1, NULL));
-    const int rc = sarbp_ffbp_launch(&r, NULL, marks);
+    CUDA_TRY(cudaEventRecord(d->e0, stream));
+    CUDA_TRY(cudaMemcpyAsync(d->pulses, p->h_pulses, b_pulses, cudaMemcpyHostToDevice, stream));
+    CUDA_TRY(cudaMemcpyAsync(d->subs, p->h_subs, b_subs, cudaMemcpyHostToDevice, stream));
+    CUDA_TRY(cudaMemcpyAsync(d->rows, p->h_rows, b_rows, cudaMemcpyHostToDevice, stream));
+    CUDA_TRY(cudaEventRecord(d->e1, stream));
+    const int rc = sarbp_ffbp_launch(&r, stream, marks);
     if (rc == (int)cudaErrorInvalidValue)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: a launch precondition failed "
                            "(%d stages, %d x %d image)", r.nstages, r.nx, r.ny);
     LAUNCH_TRY(rc);
-    CUDA_TRY(cudaEventRecord(d->e2, NULL));
+    CUDA_TRY(cudaEventRecord(d->e2, stream));
     CUDA_TRY(cudaEventSynchronize(d->e2));
     memset(t, 0, sizeof *t);
     SARBP_TRY(elapsed(d->e0, d->e2, &t->total_ms));
@@ -147,10 +172,26 @@ static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profi
         t->prefilter_ms += ms;
     }
     SARBP_TRY(elapsed(d->marks[2 * r.nstages - 1], d->marks[2 * r.nstages], &t->final_ms));
-    if (!add) { /* straight into the caller's rows */
-        CUDA_TRY(cudaMemcpy(img, d->img, b_img, cudaMemcpyDeviceToHost));
-        return SARBP_OK;
-    }
+    return SARBP_OK;
+}
+
+/* sarbp_ffbp_cuda's run: the host profiles pr uploaded (untimed), the image
+ * added into img. */
+static sarbp_status run_host(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_profiles *pr,
+                             const sarbp_grid *g, sarbp_c32 *img, sarbp_ffbp_cuda_times *t)
+{
+    size_t b_prof = 0, b_img = 0;
+    /* npulses * nbins fits: sarbp_ffbp_gpu_plan_make checked it */
+    SARBP_TRY(bytes_of(pr->npulses * pr->nbins, sizeof(sarbp_c32), "the profiles", &b_prof));
+    SARBP_TRY(bytes_of(g->nx * g->ny, sizeof(sarbp_c32), "the image", &b_img));
+    SARBP_TRY(grow((void **)&d->prof, &d->n_prof, b_prof));
+    d->h_img = malloc(b_img);
+    if (!d->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
+    const sarbp_c32 *h_prof = sarbp_ffbp_profiles32(pr, &d->h_prof_tmp);
+    if (!h_prof) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the FP32 profiles");
+    CUDA_TRY(cudaMemcpy(d->prof, h_prof, b_prof, cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaDeviceSynchronize());
+    SARBP_TRY(run(d, p, g, NULL, t));
     CUDA_TRY(cudaMemcpy(d->h_img, d->img, b_img, cudaMemcpyDeviceToHost));
     const size_t n = g->nx * g->ny;
     for (size_t i = 0; i < n; i++) {
@@ -160,10 +201,9 @@ static sarbp_status run(struct dev *d, sarbp_ffbp_gpu_plan *p, const sarbp_profi
     return SARBP_OK;
 }
 
-/* sarbp_ffbp_cuda_timed, adding into img (add) or writing it (!add) */
-static sarbp_status ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
-                              const sarbp_ffbp_params *prm, int device, sarbp_c32 *img, int add,
-                              sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
+sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
+                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
+                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
 {
     memset(t, 0, sizeof *t);
     if (!(pr->precision == SARBP_FP64 ? pr->data64 != NULL : pr->data32 != NULL) ||
@@ -177,19 +217,12 @@ static sarbp_status ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
     if (!st) {
         struct dev d;
         memset(&d, 0, sizeof d);
-        st = run(&d, &p, pr, g, device, img, add, t);
+        st = run_host(&d, &p, pr, g, img, t);
         dev_free(&d);
         if (!st) sarbp_ffbp_gpu_plan_info(&p, info);
     }
     sarbp_ffbp_gpu_plan_release(&p);
     return st;
-}
-
-sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
-                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
-                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t)
-{
-    return ffbp_cuda(pr, g, prm, device, img, 1, info, t);
 }
 
 sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
@@ -205,21 +238,30 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
 /* ---- the cuda back end's FFBP plan ---- */
 
 #include "backproject/bp_plan.h"
-#include "core/parallel.h"
 #include "sarbp/progress.h"
 
-/* Host range compression: pulses in chunks of RC_CHUNK, one FFTW plan per
- * thread (at most RC_THREADS), so that it keeps up with the device. */
-#define RC_CHUNK 16
-#define RC_THREADS 16
-
+/* Pulses are range-compressed on the plan's stream as they come, a block
+ * at a time, into their rows of the resident profiles; finish queues the
+ * FFBP behind the last block on the same stream. Everything the device
+ * holds is allocated at create except the FFBP's polar buffers, image and
+ * tables, which grow to the largest region. */
 struct ffbp_cuda_plan {
     sarbp_bp_plan base;        /* first: the plan's ops and common state */
     sarbp_cuda_options o;
     sarbp_ffbp_params prm;
-    sarbp_rc_plan *rc[RC_THREADS];
-    int nrc;
-    sarbp_profiles *pr;        /* the whole aperture's FP32 profiles, host */
+    sarbp_rc_plan *rc;         /* CPU plan: bins, interpolation, the tables' source */
+    sarbp_profiles *geo;       /* [P] per-pulse geometry, host; one bin (its data unused) */
+    size_t nbins;
+    sarbp_cuda_rc crc;         /* range compression on crc.stream (sub = block) */
+    void *d_raw;               /* [block][K] the block's samples, FP32 */
+    void *d_w, *d_filt;        /* the tables (cuda_rc.h) */
+    float *d_waz;
+    sarbp_dpulse *h_pulses, *d_pulses; /* [block] the block's pulse table */
+    int inv_ok, fwd_ok;
+    cudaEvent_t ev[3];         /* the last block: before upload, uploaded, compressed */
+    int nev, pending;          /* ev[] created; recorded and not yet counted */
+    struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
+    size_t pulse_bytes;        /* device bytes of pulse data, for stats */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
     size_t nhave;
 };
@@ -227,28 +269,159 @@ struct ffbp_cuda_plan {
 static void cffbp_destroy(sarbp_bp_plan *bp)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    for (int k = 0; k < p->nrc; k++) sarbp_rc_plan_free(p->rc[k]);
-    sarbp_profiles_free(p->pr);
+    cudaSetDevice(p->o.device);
+    if (p->crc.stream) cudaStreamSynchronize(p->crc.stream);
+    dev_free(&p->dv);
+    cudaFree(p->d_raw);
+    cudaFree(p->crc.d_fft);
+    cudaFree(p->crc.d_spec);
+    cudaFree(p->d_w);
+    cudaFree(p->d_filt);
+    cudaFree(p->d_waz);
+    cudaFree(p->d_pulses);
+    free(p->h_pulses);
+    if (p->inv_ok) cufftDestroy(p->crc.inv);
+    if (p->fwd_ok) cufftDestroy(p->crc.fwd);
+    for (int e = 0; e < p->nev; e++) cudaEventDestroy(p->ev[e]);
+    if (p->crc.stream) cudaStreamDestroy(p->crc.stream);
+    sarbp_rc_plan_free(p->rc);
+    sarbp_profiles_free(p->geo);
     free(p->have);
     sarbp_bp_plan_release(&p->base);
     free(p);
 }
 
-struct rc_job {
-    struct ffbp_cuda_plan *p;
-    size_t p0, np;
-    const sarbp_c32 *samples;
-    sarbp_status st[RC_THREADS];
-};
-
-static void rc_task(void *ctx, size_t task, int worker)
+/* a * b * size into *bytes unless it overflows */
+static sarbp_status bytes_of3(size_t a, size_t b, size_t size, const char *what, size_t *bytes)
 {
-    struct rc_job *j = ctx;
-    if (j->st[worker]) return;
-    const size_t q = j->p0 + task * RC_CHUNK, n = j->p0 + j->np - q < RC_CHUNK ? j->p0 + j->np - q : RC_CHUNK;
-    sarbp_profiles v = sarbp_profiles_slice(j->p->pr, q, n);
-    j->st[worker] = sarbp_rc_execute(j->p->rc[worker], q, n,
-                                     j->samples + (q - j->p0) * j->p->base.meta->nsamples, &v);
+    if (b && a > SIZE_MAX / b)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: %s of %zu x %zu elements overflows",
+                           what, a, b);
+    return bytes_of(a * b, size, what, bytes);
+}
+
+/* cudaMalloc that counts the bytes */
+static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
+{
+    cudaError_t e = cudaMalloc(ptr, n);
+    if (e == cudaSuccess) *count += n;
+    return e;
+}
+
+/* Everything region-independent: the CPU plan and geometry, the stream and
+ * events, cuFFT plans over whole blocks, the profiles, the block's buffers
+ * and the range compression's tables. */
+static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params *rcp)
+{
+    const sarbp_phd *m = p->base.meta;
+    const size_t P = m->npulses, K = m->nsamples, block = p->base.block;
+    const int freq = m->domain == SARBP_DOMAIN_FREQ;
+    if (P > INT_MAX / 2)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: %zu pulses are too many", P);
+    CUDA_TRY(cudaSetDevice(p->o.device));
+    /* the CPU plan's tables and geometry do not depend on its block size */
+    SARBP_TRY(sarbp_rc_plan_create(m, rcp, SARBP_FP32, 1, &p->rc));
+    p->nbins = sarbp_rc_plan_nbins(p->rc);
+    if (p->nbins > (1u << 30) / 16)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
+    SARBP_TRY(sarbp_profiles_alloc(P, 1, SARBP_FP32, &p->geo));
+    p->geo->npulses = P;
+    p->geo->interp = sarbp_rc_plan_interp(p->rc);
+    p->have = calloc(P, 1);
+    if (!p->have) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+
+    sarbp_cuda_rc *c = &p->crc;
+    c->K = K;
+    c->nbins = p->nbins;
+    c->kc = freq ? (size_t)(-sarbp_rc_plan_first_freq_index(p->rc)) : 0;
+    c->nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(p->rc);
+    c->block = block;
+    c->sub = block; /* one inverse FFT a block, in place in the profiles */
+    size_t b_prof = 0, b_raw = 0, b_fft = 0, b_spec = 0, b_pulses = 0;
+    SARBP_TRY(bytes_of3(P, p->nbins, sizeof(sarbp_c32), "the profiles", &b_prof));
+    SARBP_TRY(bytes_of3(block, K, sizeof(sarbp_c32), "a block of samples", &b_raw));
+    SARBP_TRY(bytes_of3(block, p->nbins, sizeof(sarbp_c32), "the FFT scratch", &b_fft));
+    if (!freq) SARBP_TRY(bytes_of3(block, c->nmf, sizeof(sarbp_c32), "the echoes' spectra", &b_spec));
+    SARBP_TRY(bytes_of(block, sizeof(sarbp_dpulse), "the pulse table", &b_pulses));
+
+    CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    for (; p->nev < 3; p->nev++) CUDA_TRY(cudaEventCreate(&p->ev[p->nev]));
+    size_t *pb = &p->pulse_bytes, ws = 0;
+    int dims[1] = {(int)p->nbins}, fdims[1] = {(int)c->nmf};
+    CUFFT_TRY(cufftCreate(&c->inv));
+    p->inv_ok = 1;
+    CUFFT_TRY(cufftMakePlanMany(c->inv, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
+                                (int)block, &ws));
+    *pb += ws;
+    CUFFT_TRY(cufftSetStream(c->inv, c->stream));
+    if (!freq) {
+        CUFFT_TRY(cufftCreate(&c->fwd));
+        p->fwd_ok = 1;
+        CUFFT_TRY(cufftMakePlanMany(c->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
+                                    (int)block, &ws));
+        *pb += ws;
+        CUFFT_TRY(cufftSetStream(c->fwd, c->stream));
+    }
+    CUDA_TRY(dalloc((void **)&p->dv.prof, b_prof, pb));
+    p->dv.n_prof = b_prof;
+    CUDA_TRY(dalloc(&p->d_raw, b_raw, pb));
+    CUDA_TRY(dalloc(&c->d_fft, b_fft, pb));
+    if (!freq) CUDA_TRY(dalloc(&c->d_spec, b_spec, pb));
+    CUDA_TRY(dalloc((void **)&p->d_pulses, b_pulses, pb));
+    p->h_pulses = malloc(b_pulses);
+    if (!p->h_pulses) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
+    c->d_w = p->d_w;
+    c->d_filt = p->d_filt;
+    c->d_waz = p->d_waz;
+    /* the tables were copied on the legacy default stream, which the
+     * non-blocking stream does not wait for */
+    CUDA_TRY(cudaDeviceSynchronize());
+    return SARBP_OK;
+}
+
+/* Adds the last block's device times to stats (may be NULL) once it is done. */
+static sarbp_status count_block(struct ffbp_cuda_plan *p, sarbp_stage_times *stats)
+{
+    if (!p->pending) return SARBP_OK;
+    CUDA_TRY(cudaEventSynchronize(p->ev[2]));
+    double up = 0, rc = 0;
+    SARBP_TRY(elapsed(p->ev[0], p->ev[1], &up));
+    SARBP_TRY(elapsed(p->ev[1], p->ev[2], &rc));
+    if (stats) {
+        stats->transfer_s += 1e-3 * up;
+        stats->rc_s += 1e-3 * rc;
+    }
+    p->pending = 0;
+    return SARBP_OK;
+}
+
+/* Pulses [p0, p0 + np), np <= block, samples [np][K]: the pulse table and
+ * samples uploaded and compressed on the plan's stream into their rows of
+ * the profiles. The previous block must have left the raw buffer and the
+ * pulse table first (they are single). */
+static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
+                             sarbp_stage_times *stats)
+{
+    const sarbp_phd *m = p->base.meta;
+    const cudaStream_t st = p->crc.stream;
+    SARBP_TRY(count_block(p, stats));
+    for (size_t j = 0; j < np; j++) {
+        sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->geo, p0 + j);
+        p->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
+    }
+    /* from pageable memory: each copy returns once its source is staged */
+    CUDA_TRY(cudaEventRecord(p->ev[0], st));
+    CUDA_TRY(cudaMemcpyAsync(p->d_pulses, p->h_pulses, np * sizeof(sarbp_dpulse),
+                             cudaMemcpyHostToDevice, st));
+    CUDA_TRY(cudaMemcpyAsync(p->d_raw, samples, np * p->crc.K * sizeof(sarbp_c32),
+                             cudaMemcpyHostToDevice, st));
+    CUDA_TRY(cudaEventRecord(p->ev[1], st));
+    const sarbp_cuda_rc_out out = {p->dv.prof + p0 * p->nbins, 0, 0, 0, 0, NULL};
+    SARBP_TRY(sarbp_cuda_rc_compress(&p->crc, p->d_raw, 0, 1.0f, p0, np, p->d_pulses, &out));
+    CUDA_TRY(cudaEventRecord(p->ev[2], st));
+    p->pending = 1;
+    return SARBP_OK;
 }
 
 static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
@@ -257,15 +430,16 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
     if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
-    const double t0 = sarbp_now_s();
-    struct rc_job j = {p, p0, np, samples, {SARBP_OK}};
-    SARBP_TRY(sarbp_parallel_for(p->nrc, (np + RC_CHUNK - 1) / RC_CHUNK, rc_task, &j));
-    for (int k = 0; k < p->nrc; k++) SARBP_TRY(j.st[k]);
+    CUDA_TRY(cudaSetDevice(p->o.device));
+    const size_t block = p->base.block;
+    for (size_t q = p0; q < p0 + np; q += block) {
+        const size_t n = p0 + np - q < block ? p0 + np - q : block;
+        SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats));
+    }
     for (size_t i = p0; i < p0 + np; i++) {
         p->nhave += !p->have[i];
         p->have[i] = 1;
     }
-    if (stats) stats->rc_s += sarbp_now_s() - t0;
     return SARBP_OK;
 }
 
@@ -278,6 +452,13 @@ static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
     return SARBP_OK;
 }
 
+/* The region's image, [ny][nx] on the device, into out. */
+static sarbp_status image_to_host(const struct dev *d, sarbp_c32 *out, size_t nx, size_t ny)
+{
+    CUDA_TRY(cudaMemcpy(out, d->img, nx * ny * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
+    return SARBP_OK;
+}
+
 static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
@@ -285,13 +466,23 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     const size_t P = p->base.meta->npulses;
     if (p->nhave != P)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp needs every pulse: %zu of %zu came", p->nhave, P);
+    CUDA_TRY(cudaSetDevice(p->o.device));
     const sarbp_region r = p->base.region;
     sarbp_grid bg = p->base.grid;
     if (r.row0 != 0 || r.nrows != p->base.grid.ny)
         SARBP_TRY(sarbp_grid_band(&p->base.grid, r.row0, r.nrows, &bg));
-    p->pr->npulses = P;
-    sarbp_ffbp_cuda_times t;
-    SARBP_TRY(ffbp_cuda(p->pr, &bg, &p->prm, p->o.device, out, 0, NULL, &t));
+    /* the planner reads the profiles' geometry only, never their data */
+    sarbp_profiles geo = *p->geo;
+    geo.nbins = p->nbins;
+    geo.data32 = NULL;
+    sarbp_ffbp_gpu_plan fp;
+    sarbp_ffbp_cuda_times t = {0};
+    sarbp_status st = sarbp_ffbp_gpu_plan_make(&geo, &bg, &p->prm, &fp);
+    if (!st) st = run(&p->dv, &fp, &bg, p->crc.stream, &t);
+    sarbp_ffbp_gpu_plan_release(&fp);
+    if (!st) st = count_block(p, stats);
+    if (!st) st = image_to_host(&p->dv, out, bg.nx, bg.ny);
+    SARBP_TRY(st);
     if (stats) {
         stats->bp_s += t.total_ms * 1e-3;
         stats->finish_s += sarbp_now_s() - t0;
@@ -301,6 +492,33 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
 
 static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish,
                                             cffbp_destroy};
+
+sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size_t nbins, size_t nmf,
+                                      size_t *bytes)
+{
+    *bytes = 0;
+    if (block == 0) return SARBP_OK; /* no pulses: the plan refuses them */
+    const size_t K = meta->nsamples;
+    size_t raw = 0, fft = 0, spec = 0, ws = 0;
+    SARBP_TRY(bytes_of3(block, K, sizeof(sarbp_c32), "a block of samples", &raw));
+    SARBP_TRY(bytes_of3(block, nbins, sizeof(sarbp_c32), "the FFT scratch", &fft));
+    SARBP_TRY(bytes_of3(block, nmf, sizeof(sarbp_c32), "the echoes' spectra", &spec));
+    if (block > INT_MAX || nbins > INT_MAX || nmf > INT_MAX)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: blocks of %zu pulses of %zu bins "
+                           "are too large", block, nbins);
+    int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
+    CUFFT_TRY(cufftEstimateMany(1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C, (int)block, &ws));
+    size_t n = raw + fft + ws;
+    if (nmf) {
+        CUFFT_TRY(cufftEstimateMany(1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
+                                    (int)block, &ws));
+        n += spec + ws;
+    }
+    /* the pulse table, the azimuth, pack and filter weights: far below
+     * SIZE_MAX where the profiles fit at all */
+    *bytes = n + block * sizeof(sarbp_dpulse) + meta->npulses * sizeof(float) + (K + nmf) * sizeof(sarbp_c32);
+    return SARBP_OK;
+}
 
 sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                          sarbp_bp_plan **out, sarbp_stage_times *stats)
@@ -312,33 +530,22 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
                            sarbp_precision_name(o->precision));
     struct ffbp_cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    p->o = *o;
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cffbp_ops, d);
     const sarbp_phd *meta = d->meta;
     const size_t P = meta->npulses;
-    p->o = *o;
     p->base.block = o->pulse_block ? o->pulse_block : 256;
     if (p->base.block > P) p->base.block = P ? P : 1;
     if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
     if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
-    int nrc = sarbp_cpu_count();
-    nrc = nrc < 1 ? 1 : nrc > RC_THREADS ? RC_THREADS : nrc;
-    for (; !st && p->nrc < nrc; p->nrc++) {
-        st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, RC_CHUNK, &p->rc[p->nrc]);
-        if (st) break;
-    }
-    if (!st) st = sarbp_profiles_alloc(P, sarbp_rc_plan_nbins(p->rc[0]), SARBP_FP32, &p->pr);
-    if (!st) {
-        p->pr->interp = sarbp_rc_plan_interp(p->rc[0]);
-        p->have = calloc(P, 1);
-        if (!p->have) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    }
+    if (!st) st = cffbp_setup(p, d->rc);
     if (st) {
         cffbp_destroy(&p->base);
         return st;
     }
     if (stats) {
         stats->setup_s += sarbp_now_s() - t0;
-        stats->pulse_bytes = P * p->pr->nbins * sizeof(sarbp_c32);
+        stats->pulse_bytes = p->pulse_bytes;
         stats->image_bytes = p->base.max_rows * d->grid->nx * sizeof(sarbp_c32);
     }
     *out = &p->base;

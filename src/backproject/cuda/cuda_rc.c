@@ -1,0 +1,188 @@
+/* cuda_rc.c - range compression on the GPU for the cuda back end's plans
+ * (cuda_rc.h): the tables, built on the host in FP64 from the CPU plan's
+ * and uploaded as FP32, and one block's compression. FREQ data: window,
+ * prefilter, centring, zero-pad and fftshift in one pack pass, batched
+ * inverse cuFFT. CHIRP data: the echoes zero-padded, forward cuFFT, the
+ * matched filter into the upsampled spectrum with the motion compensation,
+ * inverse cuFFT. Then, when asked, one pass to interpolation-ready bins.
+ * It allocates nothing per block and never synchronizes. */
+#include "cuda_rc.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define CUDA_TRY(call)                                                                   \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess)                                                           \
+            return sarbp_error(e_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
+                               "%s failed at %s:%d: %s", #call, __FILE__, __LINE__,      \
+                               cudaGetErrorString(e_));                                  \
+    } while (0)
+
+#define CUFFT_TRY(call)                                                                  \
+    do {                                                                                 \
+        cufftResult r_ = (call);                                                         \
+        if (r_ != CUFFT_SUCCESS)                                                         \
+            return sarbp_error(SARBP_ERR_CUFFT, "%s failed at %s:%d: %s", #call, __FILE__, \
+                               __LINE__, sarbp_cufft_name(r_));                          \
+    } while (0)
+
+/* launchers return cudaError_t as int */
+#define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
+
+const char *sarbp_cufft_name(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "unknown cuFFT error";
+    }
+}
+
+/* cudaMalloc that counts the bytes */
+static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
+{
+    cudaError_t e = cudaMalloc(ptr, n);
+    if (e == cudaSuccess) *count += n;
+    return e;
+}
+
+sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc, float **d_waz,
+                                  void **d_w, void **d_filt, size_t *bytes)
+{
+    const size_t P = meta->npulses, K = meta->nsamples, nbins = sarbp_rc_plan_nbins(rc);
+    if (P > SIZE_MAX / sizeof(float) || K > SIZE_MAX / sizeof(sarbp_c32))
+        return sarbp_error(SARBP_ERR_INVALID, "%zu pulses of %zu samples are too many", P, K);
+
+    /* azimuth weights for the whole aperture */
+    const double *waz = sarbp_rc_plan_az_weights(rc);
+    float *fw = malloc((P ? P : 1) * sizeof(float));
+    if (!fw) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < P; i++) fw[i] = (float)waz[i];
+    cudaError_t e = dalloc((void **)d_waz, P * sizeof(float), bytes);
+    if (e == cudaSuccess) e = cudaMemcpy(*d_waz, fw, P * sizeof(float), cudaMemcpyHostToDevice);
+    free(fw);
+    CUDA_TRY(e);
+
+    if (meta->domain == SARBP_DOMAIN_FREQ) {
+        /* window / K and prefilter, with the fftshift as a phase ramp on the
+         * sample's frequency index m = (k - kc) mod N: out[b] = y[b - N/2] */
+        const size_t kc = (size_t)(-sarbp_rc_plan_first_freq_index(rc));
+        const double *wr = sarbp_rc_plan_range_weights(rc);
+        sarbp_c32 *w = malloc(K * sizeof *w);
+        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        const double shift = (double)(nbins / 2), n = (double)nbins;
+        for (size_t k = 0; k < K; k++) {
+            const size_t fi = k >= kc ? k - kc : k + nbins - kc;
+            double ph = -2.0 * M_PI * fmod((double)fi * shift, n) / n;
+            w[k].re = (float)(wr[k] * cos(ph));
+            w[k].im = (float)(wr[k] * sin(ph));
+        }
+        e = dalloc(d_w, K * sizeof *w, bytes);
+        if (e == cudaSuccess) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
+        free(w);
+        CUDA_TRY(e);
+    } else {
+        /* the echoes are packed unweighted (the window is in the filter) */
+        const sarbp_c64 *h = sarbp_rc_plan_chirp_filter(rc);
+        const size_t nmf = sarbp_rc_plan_chirp_nfft(rc);
+        const size_t nw = K > nmf ? K : nmf;
+        sarbp_c32 *w = malloc(nw * sizeof *w);
+        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
+        e = dalloc(d_w, K * sizeof *w, bytes);
+        if (e == cudaSuccess) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
+        for (size_t k = 0; k < nmf; k++) w[k] = (sarbp_c32){(float)h[k].re, (float)h[k].im};
+        if (e == cudaSuccess) e = dalloc(d_filt, nmf * sizeof *w, bytes);
+        if (e == cudaSuccess) e = cudaMemcpy(*d_filt, w, nmf * sizeof *w, cudaMemcpyHostToDevice);
+        free(w);
+        CUDA_TRY(e);
+    }
+    return SARBP_OK;
+}
+
+sarbp_dpulse sarbp_cuda_rc_pulse(const sarbp_phd *meta, const sarbp_profiles *pr, size_t j)
+{
+    const double *a = pr->pos + 3 * j;
+    double mc = 0;
+    if (meta->domain == SARBP_DOMAIN_CHIRP) {
+        mc = 2.0 * meta->fc * pr->r0[j] / SARBP_C;
+        mc -= floor(mc);
+    }
+    return (sarbp_dpulse){a[0], a[1], a[2], pr->r0[j], pr->rstart[j], 1.0 / pr->dr[j], pr->fref[j], mc};
+}
+
+/* The inverse FFT of rows [0, n) of y (n == rc->sub rows: in place at dst,
+ * y == dst) or of the scratch, whose first n rows are then copied to dst. */
+static sarbp_status inverse_to(const sarbp_cuda_rc *rc, void *y, void *dst, size_t n)
+{
+    CUFFT_TRY(cufftExecC2C(rc->inv, y, y, CUFFT_INVERSE));
+    if (y != dst)
+        CUDA_TRY(cudaMemcpyAsync(dst, y, n * rc->nbins * sizeof(sarbp_c32), cudaMemcpyDeviceToDevice,
+                                 rc->stream));
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_cuda_rc_compress(const sarbp_cuda_rc *rc, const void *d_raw, int raw_half,
+                                    float raw_inv, size_t p0, size_t np,
+                                    const sarbp_dpulse *d_pulses, const sarbp_cuda_rc_out *out)
+{
+    const size_t prof_row = out->ready ? SARBP_ROW_BYTES(out->half, out->mixed, out->cubic, rc->nbins)
+                                       : rc->nbins * sizeof(sarbp_c32);
+    float *const bound = out->bound;
+    if (!out->ready && bound)
+        return sarbp_error(SARBP_ERR_INTERNAL, "complex profiles take no fp16 bound");
+    if (bound) CUDA_TRY(cudaMemsetAsync(bound, 0, sizeof(float), rc->stream));
+    if (rc->nmf) {
+        /* echoes zero-padded to nmf (azimuth weight), forward FFT, matched
+         * filter into the upsampled spectrum (motion compensation folded
+         * in, FP16 bound), inverse FFT, interpolation-ready bins. A whole
+         * block of complex profiles is filtered and transformed in place. */
+        LAUNCH_TRY(sarbp_rc_pack(d_raw, 0, rc->d_spec, rc->d_w, rc->d_waz + p0, 1.0f, (int)rc->block,
+                                 (int)np, (int)rc->K, 0, (int)rc->nmf, rc->stream));
+        CUFFT_TRY(cufftExecC2C(rc->fwd, rc->d_spec, rc->d_spec, CUFFT_FORWARD));
+        void *const y = !out->ready && np == rc->sub ? out->prof : rc->d_fft;
+        LAUNCH_TRY(sarbp_rc_chirp_filter(rc->d_spec, y, rc->d_filt, d_pulses, (int)np, (int)rc->nmf,
+                                         (int)rc->nbins, bound, rc->stream));
+        if (!out->ready) return inverse_to(rc, y, out->prof, np);
+        CUFFT_TRY(cufftExecC2C(rc->inv, rc->d_fft, rc->d_fft, CUFFT_INVERSE));
+        LAUNCH_TRY(sarbp_rc_interp_ready(rc->d_fft, out->prof, (int)np, (int)rc->nbins, out->cubic,
+                                         out->mixed, bound, rc->stream));
+        return SARBP_OK;
+    }
+    const size_t raw_e = raw_half ? 4 : 8;
+    if (bound)
+        LAUNCH_TRY(sarbp_rc_bound(d_raw, raw_half, rc->d_w, rc->d_waz + p0, raw_inv, (int)np,
+                                  (int)rc->K, bound, rc->stream));
+    for (size_t j0 = 0; j0 < np; j0 += rc->sub) {
+        size_t nv = np - j0 < rc->sub ? np - j0 : rc->sub;
+        void *const dst = (char *)out->prof + j0 * prof_row;
+        /* complex profiles of a whole batch are packed and transformed in place */
+        void *const y = !out->ready && nv == rc->sub ? dst : rc->d_fft;
+        LAUNCH_TRY(sarbp_rc_pack((const char *)d_raw + j0 * rc->K * raw_e, raw_half, y, rc->d_w,
+                                 rc->d_waz + p0 + j0, raw_inv, (int)rc->sub, (int)nv, (int)rc->K,
+                                 (int)rc->kc, (int)rc->nbins, rc->stream));
+        if (!out->ready) {
+            SARBP_TRY(inverse_to(rc, y, dst, nv));
+            continue;
+        }
+        CUFFT_TRY(cufftExecC2C(rc->inv, rc->d_fft, rc->d_fft, CUFFT_INVERSE));
+        LAUNCH_TRY(sarbp_rc_interp_ready(rc->d_fft, dst, (int)nv, (int)rc->nbins, out->cubic,
+                                         out->mixed, bound, rc->stream));
+    }
+    return SARBP_OK;
+}
