@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_copy.h"
 #include "cuda_rc.h"
-#include "backproject/ffbp_gpu_plan.h"
 #include "ffbp_kernels.h"
+#include "backproject/ffbp_gpu_plan.h"
 #include "sarbp/ffbp.h"
 
 #define CUDA_TRY(call)                                                                   \
@@ -261,6 +262,7 @@ struct ffbp_cuda_plan {
     cudaEvent_t ev[3];         /* the last block: before upload, uploaded, compressed */
     int nev, pending;          /* ev[] created; recorded and not yet counted */
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
+    sarbp_d2h *copier;         /* the image's way back to the caller's memory */
     size_t pulse_bytes;        /* device bytes of pulse data, for stats */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
     size_t nhave;
@@ -272,6 +274,7 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     cudaSetDevice(p->o.device);
     if (p->crc.stream) cudaStreamSynchronize(p->crc.stream);
     dev_free(&p->dv);
+    sarbp_d2h_destroy(p->copier);
     cudaFree(p->d_raw);
     cudaFree(p->crc.d_fft);
     cudaFree(p->crc.d_spec);
@@ -346,6 +349,7 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
 
     CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     for (; p->nev < 3; p->nev++) CUDA_TRY(cudaEventCreate(&p->ev[p->nev]));
+    SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     size_t *pb = &p->pulse_bytes, ws = 0;
     int dims[1] = {(int)p->nbins}, fdims[1] = {(int)c->nmf};
     CUFFT_TRY(cufftCreate(&c->inv));
@@ -452,11 +456,11 @@ static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
     return SARBP_OK;
 }
 
-/* The region's image, [ny][nx] on the device, into out. */
-static sarbp_status image_to_host(const struct dev *d, sarbp_c32 *out, size_t nx, size_t ny)
+/* The region's image, [ny][nx] on the device and final (run() waited for
+ * it), into out: through the pinned bounce buffers (cuda_copy.h). */
+static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out, size_t nx, size_t ny)
 {
-    CUDA_TRY(cudaMemcpy(out, d->img, nx * ny * sizeof(sarbp_c32), cudaMemcpyDeviceToHost));
-    return SARBP_OK;
+    return sarbp_d2h_copy(p->copier, out, p->dv.img, nx * ny * sizeof(sarbp_c32), NULL);
 }
 
 static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
@@ -481,7 +485,7 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     if (!st) st = run(&p->dv, &fp, &bg, p->crc.stream, &t);
     sarbp_ffbp_gpu_plan_release(&fp);
     if (!st) st = count_block(p, stats);
-    if (!st) st = image_to_host(&p->dv, out, bg.nx, bg.ny);
+    if (!st) st = image_to_host(p, out, bg.nx, bg.ny);
     SARBP_TRY(st);
     if (stats) {
         stats->bp_s += t.total_ms * 1e-3;
