@@ -38,6 +38,7 @@
 
 #include "bp_kernels.h"
 #include "cuda_copy.h"
+#include "cuda_internal.h"
 #include "cuda_rc.h"
 #include "backproject/bp_plan.h"
 #include "backproject/ffbp_gpu_plan.h"
@@ -48,46 +49,6 @@
 
 #define CUDA_DEFAULT_BLOCK 256
 
-static const char *cufft_name(cufftResult r)
-{
-    switch (r) {
-    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
-    default: return "unknown cuFFT error";
-    }
-}
-
-#define CUDA_TRY(call)                                                                   \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess)                                                           \
-            return sarbp_error(e_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
-                               "%s failed at %s:%d: %s", #call, __FILE__, __LINE__,      \
-                               cudaGetErrorString(e_));                                  \
-    } while (0)
-
-#define CUFFT_TRY(call)                                                                  \
-    do {                                                                                 \
-        cufftResult r_ = (call);                                                         \
-        if (r_ != CUFFT_SUCCESS)                                                         \
-            return sarbp_error(SARBP_ERR_CUFFT, "%s failed at %s:%d: %s", #call, __FILE__, \
-                               __LINE__, cufft_name(r_));                                \
-    } while (0)
-
-/* launchers return cudaError_t as int */
-#define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
 /* The backprojection dispatcher, which may also refuse a launch whose
  * geometry breaks its variant's preconditions: the message is built here
  * (the kernels never print). */
@@ -603,16 +564,7 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
     } else {
         memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
     }
-    for (size_t j = 0; j < np; j++) {
-        const double *a = p->hpr->pos + 3 * j;
-        double mc = 0;
-        if (m->domain == SARBP_DOMAIN_CHIRP) {
-            mc = 2.0 * m->fc * p->hpr->r0[j] / SARBP_C;
-            mc -= floor(mc);
-        }
-        s->h_pulses[j] = (sarbp_dpulse){a[0], a[1], a[2], p->hpr->r0[j], p->hpr->rstart[j],
-                                        1.0 / p->hpr->dr[j], p->hpr->fref[j], mc};
-    }
+    for (size_t j = 0; j < np; j++) s->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->hpr, j);
     return SARBP_OK;
 }
 

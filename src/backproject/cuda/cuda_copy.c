@@ -6,17 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_internal.h"
 #include "core/parallel.h"
 #include "sarbp/backproject.h" /* sarbp_cpu_count */
-
-#define CUDA_TRY(call)                                                                   \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess)                                                           \
-            return sarbp_error(e_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
-                               "%s failed at %s:%d: %s", #call, __FILE__, __LINE__,      \
-                               cudaGetErrorString(e_));                                  \
-    } while (0)
 
 /* ---- the pinned cache ---------------------------------------------------- */
 

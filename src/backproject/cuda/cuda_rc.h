@@ -13,8 +13,6 @@
 #include "bp_kernels.h"
 #include "sarbp/rangecomp.h"
 
-/* cuFFT has no error-string function: the result's name. */
-const char *sarbp_cufft_name(cufftResult r);
 
 /* Uploads (synchronously, on the legacy default stream) the tables the
  * range compression of meta reads, built from rc, the CPU plan of meta

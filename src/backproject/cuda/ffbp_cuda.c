@@ -16,31 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_internal.h"
 #include "cuda_copy.h"
 #include "cuda_rc.h"
 #include "ffbp_kernels.h"
 #include "backproject/ffbp_gpu_plan.h"
 #include "sarbp/ffbp.h"
-
-#define CUDA_TRY(call)                                                                   \
-    do {                                                                                 \
-        cudaError_t e_ = (call);                                                         \
-        if (e_ != cudaSuccess)                                                           \
-            return sarbp_error(e_ == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA, \
-                               "%s failed at %s:%d: %s", #call, __FILE__, __LINE__,      \
-                               cudaGetErrorString(e_));                                  \
-    } while (0)
-
-#define CUFFT_TRY(call)                                                                  \
-    do {                                                                                 \
-        cufftResult r_ = (call);                                                         \
-        if (r_ != CUFFT_SUCCESS)                                                         \
-            return sarbp_error(SARBP_ERR_CUFFT, "%s failed at %s:%d: %s", #call, __FILE__, \
-                               __LINE__, sarbp_cufft_name(r_));                          \
-    } while (0)
-
-/* launchers return cudaError_t as int */
-#define LAUNCH_TRY(call) CUDA_TRY((cudaError_t)(call))
 
 /* The device side of FFBP runs. The polar buffers, image and tables grow to
  * the largest run served (the plan keeps one across its regions); prof
