@@ -44,12 +44,15 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
 
 typedef struct {
     double total_s, read_s;            /* its thread's wall-clock seconds, of them reading */
+    double image_wait_s;               /* of them waiting for the image's fresh memory to be
+                                          touched (after the plan's flush) */
     double pairs;                      /* pixel-pulse pairs it formed */
     sarbp_stage_times stages;          /* its plan's split */
 } sarbp_form_dev_stats;
 
 typedef struct {
     double read_s, compute_s, total_s; /* wall-clock seconds */
+    double image_wait_s;               /* summed over devices: sarbp_form_dev_stats */
     double init_s;                     /* of total_s, before any device works: validation,
                                           devices started (CUDA contexts), layout, image */
     size_t npulses;

@@ -835,6 +835,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             jnum("total_s", fs.total_s);
             jnum("first_run_s", cold);
             jnum("init_s", fs.init_s);
+            jnum("image_wait_s", fs.image_wait_s);
             jnum("setup_s", t->setup_s);
             jnum("read_s", fs.read_s);
             jnum("transfer_s", t->transfer_s);
@@ -853,11 +854,13 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             printf("end to end, %s (form, default kernel, %s %dx, pulse blocks streamed): %.4f s "
                    "(median of %d; first run %.3f s), %.1f Gbp/s, %.1f dB against exact\n"
                    "  layout %.4f, setup %.4f, read %.4f, transfer %.4f, range compression %.4f "
-                   "(under the backprojection), backprojection %.4f, finish %.4f s;\n"
+                   "(under the backprojection), backprojection %.4f, image memory wait %.4f, "
+                   "finish %.4f s;\n"
                    "  total = %.2f x the largest of read, transfer and backprojection (%s)",
                    label, sarbp_interp_name(rcp.interp), rcp.upsample, fs.total_s, nrun, cold,
                    pairs / fs.total_s / 1e9, ser_x, fs.init_s, t->setup_s, fs.read_s,
-                   t->transfer_s, t->rc_s, t->bp_s, t->finish_s, fs.total_s / big, bigname);
+                   t->transfer_s, t->rc_s, t->bp_s, fs.image_wait_s, t->finish_s, fs.total_s / big,
+                   bigname);
             if (kern_ms[h] > 0)
                 printf(", %.2f x the kernel-only time above (%.3f ms)", fs.total_s / (1e-3 * kern_ms[h]),
                        kern_ms[h]);
@@ -888,7 +891,7 @@ static sarbp_grid window_at(const sarbp_grid *g, size_t side, size_t x0, size_t 
 
 /* One end-to-end run's figures, ordered by total_s. */
 struct e2e_run {
-    double total_s, read_s;
+    double total_s, read_s, init_s, image_wait_s;
     sarbp_stage_times stages;
 };
 
@@ -926,7 +929,7 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
         sarbp_image_free(im);
         im = NULL;
         st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
-        runs[r] = (struct e2e_run){fs.total_s, fs.read_s, fs.stages};
+        runs[r] = (struct e2e_run){fs.total_s, fs.read_s, fs.init_s, fs.image_wait_s, fs.stages};
     }
     if (st) {
         sarbp_image_free(im);
@@ -946,6 +949,8 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
         jnum("total_s", m->total_s);
         jnum("first_run_s", cold);
         jnum("tbps_equivalent", tbps);
+        jnum("init_s", m->init_s);
+        jnum("image_wait_s", m->image_wait_s);
         jnum("setup_s", t->setup_s);
         jnum("read_s", m->read_s);
         jnum("transfer_s", t->transfer_s);
@@ -960,12 +965,13 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
         printf("  end to end (form, cuda ffbp plan: range compression on the device, image copied "
                "back): %.2f ms (median of %d; first run %.1f ms), %.3f Tbp/s equivalent, %.1f dB "
                "against exact (central %zu x %zu)\n"
-               "    setup %.2f, read %.2f, transfer %.2f, range compression %.2f, ffbp %.2f, "
-               "finish %.2f ms (transfer, range compression and ffbp are device times); device "
-               "memory: pulse data %.1f MiB, image %.1f MiB\n",
-               m->total_s * 1e3, reps, cold * 1e3, tbps, ser_x, w->nx, w->ny, t->setup_s * 1e3,
+               "    layout %.2f, setup %.2f, read %.2f, transfer %.2f, range compression %.2f, ffbp "
+               "%.2f, image memory wait %.2f, finish %.2f ms (transfer, range compression and ffbp "
+               "are device times); device memory: pulse data %.1f MiB, image %.1f MiB\n",
+               m->total_s * 1e3, reps, cold * 1e3, tbps, ser_x, w->nx, w->ny, m->init_s * 1e3,
+               t->setup_s * 1e3,
                m->read_s * 1e3, t->transfer_s * 1e3, t->rc_s * 1e3, t->bp_s * 1e3,
-               t->finish_s * 1e3, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0);
+               m->image_wait_s * 1e3, t->finish_s * 1e3, t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0);
     }
     cli_flush_stdout();
     free(runs);

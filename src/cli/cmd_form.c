@@ -530,8 +530,9 @@ int cmd_form(int argc, char **argv)
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
     }
-    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s), "
-             "%.1f Mbp/s", stats.total_s, stats.init_s, stats.read_s,
+    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s, "
+             "waiting for the image's memory %.3f s), %.1f Mbp/s", stats.total_s, stats.init_s,
+             stats.read_s, stats.image_wait_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
     const sarbp_stage_times *t = &stats.stages;
     cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "

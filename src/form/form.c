@@ -202,7 +202,12 @@ static sarbp_status form_part(struct form_part_job *job)
             if (!st) st = sarbp_bp_plan_execute(plan, p0, np, reuse ? NULL : buf, stages);
             part_progress(sh, np);
         }
+        /* the device starts on what the plan held back while the band's
+         * fresh memory is still being touched */
+        if (!st) st = sarbp_bp_plan_flush(plan, stages);
+        const double tw = sarbp_now_s();
         sarbp_prefault_join(&pf); /* before the band's rows are written */
+        job->st.image_wait_s += sarbp_now_s() - tw;
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
     }
     sarbp_bp_plan_destroy(plan);
@@ -312,6 +317,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
             const sarbp_form_dev_stats *ds = &jobs[k].st;
             stats->dev[k] = *ds;
             stats->read_s += ds->read_s;
+            stats->image_wait_s += ds->image_wait_s;
             sarbp_stage_times *t = &stats->stages;
             t->setup_s += ds->stages.setup_s;
             t->transfer_s += ds->stages.transfer_s;

@@ -470,8 +470,8 @@ static sarbp_status launch_pending(struct cuda_plan *p)
 }
 
 /* Launches what is still pending (in row chunks when every pending unit is
- * held) and copies the region into dst: chunk by chunk as each is final. */
-static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
+ * held). */
+static sarbp_status launch_rest(struct cuda_plan *p)
 {
     int all_held = p->npend > 0 && p->band_ny >= 2 * (size_t)p->cfg.tile_y;
     for (int k = 0; k < p->npend; k++) all_held &= p->pend[k]->held;
@@ -479,7 +479,14 @@ static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
         SARBP_TRY(launch_last(p, p->pend, p->npend));
         p->npend = 0;
     }
-    SARBP_TRY(launch_pending(p));
+    return launch_pending(p);
+}
+
+/* Launches what is still pending and copies the region into dst: chunk by
+ * chunk as each is final. */
+static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
+{
+    SARBP_TRY(launch_rest(p));
     if (p->nchunks) {
         for (size_t c = 0; c < p->nchunks; c++)
             SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
@@ -683,7 +690,16 @@ static sarbp_status cuda_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_t
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy};
+static sarbp_status cuda_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
+{
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    (void)stats;
+    CUDA_TRY(cudaSetDevice(p->device));
+    return launch_rest(p);
+}
+
+static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy,
+                                           cuda_flush};
 
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats)

@@ -85,12 +85,12 @@ static sarbp_status elapsed(cudaEvent_t a, cudaEvent_t b, double *ms)
     return SARBP_OK;
 }
 
-/* Runs plan p on the profiles already in d->prof, queued on stream after
+/* Queues plan p on the profiles already in d->prof on stream, after
  * whatever is queued there (the plan's range compression): the tables'
- * upload and the kernels between events, waited for; the image is left in
- * d->img ([g->ny][g->nx]) and the device times in t. */
-static sarbp_status run(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
-                        cudaStream_t stream, sarbp_ffbp_cuda_times *t)
+ * upload and the kernels between events; the image will be in d->img
+ * ([g->ny][g->nx]) once run_wait returns. */
+static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
+                               cudaStream_t stream)
 {
     size_t b_buf = 0, b_img = 0, b_pulses = 0, b_subs = 0, b_rows = 0;
     SARBP_TRY(bytes_of(p->buf_samples, sizeof(sarbp_c32), "a polar buffer", &b_buf));
@@ -139,13 +139,20 @@ static sarbp_status run(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp
                            "(%d stages, %d x %d image)", r.nstages, r.nx, r.ny);
     LAUNCH_TRY(rc);
     CUDA_TRY(cudaEventRecord(d->e2, stream));
+    return SARBP_OK;
+}
+
+/* Waits for what run_launch queued for plan p; its device times into t. */
+static sarbp_status run_wait(struct dev *d, const sarbp_ffbp_gpu_plan *p, sarbp_ffbp_cuda_times *t)
+{
+    const sarbp_ffbp_run r = p->run;
     CUDA_TRY(cudaEventSynchronize(d->e2));
     memset(t, 0, sizeof *t);
     SARBP_TRY(elapsed(d->e0, d->e2, &t->total_ms));
     SARBP_TRY(elapsed(d->e0, d->e1, &t->tables_ms));
     SARBP_TRY(elapsed(d->e1, d->marks[0], &t->stage0_ms));
     for (int s = 0; s < r.nstages; s++) {
-        double ms;
+        double ms = 0;
         if (s > 0) {
             SARBP_TRY(elapsed(d->marks[2 * s - 1], d->marks[2 * s], &ms));
             t->merge_ms += ms;
@@ -173,7 +180,8 @@ static sarbp_status run_host(struct dev *d, const sarbp_ffbp_gpu_plan *p, const 
     if (!h_prof) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the FP32 profiles");
     CUDA_TRY(cudaMemcpy(d->prof, h_prof, b_prof, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaDeviceSynchronize());
-    SARBP_TRY(run(d, p, g, NULL, t));
+    SARBP_TRY(run_launch(d, p, g, NULL));
+    SARBP_TRY(run_wait(d, p, t));
     CUDA_TRY(cudaMemcpy(d->h_img, d->img, b_img, cudaMemcpyDeviceToHost));
     const size_t n = g->nx * g->ny;
     for (size_t i = 0; i < n; i++) {
@@ -244,6 +252,8 @@ struct ffbp_cuda_plan {
     int nev, pending;          /* ev[] created; recorded and not yet counted */
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
     sarbp_d2h *copier;         /* the image's way back to the caller's memory */
+    sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from flush to finish */
+    int launched;              /* fp made and its run queued (flush) */
     size_t pulse_bytes;        /* device bytes of pulse data, for stats */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
     size_t nhave;
@@ -254,6 +264,7 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
     cudaSetDevice(p->o.device);
     if (p->crc.stream) cudaStreamSynchronize(p->crc.stream);
+    if (p->launched) sarbp_ffbp_gpu_plan_release(&p->fp);
     dev_free(&p->dv);
     sarbp_d2h_destroy(p->copier);
     cudaFree(p->d_raw);
@@ -432,39 +443,71 @@ static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
     (void)r; /* the pulses come again for every region */
+    if (p->launched) { /* a flushed region never finished: dropped */
+        CUDA_TRY(cudaSetDevice(p->o.device));
+        CUDA_TRY(cudaStreamSynchronize(p->crc.stream));
+        sarbp_ffbp_gpu_plan_release(&p->fp);
+        p->launched = 0;
+    }
     memset(p->have, 0, p->base.meta->npulses);
     p->nhave = 0;
     return SARBP_OK;
 }
 
-/* The region's image, [ny][nx] on the device and final (run() waited for
- * it), into out: through the pinned bounce buffers (cuda_copy.h). */
+/* The region's image, [ny][nx] on the device and final (run_wait waited
+ * for it), into out: through the pinned bounce buffers (cuda_copy.h). */
 static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out, size_t nx, size_t ny)
 {
     return sarbp_d2h_copy(p->copier, out, p->dv.img, nx * ny * sizeof(sarbp_c32), NULL);
 }
 
-static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
+/* The region's grid (a band of the plan's grid, or all of it). */
+static sarbp_status region_grid(const struct ffbp_cuda_plan *p, sarbp_grid *bg)
+{
+    const sarbp_region r = p->base.region;
+    *bg = p->base.grid;
+    if (r.row0 != 0 || r.nrows != p->base.grid.ny)
+        SARBP_TRY(sarbp_grid_band(&p->base.grid, r.row0, r.nrows, bg));
+    return SARBP_OK;
+}
+
+/* Plans the region's factorization and queues it behind the range
+ * compression: the caller may do its own work (the image's memory) while
+ * the device runs it. */
+static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    if (p->launched) return SARBP_OK;
     const double t0 = sarbp_now_s();
     const size_t P = p->base.meta->npulses;
     if (p->nhave != P)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp needs every pulse: %zu of %zu came", p->nhave, P);
     CUDA_TRY(cudaSetDevice(p->o.device));
-    const sarbp_region r = p->base.region;
-    sarbp_grid bg = p->base.grid;
-    if (r.row0 != 0 || r.nrows != p->base.grid.ny)
-        SARBP_TRY(sarbp_grid_band(&p->base.grid, r.row0, r.nrows, &bg));
+    sarbp_grid bg;
+    SARBP_TRY(region_grid(p, &bg));
     /* the planner reads the profiles' geometry only, never their data */
     sarbp_profiles geo = *p->geo;
     geo.nbins = p->nbins;
     geo.data32 = NULL;
-    sarbp_ffbp_gpu_plan fp;
+    SARBP_TRY(sarbp_ffbp_gpu_plan_make(&geo, &bg, &p->prm, &p->fp));
+    p->launched = 1;
+    SARBP_TRY(run_launch(&p->dv, &p->fp, &bg, p->crc.stream));
+    if (stats) stats->finish_s += sarbp_now_s() - t0;
+    return SARBP_OK;
+}
+
+static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    SARBP_TRY(cffbp_flush(bp, stats));
+    const double t0 = sarbp_now_s();
+    CUDA_TRY(cudaSetDevice(p->o.device));
+    sarbp_grid bg;
+    SARBP_TRY(region_grid(p, &bg));
     sarbp_ffbp_cuda_times t = {0};
-    sarbp_status st = sarbp_ffbp_gpu_plan_make(&geo, &bg, &p->prm, &fp);
-    if (!st) st = run(&p->dv, &fp, &bg, p->crc.stream, &t);
-    sarbp_ffbp_gpu_plan_release(&fp);
+    sarbp_status st = run_wait(&p->dv, &p->fp, &t);
+    sarbp_ffbp_gpu_plan_release(&p->fp);
+    p->launched = 0;
     if (!st) st = count_block(p, stats);
     if (!st) st = image_to_host(p, out, bg.nx, bg.ny);
     SARBP_TRY(st);
@@ -476,7 +519,7 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
 }
 
 static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish,
-                                            cffbp_destroy};
+                                            cffbp_destroy, cffbp_flush};
 
 sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size_t nbins, size_t nmf,
                                       size_t *bytes)
