@@ -235,6 +235,14 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
  * FFBP behind the last block on the same stream. Everything the device
  * holds is allocated at create except the FFBP's polar buffers, image and
  * tables, which grow to the largest region. */
+/* A block's staging: the host fills it, the device uploads and compresses it. */
+struct ffbp_stage {
+    void *h_raw, *d_raw;       /* [block][K] the block's samples, FP32; host pinned */
+    sarbp_dpulse *h_pulses, *d_pulses; /* [block] its pulse table; host pinned */
+    cudaEvent_t ev[3];         /* its last block: before upload, uploaded, compressed */
+    int nev, pending;          /* ev[] created; recorded and not yet counted */
+};
+
 struct ffbp_cuda_plan {
     sarbp_bp_plan base;        /* first: the plan's ops and common state */
     sarbp_cuda_options o;
@@ -243,13 +251,12 @@ struct ffbp_cuda_plan {
     sarbp_profiles *geo;       /* [P] per-pulse geometry, host; one bin (its data unused) */
     size_t nbins;
     sarbp_cuda_rc crc;         /* range compression on crc.stream (sub = block) */
-    void *d_raw;               /* [block][K] the block's samples, FP32 */
+    struct ffbp_stage stage[2]; /* used by blocks in turn: the host fills one while the
+                                   device uploads and compresses the other */
+    int next;                  /* the staging set of the next block */
     void *d_w, *d_filt;        /* the tables (cuda_rc.h) */
     float *d_waz;
-    sarbp_dpulse *h_pulses, *d_pulses; /* [block] the block's pulse table */
     int inv_ok, fwd_ok;
-    cudaEvent_t ev[3];         /* the last block: before upload, uploaded, compressed */
-    int nev, pending;          /* ev[] created; recorded and not yet counted */
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
     sarbp_d2h *copier;         /* the image's way back to the caller's memory */
     sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from flush to finish */
@@ -267,17 +274,21 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     if (p->launched) sarbp_ffbp_gpu_plan_release(&p->fp);
     dev_free(&p->dv);
     sarbp_d2h_destroy(p->copier);
-    cudaFree(p->d_raw);
+    for (int k = 0; k < 2; k++) {
+        struct ffbp_stage *g = &p->stage[k];
+        sarbp_pinned_put(g->h_raw);
+        sarbp_pinned_put(g->h_pulses);
+        cudaFree(g->d_raw);
+        cudaFree(g->d_pulses);
+        for (int e = 0; e < g->nev; e++) cudaEventDestroy(g->ev[e]);
+    }
     cudaFree(p->crc.d_fft);
     cudaFree(p->crc.d_spec);
     cudaFree(p->d_w);
     cudaFree(p->d_filt);
     cudaFree(p->d_waz);
-    cudaFree(p->d_pulses);
-    free(p->h_pulses);
     if (p->inv_ok) cufftDestroy(p->crc.inv);
     if (p->fwd_ok) cufftDestroy(p->crc.fwd);
-    for (int e = 0; e < p->nev; e++) cudaEventDestroy(p->ev[e]);
     if (p->crc.stream) cudaStreamDestroy(p->crc.stream);
     sarbp_rc_plan_free(p->rc);
     sarbp_profiles_free(p->geo);
@@ -340,7 +351,6 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
     SARBP_TRY(bytes_of(block, sizeof(sarbp_dpulse), "the pulse table", &b_pulses));
 
     CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    for (; p->nev < 3; p->nev++) CUDA_TRY(cudaEventCreate(&p->ev[p->nev]));
     SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     size_t *pb = &p->pulse_bytes, ws = 0;
     int dims[1] = {(int)p->nbins}, fdims[1] = {(int)c->nmf};
@@ -360,12 +370,16 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
     }
     CUDA_TRY(dalloc((void **)&p->dv.prof, b_prof, pb));
     p->dv.n_prof = b_prof;
-    CUDA_TRY(dalloc(&p->d_raw, b_raw, pb));
+    for (int k = 0; k < 2; k++) {
+        struct ffbp_stage *g = &p->stage[k];
+        for (; g->nev < 3; g->nev++) CUDA_TRY(cudaEventCreate(&g->ev[g->nev]));
+        CUDA_TRY(dalloc(&g->d_raw, b_raw, pb));
+        CUDA_TRY(dalloc((void **)&g->d_pulses, b_pulses, pb));
+        SARBP_TRY(sarbp_pinned_get(b_raw, &g->h_raw));
+        SARBP_TRY(sarbp_pinned_get(b_pulses, (void **)&g->h_pulses));
+    }
     CUDA_TRY(dalloc(&c->d_fft, b_fft, pb));
     if (!freq) CUDA_TRY(dalloc(&c->d_spec, b_spec, pb));
-    CUDA_TRY(dalloc((void **)&p->d_pulses, b_pulses, pb));
-    p->h_pulses = malloc(b_pulses);
-    if (!p->h_pulses) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     c->d_w = p->d_w;
     c->d_filt = p->d_filt;
@@ -376,47 +390,57 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
     return SARBP_OK;
 }
 
-/* Adds the last block's device times to stats (may be NULL) once it is done. */
-static sarbp_status count_block(struct ffbp_cuda_plan *p, sarbp_stage_times *stats)
+/* Waits for the last block of staging set g and adds its device times to
+ * stats (may be NULL). */
+static sarbp_status count_block(struct ffbp_stage *g, sarbp_stage_times *stats)
 {
-    if (!p->pending) return SARBP_OK;
-    CUDA_TRY(cudaEventSynchronize(p->ev[2]));
+    if (!g->pending) return SARBP_OK;
+    CUDA_TRY(cudaEventSynchronize(g->ev[2]));
     double up = 0, rc = 0;
-    SARBP_TRY(elapsed(p->ev[0], p->ev[1], &up));
-    SARBP_TRY(elapsed(p->ev[1], p->ev[2], &rc));
+    SARBP_TRY(elapsed(g->ev[0], g->ev[1], &up));
+    SARBP_TRY(elapsed(g->ev[1], g->ev[2], &rc));
     if (stats) {
         stats->transfer_s += 1e-3 * up;
         stats->rc_s += 1e-3 * rc;
     }
-    p->pending = 0;
+    g->pending = 0;
+    return SARBP_OK;
+}
+
+/* Both staging sets' last blocks, waited for and counted. */
+static sarbp_status count_blocks(struct ffbp_cuda_plan *p, sarbp_stage_times *stats)
+{
+    for (int k = 0; k < 2; k++) SARBP_TRY(count_block(&p->stage[k], stats));
     return SARBP_OK;
 }
 
 /* Pulses [p0, p0 + np), np <= block, samples [np][K]: the pulse table and
- * samples uploaded and compressed on the plan's stream into their rows of
- * the profiles. The previous block must have left the raw buffer and the
- * pulse table first (they are single). */
+ * samples staged in the next pinned set (once its previous block has left
+ * it), uploaded and compressed on the plan's stream into their rows of the
+ * profiles; the host returns while the device works. */
 static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
                              sarbp_stage_times *stats)
 {
     const sarbp_phd *m = p->base.meta;
     const cudaStream_t st = p->crc.stream;
-    SARBP_TRY(count_block(p, stats));
+    struct ffbp_stage *g = &p->stage[p->next];
+    p->next ^= 1;
+    SARBP_TRY(count_block(g, stats));
     for (size_t j = 0; j < np; j++) {
         sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->geo, p0 + j);
-        p->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
+        g->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
     }
-    /* from pageable memory: each copy returns once its source is staged */
-    CUDA_TRY(cudaEventRecord(p->ev[0], st));
-    CUDA_TRY(cudaMemcpyAsync(p->d_pulses, p->h_pulses, np * sizeof(sarbp_dpulse),
+    const size_t raw_bytes = np * p->crc.K * sizeof(sarbp_c32);
+    memcpy(g->h_raw, samples, raw_bytes);
+    CUDA_TRY(cudaEventRecord(g->ev[0], st));
+    CUDA_TRY(cudaMemcpyAsync(g->d_pulses, g->h_pulses, np * sizeof(sarbp_dpulse),
                              cudaMemcpyHostToDevice, st));
-    CUDA_TRY(cudaMemcpyAsync(p->d_raw, samples, np * p->crc.K * sizeof(sarbp_c32),
-                             cudaMemcpyHostToDevice, st));
-    CUDA_TRY(cudaEventRecord(p->ev[1], st));
+    CUDA_TRY(cudaMemcpyAsync(g->d_raw, g->h_raw, raw_bytes, cudaMemcpyHostToDevice, st));
+    CUDA_TRY(cudaEventRecord(g->ev[1], st));
     const sarbp_cuda_rc_out out = {p->dv.prof + p0 * p->nbins, 0, 0, 0, 0, NULL};
-    SARBP_TRY(sarbp_cuda_rc_compress(&p->crc, p->d_raw, 0, 1.0f, p0, np, p->d_pulses, &out));
-    CUDA_TRY(cudaEventRecord(p->ev[2], st));
-    p->pending = 1;
+    SARBP_TRY(sarbp_cuda_rc_compress(&p->crc, g->d_raw, 0, 1.0f, p0, np, g->d_pulses, &out));
+    CUDA_TRY(cudaEventRecord(g->ev[2], st));
+    g->pending = 1;
     return SARBP_OK;
 }
 
@@ -508,7 +532,7 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     sarbp_status st = run_wait(&p->dv, &p->fp, &t);
     sarbp_ffbp_gpu_plan_release(&p->fp);
     p->launched = 0;
-    if (!st) st = count_block(p, stats);
+    if (!st) st = count_blocks(p, stats);
     if (!st) st = image_to_host(p, out, bg.nx, bg.ny);
     SARBP_TRY(st);
     if (stats) {
