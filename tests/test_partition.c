@@ -381,9 +381,42 @@ static void test_devices_threads(void **state)
     sarbp_image_free(one);
 }
 
+/* sarbp_form_phd_into: into an image full of garbage, reused, banded, on
+ * the FP32 path that accumulates in place (which needs the image zeroed
+ * first) and the FP64 one that copies: the same pixels as a fresh image;
+ * an image of another size is refused. */
+static void test_form_into(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(120, 90);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    for (int prec = 0; prec < 2; prec++) {
+        sarbp_bp_options o;
+        sarbp_bp_options_default(&o);
+        o.precision = prec ? SARBP_FP64 : SARBP_FP32;
+        sarbp_image *fresh = form_o(&g, &o, NULL), *into;
+        tu_ok(sarbp_image_alloc(&g, &into));
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < g.nx * g.ny; i++) into->data[i] = (sarbp_c32){1e30f, -7.0f};
+            if (pass) o.host_mem = budget_for(&g, &o, 20, 0); /* bands of 20 rows */
+            sarbp_form_stats st;
+            tu_ok(sarbp_form_phd_into(scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, into, &st));
+            assert_true(pass == 0 || st.layout.part[0].bands > 1);
+            assert_same(into, fresh, prec ? "form into, fp64" : "form into, fp32");
+        }
+        sarbp_image_free(fresh);
+        const sarbp_grid other = grid(121, 90);
+        assert_int_equal(sarbp_form_phd_into(scene, &other, &sarbp_backend_cpu, &rc, &o, NULL, into, NULL),
+                         SARBP_ERR_INVALID);
+        sarbp_image_free(into);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_form_into),
         cmocka_unit_test(test_banded_equals_one_piece),
         cmocka_unit_test(test_bands_that_split_tiles),
         cmocka_unit_test(test_resident_equals_streaming),

@@ -75,6 +75,15 @@ sarbp_status sarbp_form_phd(const sarbp_phd *phd, const sarbp_grid *g, const sar
                             const sarbp_rc_params *rc, const sarbp_bp_options *o,
                             sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats);
 
+/* sarbp_form_phd into the caller's image img (from sarbp_image_alloc, of
+ * g's nx x ny; its grid is set to g and every pixel written), for callers
+ * that form image after image into the same memory: memory already touched
+ * costs no page faults (a fresh 4096^2 image costs milliseconds of them).
+ * On failure img's pixels are undefined. */
+sarbp_status sarbp_form_phd_into(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_backend *be,
+                                 const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                                 sarbp_progress *progress, sarbp_image *img, sarbp_form_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -260,25 +260,34 @@ static void warm_devices(const sarbp_phd *meta, const sarbp_grid *g, const sarbp
         if (started[k]) pthread_join(th[k], NULL);
 }
 
+/* Forms into *out: a new image, or (given) the caller's image of g's size,
+ * every pixel of which is written. */
 static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,
                               const sarbp_backend *be, const sarbp_rc_params *rc,
                               const sarbp_bp_options *o, sarbp_progress *progress,
-                              sarbp_image **out, sarbp_form_stats *stats)
+                              sarbp_image *given, sarbp_image **out, sarbp_form_stats *stats)
 {
     *out = NULL;
     double t_start = sarbp_now_s();
+    if (given && (!given->data || given->grid.nx != g->nx || given->grid.ny != g->ny))
+        return sarbp_error(SARBP_ERR_INVALID, "the image to form into is not %zu x %zu", g->nx, g->ny);
     SARBP_TRY(sarbp_grid_validate(g));
     SARBP_TRY(sarbp_phd_validate(meta));
     warm_devices(meta, g, be, rc, o);
     sarbp_form_layout lay;
     SARBP_TRY(sarbp_form_plan_layout(meta, g, be, rc, o, &lay));
-    sarbp_image *img = NULL;
-    SARBP_TRY(sarbp_image_alloc(g, &img));
+    sarbp_image *img = given;
+    if (!img) SARBP_TRY(sarbp_image_alloc(g, &img));
+    else if (lay.in_place) /* it accumulates onto zero */
+        memset(img->data, 0, g->nx * g->ny * sizeof(sarbp_c32));
     struct form_shared sh = {.meta = meta, .rd = rd, .src = src, .g = g, .be = be, .rc = rc,
                              .o = o, .img = img, .lock = PTHREAD_MUTEX_INITIALIZER,
                              .progress = progress};
     for (int k = 0; k < lay.nparts; k++) sh.total += lay.part[k].bands * meta->npulses;
-    sh.prefault = !lay.in_place; /* a back end that accumulates in the image touches it as it goes */
+    /* fresh memory is touched by threads while the devices work; a back end
+     * that accumulates in the image touches it as it goes, and the caller's
+     * image is taken as touched */
+    sh.prefault = !lay.in_place && !given;
     sh.nparts = lay.nparts;
     struct form_part_job jobs[SARBP_MAX_DEVICES];
     pthread_t th[SARBP_MAX_DEVICES];
@@ -306,9 +315,10 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     }
     pthread_mutex_destroy(&sh.lock);
     if (st) {
-        sarbp_image_free(img);
+        if (!given) sarbp_image_free(img);
         return st;
     }
+    if (given) img->grid = *g;
     record_attrs(img, be, rc, o, meta);
     double t_end = sarbp_now_s();
     if (stats) {
@@ -355,7 +365,7 @@ sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backe
                         sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats)
 {
     sarbp_status st = form_core(sarbp_reader_meta(rd), read_reader, rd, g, be, rc, o, progress,
-                                out, stats);
+                                NULL, out, stats);
     if (st) return st;
     /* inputs, joined */
     char files[sizeof((*out)->attrs[0].value)] = "";
@@ -372,5 +382,15 @@ sarbp_status sarbp_form_phd(const sarbp_phd *phd, const sarbp_grid *g, const sar
                             sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats)
 {
     if (!phd->data) return sarbp_error(SARBP_ERR_INVALID, "phase history holds no samples");
-    return form_core(phd, read_memory, (void *)phd, g, be, rc, o, progress, out, stats);
+    return form_core(phd, read_memory, (void *)phd, g, be, rc, o, progress, NULL, out, stats);
+}
+
+sarbp_status sarbp_form_phd_into(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_backend *be,
+                                 const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                                 sarbp_progress *progress, sarbp_image *img, sarbp_form_stats *stats)
+{
+    if (!phd->data) return sarbp_error(SARBP_ERR_INVALID, "phase history holds no samples");
+    if (!img) return sarbp_error(SARBP_ERR_INVALID, "no image to form into");
+    sarbp_image *out;
+    return form_core(phd, read_memory, (void *)phd, g, be, rc, o, progress, img, &out, stats);
 }
