@@ -11,8 +11,14 @@
  *    runs CPU plans as "devices": rows shared, each its own budget, bit for
  *    bit the image of one piece;
  *  - the layer's refusals: a budget that cannot hold one band, kept pulses
- *    asked for a region the plan was not made for. */
+ *    asked for a region the plan was not made for;
+ *  - forming into the caller's image (sarbp_form_phd_into), reused, full of
+ *    garbage, banded: the pixels of a fresh image;
+ *  - a NaN or Inf sample of an in-memory phase history, found block by
+ *    block as form reads it, refused with its sample and pulse. */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,10 +419,46 @@ static void test_form_into(void **state)
     }
 }
 
+/* The samples of an in-memory phase history are checked block by block as
+ * form reads them: a NaN or Inf anywhere (each float of a few samples, in
+ * the scan's chunks and at their edges) is refused naming its sample and
+ * pulse, and no image comes back. */
+static void test_form_refuses_nonfinite_samples(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(40, 30);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    const size_t K = scene->nsamples, n = scene->npulses * K;
+    const size_t at[] = {0, 1, 2047, 2048, K + 3, n / 2, n - 1};
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    for (size_t a = 0; a < sizeof at / sizeof at[0]; a++)
+        for (int part = 0; part < 2; part++) {
+            const size_t i = at[a];
+            float *f = part ? &scene->data[i].im : &scene->data[i].re;
+            const float keep = *f;
+            *f = bad[(a + (size_t)part) % 3];
+            assert_int_equal(sarbp_phd_check_samples(scene, 0, scene->npulses, scene->data),
+                             SARBP_ERR_INVALID);
+            sarbp_image *img = (sarbp_image *)1;
+            assert_int_equal(sarbp_form_phd(scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+                             SARBP_ERR_INVALID);
+            assert_null(img);
+            char want[80];
+            snprintf(want, sizeof want, "sample %zu of pulse %zu is NaN or Inf", i % K, i / K);
+            assert_non_null(strstr(sarbp_error_detail(), want));
+            *f = keep;
+        }
+    tu_ok(sarbp_phd_check_samples(scene, 0, scene->npulses, scene->data));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_form_into),
+        cmocka_unit_test(test_form_refuses_nonfinite_samples),
         cmocka_unit_test(test_banded_equals_one_piece),
         cmocka_unit_test(test_bands_that_split_tiles),
         cmocka_unit_test(test_resident_equals_streaming),

@@ -80,6 +80,9 @@ void sarbp_phd_free(sarbp_phd *phd); /* NULL is a no-op */
  * within the limits above; r0, f0, df > 0; chirp scalars positive and
  * within the limits. With data, all samples finite. */
 sarbp_status sarbp_phd_validate(const sarbp_phd *phd);
+/* SARBP_ERR_INVALID naming the first NaN or Inf of samples x, pulses
+ * [p0, p0 + np) of phd ([np][nsamples]). */
+sarbp_status sarbp_phd_check_samples(const sarbp_phd *phd, size_t p0, size_t np, const sarbp_c32 *x);
 
 /* New phd holding pulses [i0, i1) of src (metadata and data when present). */
 sarbp_status sarbp_phd_slice(const sarbp_phd *src, size_t i0, size_t i1, sarbp_phd **out);

@@ -272,7 +272,12 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     if (given && (!given->data || given->grid.nx != g->nx || given->grid.ny != g->ny))
         return sarbp_error(SARBP_ERR_INVALID, "the image to form into is not %zu x %zu", g->nx, g->ny);
     SARBP_TRY(sarbp_grid_validate(g));
-    SARBP_TRY(sarbp_phd_validate(meta));
+    /* the metadata here; samples block by block as they are read (a
+     * reader checks its own; read_memory checks the phase history's), so
+     * that the scan runs while the devices work */
+    sarbp_phd meta_only = *meta;
+    meta_only.data = NULL;
+    SARBP_TRY(sarbp_phd_validate(&meta_only));
     warm_devices(meta, g, be, rc, o);
     sarbp_form_layout lay;
     SARBP_TRY(sarbp_form_plan_layout(meta, g, be, rc, o, &lay));
@@ -357,7 +362,7 @@ static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *dst)
 {
     const sarbp_phd *phd = src;
     memcpy(dst, phd->data + p0 * phd->nsamples, np * phd->nsamples * sizeof(sarbp_c32));
-    return SARBP_OK;
+    return sarbp_phd_check_samples(phd, p0, np, dst);
 }
 
 sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,

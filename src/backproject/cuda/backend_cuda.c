@@ -263,12 +263,10 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     SARBP_TRY(sarbp_cuda_check_device(o->device));
     CUDA_TRY(cudaSetDevice(o->device));
     size_t fft_work = 0, ws = 0;
-    int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
-    CUFFT_TRY(cufftEstimateMany(1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C, (int)sub, &ws));
+    CUFFT_TRY(sarbp_cufft_work((int)nbins, (int)sub, &ws));
     fft_work += ws;
     if (!freq) {
-        CUFFT_TRY(cufftEstimateMany(1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
-                                    (int)block, &ws));
+        CUFFT_TRY(sarbp_cufft_work((int)nmf, (int)block, &ws));
         fft_work += ws;
     }
     const size_t raw_e = raw_half ? 4 : 8, prof_row = SARBP_ROW_BYTES(half, mixed, cubic, nbins);

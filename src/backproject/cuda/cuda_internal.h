@@ -12,6 +12,11 @@
 /* cuFFT has no error-string function: the result's name. */
 const char *sarbp_cufft_name(cufftResult r);
 
+/* cuFFT's estimate of the work area of a batch of 1-D C2C transforms of
+ * length n (cufftEstimateMany), remembered per (n, batch): the estimate
+ * costs 0.25-0.5 ms and memory layouts ask for it on every form. */
+cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes);
+
 #define CUDA_TRY(call)                                                                   \
     do {                                                                                 \
         cudaError_t e_ = (call);                                                         \

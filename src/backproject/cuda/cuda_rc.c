@@ -9,10 +9,40 @@
 #include "cuda_rc.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "cuda_internal.h"
+
+#define WORK_MEMO 8
+
+cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static struct work_memo {
+        int n, batch;
+        size_t bytes;
+    } memo[WORK_MEMO];
+    static int nmemo, next;
+    pthread_mutex_lock(&mu);
+    for (int k = 0; k < nmemo; k++)
+        if (memo[k].n == n && memo[k].batch == batch) {
+            *bytes = memo[k].bytes;
+            pthread_mutex_unlock(&mu);
+            return CUFFT_SUCCESS;
+        }
+    pthread_mutex_unlock(&mu);
+    int dims[1] = {n};
+    const cufftResult r = cufftEstimateMany(1, dims, NULL, 1, n, NULL, 1, n, CUFFT_C2C, batch, bytes);
+    if (r != CUFFT_SUCCESS) return r;
+    pthread_mutex_lock(&mu);
+    memo[next] = (struct work_memo){n, batch, *bytes};
+    next = (next + 1) % WORK_MEMO;
+    if (nmemo < WORK_MEMO) nmemo++;
+    pthread_mutex_unlock(&mu);
+    return CUFFT_SUCCESS;
+}
 
 const char *sarbp_cufft_name(cufftResult r)
 {

@@ -558,12 +558,10 @@ sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size
     if (block > INT_MAX || nbins > INT_MAX || nmf > INT_MAX)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: blocks of %zu pulses of %zu bins "
                            "are too large", block, nbins);
-    int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
-    CUFFT_TRY(cufftEstimateMany(1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C, (int)block, &ws));
+    CUFFT_TRY(sarbp_cufft_work((int)nbins, (int)block, &ws));
     size_t n = raw + fft + ws;
     if (nmf) {
-        CUFFT_TRY(cufftEstimateMany(1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
-                                    (int)block, &ws));
+        CUFFT_TRY(sarbp_cufft_work((int)nmf, (int)block, &ws));
         n += spec + ws;
     }
     /* the pulse table, the azimuth, pack and filter weights: far below
