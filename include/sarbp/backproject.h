@@ -163,6 +163,10 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
                                     sarbp_bp_plan **out, sarbp_stage_times *stats);
 /* Number of usable CUDA devices (0 without CUDA or without a device). */
 int sarbp_cuda_device_count(void);
+/* Frees what the CUDA back end keeps between plans so that the next plan
+ * pays nothing for it (pinned host buffers, idle copy threads); call it
+ * when no plan is alive, e.g. before exit. A no-op without CUDA. */
+void sarbp_cuda_release_cached(void);
 
 /* The memory a plan would take (bytes), for the partition layer: fixed +
  * rows x per_row + kept pulses x per_kept_pulse, against budget (the

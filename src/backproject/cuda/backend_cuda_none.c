@@ -10,6 +10,7 @@ void sarbp_cuda_options_default(sarbp_cuda_options *o)
 }
 
 int sarbp_cuda_device_count(void) { return 0; }
+void sarbp_cuda_release_cached(void) {}
 
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m)

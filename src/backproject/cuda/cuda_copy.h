@@ -31,7 +31,8 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out);
 /* Copies n bytes from device memory src to host memory dst once event
  * after (NULL: none) has passed; returns when dst holds them. */
 sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after);
-/* Frees c (NULL is fine); its bounce buffers go back to the cache. */
+/* Gives c back (NULL is fine): kept, threads and bounce buffers, for the
+ * next copier on its device, or freed. */
 void sarbp_d2h_destroy(sarbp_d2h *c);
 
 #endif
