@@ -340,14 +340,7 @@ static void test_mixed_amplitude_scale(void **state)
 static void test_mixed_chirp(void **state)
 {
     (void)state;
-    const sarbp_target t[] = {{0, 0, 0, 1}, {7.5, 1.1, 0, 0.7}, {-12.2, -0.6, 0, 0.5}};
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
-    sp.npulses = 128;
-    sp.targets = (sarbp_target *)t;
-    sp.ntargets = 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
+    sarbp_phd *p = tu_chirp_stripmap(128);
     const sarbp_grid g = {96, 64, 0.3, 0.3, 0, 0, 0, 0, 0};
     mixed_vs_fp32(p, &g, NULL, "chirp stripmap 96x64x128");
     sarbp_phd_free(p);

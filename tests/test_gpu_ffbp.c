@@ -437,14 +437,7 @@ static void test_gpu_rc_freq(void **state)
 static void test_gpu_rc_chirp(void **state)
 {
     (void)state;
-    const sarbp_target t[] = {{0, 0, 0, 1}, {7.5, 1.1, 0, 0.7}, {-12.2, -0.6, 0, 0.5}};
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
-    sp.npulses = 200;
-    sp.targets = (sarbp_target *)t;
-    sp.ntargets = 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
+    sarbp_phd *p = tu_chirp_stripmap(200);
     const sarbp_grid g = {96, 80, 0.3, 0.3, 0, 0, 0, 0, 0};
     gpu_rc_case("chirp, linear 96x80 from 200 pulses", p, &g);
     sarbp_phd_free(p);

@@ -283,6 +283,19 @@ sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses)
     return p;
 }
 
+sarbp_phd *tu_chirp_stripmap(size_t npulses)
+{
+    static const sarbp_target t[] = {{0, 0, 0, 1}, {7.5, 1.1, 0, 0.7}, {-12.2, -0.6, 0, 0.5}};
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
+    sp.npulses = npulses;
+    sp.targets = (sarbp_target *)t;
+    sp.ntargets = sizeof t / sizeof t[0];
+    sarbp_phd *p;
+    tu_ok(sarbp_simulate(&sp, &p));
+    return p;
+}
+
 sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backend *be,
                      sarbp_precision prec, const sarbp_bp_options *tune)
 {

@@ -167,6 +167,9 @@ sarbp_c64 *tu_exact64(const sarbp_phd *p, const sarbp_grid *g);
 /* Point targets only, circular, frequency domain (t NULL, n 0: one unit
  * target at the origin). */
 sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses);
+/* Three point targets (unit at the origin, 0.7 and 0.5 off it), linear
+ * stripmap geometry, raw chirp echoes (the simulator's defaults). */
+sarbp_phd *tu_chirp_stripmap(size_t npulses);
 
 /* Forms g from p on be at precision prec with default range compression and
  * tune's options (NULL: the defaults); fails the test on an error. */
