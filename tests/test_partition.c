@@ -330,7 +330,8 @@ static sarbp_status fake_create(const sarbp_bp_desc *d, const sarbp_bp_options *
     return sarbp_backend_cpu.create(d, o, 0, out, stats);
 }
 
-static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create};
+static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create,
+                                         NULL};
 
 static void test_devices_threads(void **state)
 {

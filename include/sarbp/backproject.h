@@ -183,6 +183,9 @@ sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_optio
 /* budget 0: 85% of the device's free memory; never more than is free. */
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m);
+/* Starts o->device and pins, into the process's caches, the host buffers a
+ * plan for d will take (sarbp_backend's prepare). */
+sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o);
 
 /* ---- the registry (backend_registry.c) ---- */
 typedef struct sarbp_backend_s {
@@ -196,6 +199,10 @@ typedef struct sarbp_backend_s {
     /* The back end's own options from o (device: which one), then its create. */
     sarbp_status (*create)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
                            sarbp_bp_plan **out, sarbp_stage_times *stats);
+    /* Optional (NULL: none): starts device `device` and makes ready what a
+     * plan for d will take from the process's caches (CUDA: pinned staging,
+     * copy threads), so that form can do it while the devices start. */
+    sarbp_status (*prepare)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device);
 } sarbp_backend;
 
 extern const sarbp_backend sarbp_backend_cpu;

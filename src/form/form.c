@@ -227,8 +227,10 @@ static void *form_part_main(void *arg)
 
 /* Starting a CUDA device (its context) takes a quarter of a second or more,
  * and the layout's memory queries would start the devices one after the
- * other: start them side by side first, one thread each. Errors are left
- * for the layout to report. */
+ * other: start them side by side first, one thread each, each also making
+ * ready what its first plan takes from the process's caches (be->prepare:
+ * pinned staging, copy threads), for one device too. Errors are left for
+ * the layout and the plans to report. */
 struct warm_job {
     const sarbp_backend *be;
     const sarbp_bp_desc *d;
@@ -239,16 +241,26 @@ struct warm_job {
 static void *warm_main(void *arg)
 {
     const struct warm_job *w = arg;
-    sarbp_bp_memory m;
-    (void)w->be->memory(w->d, w->o, w->device, &m);
+    if (w->be->prepare) {
+        (void)w->be->prepare(w->d, w->o, w->device);
+    } else {
+        sarbp_bp_memory m;
+        (void)w->be->memory(w->d, w->o, w->device, &m);
+    }
     return NULL;
 }
 
 static void warm_devices(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
                          const sarbp_rc_params *rc, const sarbp_bp_options *o)
 {
-    if (!be->multi_device || o->ndevices < 2 || o->ndevices > SARBP_MAX_DEVICES) return;
     const sarbp_bp_desc d = {meta, g, rc, {0, g->ny}, 0, NULL};
+    if (be->prepare && (!be->multi_device || o->ndevices < 2)) { /* one device: here */
+        const int dev = be->multi_device && o->ndevices > 0 ? o->devices[0] : o->device;
+        const struct warm_job w = {be, &d, o, dev};
+        (void)warm_main((void *)&w);
+        return;
+    }
+    if (!be->multi_device || o->ndevices < 2 || o->ndevices > SARBP_MAX_DEVICES) return;
     struct warm_job jobs[SARBP_MAX_DEVICES];
     pthread_t th[SARBP_MAX_DEVICES];
     int started[SARBP_MAX_DEVICES] = {0};

@@ -20,6 +20,12 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 
+sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o)
+{
+    (void)d, (void)o;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
+
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
