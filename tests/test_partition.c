@@ -15,7 +15,8 @@
  *  - forming into the caller's image (sarbp_form_phd_into), reused, full of
  *    garbage, banded: the pixels of a fresh image;
  *  - a NaN or Inf sample of an in-memory phase history, found block by
- *    block as form reads it, refused with its sample and pulse. */
+ *    block as form reads it, refused with its sample and pulse, also when
+ *    several devices share the blocks read (none waits for ever). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -449,6 +450,16 @@ static void test_form_refuses_nonfinite_samples(void **state)
             assert_null(img);
             char want[80];
             snprintf(want, sizeof want, "sample %zu of pulse %zu is NaN or Inf", i % K, i / K);
+            assert_non_null(strstr(sarbp_error_detail(), want));
+            /* three devices sharing the blocks they read: every one stops,
+             * none waits for ever, and the message is the read's */
+            sarbp_bp_options om = o;
+            om.ndevices = 3;
+            om.devices[0] = 0, om.devices[1] = 1, om.devices[2] = 2;
+            img = (sarbp_image *)1;
+            assert_int_equal(sarbp_form_phd(scene, &g, &fake_multi, &rc, &om, NULL, &img, NULL),
+                             SARBP_ERR_INVALID);
+            assert_null(img);
             assert_non_null(strstr(sarbp_error_detail(), want));
             *f = keep;
         }

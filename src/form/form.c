@@ -131,6 +131,32 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
     return SARBP_OK;
 }
 
+/* Blocks of samples read once for all parts. With several devices that
+ * each read the input once, in order (one band, or bands over kept
+ * profiles), the first part to ask for a block reads it into one of
+ * SHARE_SLOTS buffers and the others take it from there; before, every
+ * device read (and the reader's lock serialised) every block. Used only
+ * when every part's plan takes blocks of the same size. */
+#define SHARE_SLOTS 4
+
+struct share_slot {
+    size_t p0;                 /* the block it holds (first pulse) */
+    int loading;               /* being read */
+    int refs;                  /* parts yet to take it; 0: free */
+    sarbp_status st;           /* the read's */
+    char why[256];             /* its message */
+    sarbp_c32 *buf;            /* [block][nsamples] */
+};
+
+struct block_share {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int possible;              /* every part reads the input once */
+    int arrived, enabled, failed;
+    size_t block, next;        /* the parts' block size; the next block to read */
+    struct share_slot slot[SHARE_SLOTS];
+};
+
 /* What the device threads share. */
 struct form_shared {
     const sarbp_phd *meta;
@@ -146,6 +172,7 @@ struct form_shared {
     size_t done, total;        /* pulses x bands, for progress */
     int prefault;              /* the back end does not accumulate in the image */
     int nparts;
+    struct block_share share;
 };
 
 struct form_part_job {
@@ -153,8 +180,102 @@ struct form_part_job {
     const sarbp_form_part *pt;
     sarbp_form_dev_stats st;
     sarbp_status status;
+    int stopped;               /* it stopped because another part failed */
     char why[512];             /* the worker thread's error message */
 };
+
+/* Part arrival at the share once its plan exists (block 0: it has none,
+ * it failed): the last to arrive decides whether the parts share reads. */
+static void share_arrive(struct block_share *s, int nparts, size_t block, size_t nsamples)
+{
+    pthread_mutex_lock(&s->mu);
+    if (block == 0) s->failed = 1;
+    else if (s->arrived > 0 && s->block != block) s->possible = 0;
+    if (block) s->block = block;
+    if (++s->arrived == nparts) {
+        int ok = s->possible && !s->failed && nparts > 1;
+        for (int k = 0; ok && k < SHARE_SLOTS; k++) {
+            s->slot[k].buf = malloc(s->block * nsamples * sizeof(sarbp_c32));
+            ok = s->slot[k].buf != NULL; /* without them every part reads on its own */
+        }
+        s->enabled = ok;
+        pthread_cond_broadcast(&s->cv);
+    }
+    while (s->arrived < nparts) pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* n parts that never start: counted as arrived and failed, without waiting. */
+static void share_absent(struct block_share *s, int n)
+{
+    pthread_mutex_lock(&s->mu);
+    s->failed = 1;
+    s->arrived += n;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A part that stops early: the others stop waiting for it. */
+static void share_fail(struct block_share *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->failed = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The slot holding pulses [p0, p0 + np), read by this part if it is the
+ * first to ask (the reader under sh->lock); *stopped when another part
+ * failed meanwhile. */
+static sarbp_status share_take(struct form_shared *sh, size_t p0, size_t np, int *stopped,
+                               struct share_slot **out)
+{
+    struct block_share *s = &sh->share;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        if (s->failed) {
+            pthread_mutex_unlock(&s->mu);
+            *stopped = 1;
+            return sarbp_error(SARBP_ERR_INTERNAL, "stopped: another device failed");
+        }
+        struct share_slot *have = NULL, *free_slot = NULL;
+        for (int k = 0; k < SHARE_SLOTS; k++) {
+            struct share_slot *t = &s->slot[k];
+            if (t->refs > 0 && t->p0 == p0) have = t;
+            else if (t->refs == 0 && !free_slot) free_slot = t;
+        }
+        if (have && !have->loading) {
+            *out = have;
+            pthread_mutex_unlock(&s->mu);
+            if (have->st) return sarbp_error(have->st, "%s", have->why);
+            return SARBP_OK;
+        }
+        if (!have && p0 == s->next && free_slot) { /* this part reads it */
+            struct share_slot *t = free_slot;
+            *t = (struct share_slot){p0, 1, sh->nparts, SARBP_OK, "", t->buf};
+            s->next += s->block;
+            pthread_mutex_unlock(&s->mu);
+            pthread_mutex_lock(&sh->lock);
+            const sarbp_status st = sh->rd(sh->src, p0, np, t->buf);
+            pthread_mutex_unlock(&sh->lock);
+            pthread_mutex_lock(&s->mu);
+            t->loading = 0;
+            t->st = st;
+            if (st) snprintf(t->why, sizeof t->why, "%s", sarbp_error_detail());
+            pthread_cond_broadcast(&s->cv);
+            continue; /* taken like any other */
+        }
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+}
+
+/* This part is done with slot t. */
+static void share_give(struct block_share *s, struct share_slot *t)
+{
+    pthread_mutex_lock(&s->mu);
+    if (--t->refs == 0) pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
 
 static void part_progress(struct form_shared *sh, size_t np)
 {
@@ -176,7 +297,9 @@ static sarbp_status form_part(struct form_part_job *job)
     sarbp_bp_plan *plan = NULL;
     const sarbp_bp_desc d = {meta, sh->g, sh->rc, {pt->row0, pt->band_rows}, pt->kept ? P : 0,
                              sh->img->data};
-    SARBP_TRY(sh->be->create(&d, sh->o, pt->device, &plan, stages));
+    const sarbp_status sc = sh->be->create(&d, sh->o, pt->device, &plan, stages);
+    share_arrive(&sh->share, sh->nparts, sc ? 0 : sarbp_bp_plan_block(plan), meta->nsamples);
+    SARBP_TRY(sc);
     const size_t block = sarbp_bp_plan_block(plan);
     sarbp_c32 *buf = block ? malloc(block * meta->nsamples * sizeof(sarbp_c32)) : NULL;
     sarbp_status st = buf ? SARBP_OK
@@ -192,14 +315,23 @@ static sarbp_status form_part(struct form_part_job *job)
         const int reuse = pt->kept && b > 0; /* the profiles are resident */
         for (size_t p0 = 0; !st && p0 < P; p0 += block) {
             const size_t np = P - p0 < block ? P - p0 : block;
+            const sarbp_c32 *samples = NULL;
+            struct share_slot *slot = NULL;
             if (!reuse) {
                 const double tr = sarbp_now_s();
-                pthread_mutex_lock(&sh->lock);
-                st = sh->rd(sh->src, p0, np, buf);
-                pthread_mutex_unlock(&sh->lock);
+                if (sh->share.enabled) {
+                    st = share_take(sh, p0, np, &job->stopped, &slot);
+                    if (slot) samples = slot->buf;
+                } else {
+                    pthread_mutex_lock(&sh->lock);
+                    st = sh->rd(sh->src, p0, np, buf);
+                    pthread_mutex_unlock(&sh->lock);
+                    samples = buf;
+                }
                 job->st.read_s += sarbp_now_s() - tr;
             }
-            if (!st) st = sarbp_bp_plan_execute(plan, p0, np, reuse ? NULL : buf, stages);
+            if (!st) st = sarbp_bp_plan_execute(plan, p0, np, samples, stages);
+            if (slot) share_give(&sh->share, slot); /* execute is done with the samples */
             part_progress(sh, np);
         }
         /* the device starts on what the plan held back while the band's
@@ -210,6 +342,7 @@ static sarbp_status form_part(struct form_part_job *job)
         job->st.image_wait_s += sarbp_now_s() - tw;
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
     }
+    if (st && sh->share.enabled) share_fail(&sh->share);
     sarbp_bp_plan_destroy(plan);
     free(buf);
     job->st.pairs = sarbp_grid_pairs(sh->g, P) * (double)pt->nrows / (double)sh->g->ny;
@@ -306,6 +439,10 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
      * image is taken as touched */
     sh.prefault = !lay.in_place && !given;
     sh.nparts = lay.nparts;
+    pthread_mutex_init(&sh.share.mu, NULL);
+    pthread_cond_init(&sh.share.cv, NULL);
+    sh.share.possible = 1;
+    for (int k = 0; k < lay.nparts; k++) sh.share.possible &= lay.part[k].bands == 1 || lay.part[k].kept;
     struct form_part_job jobs[SARBP_MAX_DEVICES];
     pthread_t th[SARBP_MAX_DEVICES];
     int started[SARBP_MAX_DEVICES] = {0};
@@ -320,16 +457,22 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
                 jobs[k].status = sarbp_error(SARBP_ERR_NOMEM, "cannot start a thread for device %d",
                                              lay.part[k].device);
                 snprintf(jobs[k].why, sizeof jobs[k].why, "%s", sarbp_error_detail());
+                share_absent(&sh.share, lay.nparts - k); /* the started parts stop waiting */
                 break;
             }
             started[k] = 1;
         }
         for (int k = 0; k < lay.nparts; k++)
             if (started[k]) pthread_join(th[k], NULL);
-        for (int k = 0; k < lay.nparts && !st; k++)
-            if (jobs[k].status)
-                st = sarbp_error(jobs[k].status, "device %d: %s", lay.part[k].device, jobs[k].why);
+        /* the first failure that is not a part stopping for another's */
+        for (int pass = 0; pass < 2 && !st; pass++)
+            for (int k = 0; k < lay.nparts && !st; k++)
+                if (jobs[k].status && (pass || !jobs[k].stopped))
+                    st = sarbp_error(jobs[k].status, "device %d: %s", lay.part[k].device, jobs[k].why);
     }
+    for (int k = 0; k < SHARE_SLOTS; k++) free(sh.share.slot[k].buf);
+    pthread_cond_destroy(&sh.share.cv);
+    pthread_mutex_destroy(&sh.share.mu);
     pthread_mutex_destroy(&sh.lock);
     if (st) {
         if (!given) sarbp_image_free(img);
