@@ -164,7 +164,8 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
 /* Number of usable CUDA devices (0 without CUDA or without a device). */
 int sarbp_cuda_device_count(void);
 /* Frees what the CUDA back end keeps between plans so that the next plan
- * pays nothing for it (pinned host buffers, idle copy threads); call it
+ * pays nothing for it (pinned host buffers, idle copy threads, streams,
+ * events and cuFFT plans); call it
  * when no plan is alive, e.g. before exit. A no-op without CUDA. */
 void sarbp_cuda_release_cached(void);
 

@@ -32,6 +32,7 @@
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,109 @@ struct cuda_plan {
     float *d_keep_bound;     /* fp16, mixed: [keep], the bound of a unit at its first pulse */
     size_t *keep_unit0;      /* [keep]: the first pulse of the unit that compressed it */
     size_t setup_bytes[2];   /* pulse and image bytes, for stats */
+    int kit_ready;           /* streams, events and cuFFT plans all made (give_kit) */
 };
+
+/* ---- streams, events and cuFFT plans kept for the next plan ---------------- */
+
+/* Making them costs a plan about a millisecond (three cuFFT plans, three
+ * streams, two dozen events) and destroying them about as much again; a
+ * plan gives them back here, one set per device, and the next plan on the
+ * device with the same FFT shapes takes them. */
+struct kit {
+    int valid;
+    size_t nbins, sub, nmf, fwd_batch; /* the FFT shapes (nmf 0: FREQ, no forward plans) */
+    cufftHandle fft[NSLOT], fwd[NSLOT];
+    cudaStream_t stream[NSLOT];
+    cudaEvent_t ev[NSLOT][5], prev_bp, chunk_ev[ROW_CHUNKS];
+};
+
+static pthread_mutex_t kit_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct kit kits[SARBP_MAX_DEVICES];
+
+static void kit_free(struct kit *k)
+{
+    for (int j = 0; j < NSLOT; j++) {
+        cufftDestroy(k->fft[j]);
+        if (k->nmf) cufftDestroy(k->fwd[j]);
+        cudaStreamDestroy(k->stream[j]);
+        for (int e = 0; e < 5; e++) cudaEventDestroy(k->ev[j][e]);
+    }
+    cudaEventDestroy(k->prev_bp);
+    for (int c = 0; c < ROW_CHUNKS; c++) cudaEventDestroy(k->chunk_ev[c]);
+    k->valid = 0;
+}
+
+/* Takes the device's kept set into p when its shapes are p's; 1 if so. */
+static int take_kit(struct cuda_plan *p)
+{
+    if (p->device < 0 || p->device >= SARBP_MAX_DEVICES) return 0;
+    pthread_mutex_lock(&kit_mu);
+    struct kit *k = &kits[p->device];
+    const int ok = k->valid && k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
+                   k->fwd_batch == (p->nmf ? p->base.block : 0);
+    if (ok) {
+        for (int j = 0; j < NSLOT; j++) {
+            struct slot *s = &p->s[j];
+            s->fft = k->fft[j];
+            s->fft_ok = 1;
+            s->fwd = k->fwd[j];
+            s->fwd_ok = p->nmf != 0;
+            s->stream = k->stream[j];
+            memcpy(s->ev, k->ev[j], sizeof s->ev);
+        }
+        p->prev_bp = k->prev_bp;
+        memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
+        k->valid = 0;
+    }
+    pthread_mutex_unlock(&kit_mu);
+    return ok;
+}
+
+/* Gives p's set (idle: the device was synchronised) to its device's keeping
+ * when that is empty, and clears it from p; 1 if so. */
+static int give_kit(struct cuda_plan *p)
+{
+    if (!p->kit_ready || p->device < 0 || p->device >= SARBP_MAX_DEVICES) return 0;
+    pthread_mutex_lock(&kit_mu);
+    struct kit *k = &kits[p->device];
+    const int ok = !k->valid;
+    if (ok) {
+        memset(k, 0, sizeof *k);
+        k->valid = 1;
+        k->nbins = p->nbins;
+        k->sub = p->sub;
+        k->nmf = p->nmf;
+        k->fwd_batch = p->nmf ? p->base.block : 0;
+        for (int j = 0; j < NSLOT; j++) {
+            struct slot *s = &p->s[j];
+            k->fft[j] = s->fft;
+            k->fwd[j] = s->fwd;
+            k->stream[j] = s->stream;
+            memcpy(k->ev[j], s->ev, sizeof s->ev);
+            s->fft_ok = s->fwd_ok = 0;
+            s->stream = NULL;
+            memset(s->ev, 0, sizeof s->ev);
+        }
+        k->prev_bp = p->prev_bp;
+        memcpy(k->chunk_ev, p->chunk_ev, sizeof k->chunk_ev);
+        p->prev_bp = NULL;
+        memset(p->chunk_ev, 0, sizeof p->chunk_ev);
+    }
+    pthread_mutex_unlock(&kit_mu);
+    return ok;
+}
+
+void sarbp_cuda_release_kits(void)
+{
+    pthread_mutex_lock(&kit_mu);
+    for (int d = 0; d < SARBP_MAX_DEVICES; d++)
+        if (kits[d].valid) {
+            cudaSetDevice(d);
+            kit_free(&kits[d]);
+        }
+    pthread_mutex_unlock(&kit_mu);
+}
 
 sarbp_status sarbp_cuda_check_device(int device)
 {
@@ -188,6 +291,7 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     struct cuda_plan *p = (struct cuda_plan *)bp;
     cudaSetDevice(p->device);
     cudaDeviceSynchronize();
+    (void)give_kit(p); /* what it takes stays alive, cleared from p */
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
         sarbp_pinned_put(s->h_raw);
@@ -354,9 +458,17 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     const size_t prof_row = SARBP_ROW_BYTES(p->half, p->mixed, p->cubic, p->nbins);
     size_t *pb = &p->setup_bytes[0];
     int dims[1] = {(int)p->nbins}, fdims[1] = {(int)p->nmf};
+    const int kept = take_kit(p); /* streams, events and cuFFT plans of an earlier plan */
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
         size_t ws = 0;
+        if (kept) {
+            CUFFT_TRY(cufftGetSize(s->fft, &ws));
+            *pb += ws;
+            if (!freq) CUFFT_TRY(cufftGetSize(s->fwd, &ws));
+            *pb += freq ? 0 : ws;
+            continue;
+        }
         CUFFT_TRY(cufftCreate(&s->fft));
         s->fft_ok = 1;
         CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
@@ -374,8 +486,10 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
-        CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-        for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
+        if (!kept) {
+            CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+            for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
+        }
         SARBP_TRY(sarbp_pinned_get(block * p->K * raw_e, &s->h_raw));
         SARBP_TRY(sarbp_pinned_get(block * sizeof(sarbp_dpulse), (void **)&s->h_pulses));
         CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
@@ -395,9 +509,12 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         p->keep_unit0 = malloc(keep * sizeof(size_t));
         if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
-    CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
-    for (int c = 0; c < ROW_CHUNKS; c++)
-        CUDA_TRY(cudaEventCreateWithFlags(&p->chunk_ev[c], cudaEventDisableTiming));
+    if (!kept) {
+        CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
+        for (int c = 0; c < ROW_CHUNKS; c++)
+            CUDA_TRY(cudaEventCreateWithFlags(&p->chunk_ev[c], cudaEventDisableTiming));
+    }
+    p->kit_ready = 1;
 
     SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     /* the tables above were copied on the legacy default stream, which the

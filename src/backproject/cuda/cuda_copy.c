@@ -266,6 +266,7 @@ static void d2h_free(struct sarbp_d2h *c)
 
 void sarbp_cuda_release_cached(void)
 {
+    sarbp_cuda_release_kits();
     pthread_mutex_lock(&idle_mu);
     const int n = nidle;
     struct sarbp_d2h *drop[IDLE_MAX];

@@ -17,6 +17,10 @@ const char *sarbp_cufft_name(cufftResult r);
  * costs 0.25-0.5 ms and memory layouts ask for it on every form. */
 cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes);
 
+/* Frees the streams, events and cuFFT plans the bp plans keep for the next
+ * plan (backend_cuda.c; sarbp_cuda_release_cached calls it). */
+void sarbp_cuda_release_kits(void);
+
 #define CUDA_TRY(call)                                                                   \
     do {                                                                                 \
         cudaError_t e_ = (call);                                                         \
