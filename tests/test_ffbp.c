@@ -80,35 +80,12 @@ static void form_both(const sarbp_phd *p, const sarbp_grid *g, const sarbp_ffbp_
     sarbp_profiles_free(pr);
 }
 
-static sarbp_phd *scene(sarbp_geometry geom, size_t npulses, int clutter)
-{
-    sarbp_target *c = NULL;
-    size_t nc = clutter ? 150 : 0;
-    if (nc) tu_ok(sarbp_targets_clutter(nc, 40, -30, 0, 5, &c));
-    sarbp_target *all = calloc(nc + 3, sizeof *all);
-    assert_non_null(all);
-    if (nc) memcpy(all, c, nc * sizeof *all);
-    const sarbp_target bright[] = {{0, 0, 0, 10}, {12, 7, 0, 5}, {-9.3, -11.7, 0, 8}};
-    memcpy(all + nc, bright, sizeof bright);
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, geom, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = all;
-    sp.ntargets = nc + 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    free(all);
-    free(c);
-    return p;
-}
-
-
 /* One scene: FFBP at the defaults against direct BP (same profiles) and
  * against the exact image; bars from the measured figures (test header). */
 static void check_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g,
                         double meas_bp, double meas_exact)
 {
-    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     sarbp_c64 *bp, *fb;
@@ -156,7 +133,7 @@ static void report(const char *what, const sarbp_grid *g, size_t P, double os, d
  * FFBP_FINAL, FFBP_MERGE change the rest) */
 static void measure(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g)
 {
-    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
     const double os[] = {3, 4, 6};
     for (size_t k = 0; k < 3; k++) {
         sarbp_ffbp_params fp;
@@ -248,18 +225,7 @@ static void test_point_target(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    sarbp_profiles *pr;
-    tu_ok(sarbp_profiles_alloc(4, 64, SARBP_FP64, &pr));
-    pr->npulses = 4;
-    for (size_t i = 0; i < 4; i++) {
-        pr->pos[3 * i] = 0.5 * (double)i;
-        pr->pos[3 * i + 1] = 0;
-        pr->pos[3 * i + 2] = 1000;
-        pr->r0[i] = 1000;
-        pr->rstart[i] = -1;
-        pr->dr[i] = 0.03;
-        pr->fref[i] = 9.6e9;
-    }
+    sarbp_profiles *pr = tu_over_image_profiles(SARBP_FP64);
     sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
     sarbp_c64 img[256] = {{0, 0}};
     sarbp_ffbp_params fp;
@@ -275,7 +241,7 @@ static void test_refusals(void **state)
  * direct BP) over a grid of factorizations: FFBP_MODEL=1 */
 static void model_sweep(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g)
 {
-    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
     sarbp_profiles *pr = profiles_of(p), *p32 = profiles32_of(p);
     const size_t n = g.nx * g.ny;
     sarbp_c64 *bp = calloc(n, sizeof *bp);
@@ -326,19 +292,6 @@ static void test_model_sweep(void **state)
 
 static char out[16384], err[16384];
 
-/* the window of side x side pixels at the centre of g, on g's pixels */
-static sarbp_grid centre_window(const sarbp_grid *g, size_t side, size_t *x0, size_t *y0)
-{
-    sarbp_grid w = *g;
-    w.nx = g->nx < side ? g->nx : side;
-    w.ny = g->ny < side ? g->ny : side;
-    *x0 = (g->nx - w.nx) / 2;
-    *y0 = (g->ny - w.ny) / 2;
-    w.xc = sarbp_grid_x(g, *x0) + 0.5 * (double)(w.nx - 1) * g->dx;
-    w.yc = sarbp_grid_y(g, *y0) + 0.5 * (double)(w.ny - 1) * g->dy;
-    return w;
-}
-
 /* SER of the window (x0, y0) of t[g] against r[w] */
 static double window_ser(const sarbp_c32 *t, const sarbp_grid *g, const sarbp_grid *w, size_t x0,
                          size_t y0, const sarbp_c64 *r)
@@ -372,7 +325,7 @@ static sarbp_c32 *ffbp32(const sarbp_profiles *pr, const sarbp_grid *g, double m
  * factorization, so only arithmetic differs (measured 114.3 and 117.1 dB) */
 static void fp32_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g, double meas)
 {
-    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     sarbp_c64 *bp, *fb;
@@ -414,7 +367,7 @@ static void test_fp32_vs_fp64(void **state)
 static void default_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g,
                           int ref64, double meas_bp, double meas_exact)
 {
-    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
     sarbp_profiles *p32 = profiles32_of(p);
     const size_t n = g.nx * g.ny;
     sarbp_ffbp_params fp;
@@ -441,7 +394,7 @@ static void default_scene(const char *what, sarbp_geometry geom, size_t P, sarbp
         free(bp);
     }
     size_t x0, y0;
-    const sarbp_grid w = centre_window(&g, 40, &x0, &y0);
+    const sarbp_grid w = sarbp_grid_centre_window(&g, 40, &x0, &y0);
     sarbp_c64 *ex = tu_exact64(p, &w);
     const double serx = window_ser(f, &g, &w, x0, y0, ex);
     printf("%s: %zux%zu, P %zu: base %zu merge %zu final %zu os %.2f/%.2f, predicted %.1f dB; "
@@ -536,7 +489,7 @@ static void test_point_targets_fp32(void **state)
 static void test_threads(void **state)
 {
     (void)state;
-    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, 256, 1);
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 256);
     sarbp_profiles *p32 = profiles32_of(p);
     const sarbp_grid g = {131, 97, 0.2, 0.2, 0, 0, 0, 0, 0};
     sarbp_ffbp_params fp;
@@ -563,7 +516,7 @@ static void test_threads(void **state)
 static void model_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g,
                         const double meas_diff[3], const double meas_ser[3], double meas_gain)
 {
-    sarbp_phd *p = scene(geom, P, 1);
+    sarbp_phd *p = tu_ffbp_scene(geom, P);
     sarbp_profiles *p32 = profiles32_of(p), *p64 = profiles_of(p);
     const size_t n = g.nx * g.ny;
     sarbp_c64 *bp = calloc(n, sizeof *bp);
@@ -613,7 +566,7 @@ static void test_model(void **state)
 static void test_plan(void **state)
 {
     (void)state;
-    sarbp_phd *p = scene(SARBP_GEOM_CIRCULAR, 300, 1);
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 300);
     const sarbp_grid g = {131, 97, 0.2, 0.2, 0, 0, 0, 0, 0};
     const size_t n = g.nx * g.ny;
     sarbp_rc_params rc;
@@ -704,19 +657,7 @@ static void test_gotcha(void **state)
 static void test_refusals_fp32(void **state)
 {
     (void)state;
-    sarbp_profiles *pr;
-    tu_ok(sarbp_profiles_alloc(4, 64, SARBP_FP32, &pr));
-    pr->npulses = 4;
-    for (size_t i = 0; i < 4; i++) {
-        pr->pos[3 * i] = 0.5 * (double)i;
-        pr->pos[3 * i + 1] = 0;
-        pr->pos[3 * i + 2] = 1000;
-        pr->r0[i] = 1000;
-        pr->rstart[i] = -1;
-        pr->dr[i] = 0.03;
-        pr->fref[i] = 9.6e9;
-    }
-    memset(pr->data32, 0, 4 * 64 * sizeof *pr->data32);
+    sarbp_profiles *pr = tu_over_image_profiles(SARBP_FP32);
     sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
     sarbp_c32 img[256];
     memset(img, 0, sizeof img);

@@ -268,19 +268,7 @@ static void test_factorizations(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    sarbp_profiles *pr;
-    tu_ok(sarbp_profiles_alloc(4, 64, SARBP_FP32, &pr));
-    pr->npulses = 4;
-    memset(pr->data32, 0, 4 * 64 * sizeof *pr->data32);
-    for (size_t i = 0; i < 4; i++) {
-        pr->pos[3 * i] = 0.5 * (double)i;
-        pr->pos[3 * i + 1] = 0;
-        pr->pos[3 * i + 2] = 1000;
-        pr->r0[i] = 1000;
-        pr->rstart[i] = -1;
-        pr->dr[i] = 0.03;
-        pr->fref[i] = 9.6e9;
-    }
+    sarbp_profiles *pr = tu_over_image_profiles(SARBP_FP32);
     sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
     sarbp_c32 img[256] = {{0, 0}};
     sarbp_ffbp_params fp;

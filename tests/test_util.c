@@ -249,26 +249,33 @@ const sarbp_cuda_variant *tu_variant(size_t v)
     return &t[v];
 }
 
-sarbp_phd *tu_clutter_scene(size_t npulses)
+/* nc clutter scatterers within +-extent m (-30 to 0 dB, seed 5) and three
+ * bright targets, frequency domain, geometry geom. */
+static sarbp_phd *clutter_and_bright(sarbp_geometry geom, size_t npulses, size_t nc, double extent,
+                                     const sarbp_target bright[3])
 {
-    sarbp_target *clutter;
-    size_t nc = 150;
-    tu_ok(sarbp_targets_clutter(nc, 50, -30, 0, 5, &clutter));
-    sarbp_target *all = malloc((nc + 3) * sizeof *all);
+    sarbp_target *c = NULL;
+    tu_ok(sarbp_targets_clutter(nc, extent, -30, 0, 5, &c));
+    sarbp_target *all = calloc(nc + 3, sizeof *all);
     assert_non_null(all);
-    memcpy(all, clutter, nc * sizeof *all);
-    const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8}};
-    memcpy(all + nc, bright, sizeof bright);
+    memcpy(all, c, nc * sizeof *all);
+    memcpy(all + nc, bright, 3 * sizeof *all);
     sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
+    sarbp_sim_defaults(&sp, geom, SARBP_DOMAIN_FREQ);
     sp.npulses = npulses;
     sp.targets = all;
     sp.ntargets = nc + 3;
     sarbp_phd *p;
     tu_ok(sarbp_simulate(&sp, &p));
     free(all);
-    free(clutter);
+    free(c);
     return p;
+}
+
+sarbp_phd *tu_clutter_scene(size_t npulses)
+{
+    const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8}};
+    return clutter_and_bright(SARBP_GEOM_CIRCULAR, npulses, 150, 50, bright);
 }
 
 sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses)
@@ -281,6 +288,25 @@ sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses)
     sarbp_phd *p;
     tu_ok(sarbp_simulate(&sp, &p));
     return p;
+}
+
+sarbp_profiles *tu_over_image_profiles(sarbp_precision prec)
+{
+    sarbp_profiles *pr;
+    tu_ok(sarbp_profiles_alloc(4, 64, prec, &pr));
+    pr->npulses = 4;
+    for (size_t i = 0; i < 4; i++) {
+        pr->pos[3 * i] = 0.5 * (double)i;
+        pr->pos[3 * i + 1] = 0;
+        pr->pos[3 * i + 2] = 1000;
+        pr->r0[i] = 1000;
+        pr->rstart[i] = -1;
+        pr->dr[i] = 0.03;
+        pr->fref[i] = 9.6e9;
+    }
+    if (pr->data32) memset(pr->data32, 0, 4 * 64 * sizeof *pr->data32);
+    if (pr->data64) memset(pr->data64, 0, 4 * 64 * sizeof *pr->data64);
+    return pr;
 }
 
 sarbp_phd *tu_chirp_stripmap(size_t npulses)
@@ -435,24 +461,8 @@ sarbp_profiles *tu_profiles(const sarbp_phd *p, sarbp_precision prec, sarbp_inte
 /* point targets + clutter within +-40 m (the prototype's test scene) */
 sarbp_phd *tu_ffbp_scene(sarbp_geometry geom, size_t npulses)
 {
-    sarbp_target *c = NULL;
-    const size_t nc = 150;
-    tu_ok(sarbp_targets_clutter(nc, 40, -30, 0, 5, &c));
-    sarbp_target *all = calloc(nc + 3, sizeof *all);
-    assert_non_null(all);
-    memcpy(all, c, nc * sizeof *all);
     const sarbp_target bright[] = {{0, 0, 0, 10}, {12, 7, 0, 5}, {-9.3, -11.7, 0, 8}};
-    memcpy(all + nc, bright, sizeof bright);
-    sarbp_sim_params sp;
-    sarbp_sim_defaults(&sp, geom, SARBP_DOMAIN_FREQ);
-    sp.npulses = npulses;
-    sp.targets = all;
-    sp.ntargets = nc + 3;
-    sarbp_phd *p;
-    tu_ok(sarbp_simulate(&sp, &p));
-    free(all);
-    free(c);
-    return p;
+    return clutter_and_bright(geom, npulses, 150, 40, bright);
 }
 
 /* The exact image (no FFT, no interpolation) of p on g, FP64. */

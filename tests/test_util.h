@@ -167,6 +167,10 @@ sarbp_c64 *tu_exact64(const sarbp_phd *p, const sarbp_grid *g);
 /* Point targets only, circular, frequency domain (t NULL, n 0: one unit
  * target at the origin). */
 sarbp_phd *tu_targets(const sarbp_target *t, size_t n, size_t npulses);
+/* Four pulses of zero profiles (64 bins, precision prec) whose antennas
+ * fly 1000 m over the scene origin, along x: over the image of the
+ * refusal tests. */
+sarbp_profiles *tu_over_image_profiles(sarbp_precision prec);
 /* Three point targets (unit at the origin, 0.7 and 0.5 off it), linear
  * stripmap geometry, raw chirp echoes (the simulator's defaults). */
 sarbp_phd *tu_chirp_stripmap(size_t npulses);

@@ -54,6 +54,13 @@ sarbp_status sarbp_grid_default(const sarbp_phd *meta, sarbp_grid *g);
  * SARBP_ERR_INVALID when they do not lie inside g or g is itself a band. */
 sarbp_status sarbp_grid_band(const sarbp_grid *g, size_t row0, size_t nrows, sarbp_grid *band);
 
+/* The window of side x side pixels of g (clipped to g) whose first pixel
+ * is (x0, y0) of g, on g's own pixels: for comparing part of an image with
+ * a reference formed on the window alone. */
+sarbp_grid sarbp_grid_window(const sarbp_grid *g, size_t side, size_t x0, size_t y0);
+/* The same window at the centre of g, its first pixel in *x0, *y0. */
+sarbp_grid sarbp_grid_centre_window(const sarbp_grid *g, size_t side, size_t *x0, size_t *y0);
+
 /* Pixel-pulse pairs of a job. */
 static inline double sarbp_grid_pairs(const sarbp_grid *g, size_t npulses)
 {

@@ -426,6 +426,30 @@ struct stage0_job {
     sub32 *s;
 };
 
+/* Adds the row's samples (vr, vi), turned by their phases cy and weighted
+ * by m, into its sums (ar, ai): the same step of stage 0 and the merges. */
+static inline void accumulate_row(const row_scratch *w, size_t nr)
+{
+    for (size_t i = 0; i < nr; i++) {
+        float sn, cs;
+        sincos_2pi(w->cy[i], &sn, &cs);
+        sn *= w->m[i];
+        cs *= w->m[i];
+        w->ar[i] += w->vr[i] * cs - w->vi[i] * sn;
+        w->ai[i] += w->vr[i] * sn + w->vi[i] * cs;
+    }
+}
+
+/* The row's sums into out (interleaved complex), prefiltered. */
+static inline void store_row(const row_scratch *w, float *out, size_t nr)
+{
+    for (size_t i = 0; i < nr; i++) {
+        out[2 * i] = w->ar[i];
+        out[2 * i + 1] = w->ai[i];
+    }
+    prefilter_row(out, nr);
+}
+
 static void stage0_row(void *vj, size_t jt, int worker)
 {
     const struct stage0_job *j = vj;
@@ -476,21 +500,9 @@ static void stage0_row(void *vj, size_t jt, int worker)
                 w->vi[i] = b[1] + t * (b[3] - b[1]);
             }
         }
-        for (size_t i = 0; i < nr; i++) {
-            float sn, cs;
-            sincos_2pi(w->cy[i], &sn, &cs);
-            sn *= w->m[i];
-            cs *= w->m[i];
-            w->ar[i] += w->vr[i] * cs - w->vi[i] * sn;
-            w->ai[i] += w->vr[i] * sn + w->vi[i] * cs;
-        }
+        accumulate_row(w, nr);
     }
-    float *out = s->f + 2 * jt * nr;
-    for (size_t i = 0; i < nr; i++) {
-        out[2 * i] = w->ar[i];
-        out[2 * i + 1] = w->ai[i];
-    }
-    prefilter_row(out, nr);
+    store_row(w, s->f + 2 * jt * nr, nr);
 }
 
 /* ---- merges: children onto the parent's grid -------------------------------- */
@@ -566,21 +578,9 @@ static void merge_row(void *vj, size_t jt, int worker)
             const float *p = k->f + 2 * ((size_t)w->ii[i] - knr - 1);
             dot44(p, knr, wi, wj, &w->vr[i], &w->vi[i]);
         }
-        for (size_t i = 0; i < nr; i++) {
-            float sn, cs;
-            sincos_2pi(w->cy[i], &sn, &cs);
-            sn *= w->m[i];
-            cs *= w->m[i];
-            w->ar[i] += w->vr[i] * cs - w->vi[i] * sn;
-            w->ai[i] += w->vr[i] * sn + w->vi[i] * cs;
-        }
+        accumulate_row(w, nr);
     }
-    float *out = s->f + 2 * jt * nr;
-    for (size_t i = 0; i < nr; i++) {
-        out[2 * i] = w->ar[i];
-        out[2 * i + 1] = w->ai[i];
-    }
-    prefilter_row(out, nr);
+    store_row(w, s->f + 2 * jt * nr, nr);
 }
 
 /* ---- the last step: a sub-image at the pixels -------------------------------- */

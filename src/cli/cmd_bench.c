@@ -196,20 +196,6 @@ static double process_cpu_s(void)
     return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) ? NAN : (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The side x side window at the centre of g, on g's own pixels: its grid
- * and its first pixel (x0, y0) in g. */
-static sarbp_grid centre_window(const sarbp_grid *g, size_t side, size_t *x0, size_t *y0)
-{
-    sarbp_grid w = *g;
-    w.nx = g->nx < side ? g->nx : side;
-    w.ny = g->ny < side ? g->ny : side;
-    *x0 = (g->nx - w.nx) / 2;
-    *y0 = (g->ny - w.ny) / 2;
-    w.xc = sarbp_grid_x(g, *x0) + 0.5 * (double)(w.nx - 1) * g->dx;
-    w.yc = sarbp_grid_y(g, *y0) + 0.5 * (double)(w.ny - 1) * g->dy;
-    return w;
-}
-
 /* SER of the window (x0, y0, w) of a full image t[g->ny][g->nx] against r[w.ny][w.nx]. */
 static double window_ser_db(const sarbp_c32 *t, const sarbp_grid *g, const sarbp_grid *w, size_t x0,
                             size_t y0, const sarbp_c32 *r)
@@ -258,7 +244,7 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     const size_t npix = g->nx * g->ny;
     const double pairs = (double)npix * (double)p->npulses;
     size_t x0, y0;
-    const sarbp_grid w = centre_window(g, EXACT_WINDOW, &x0, &y0);
+    const sarbp_grid w = sarbp_grid_centre_window(g, EXACT_WINDOW, &x0, &y0);
     sarbp_c32 *img32 = calloc(npix, sizeof *img32), *ref32 = calloc(npix, sizeof *ref32);
     sarbp_c64 *img64 = calloc(npix, sizeof *img64);
     sarbp_status st = (!img32 || !ref32 || !img64) ? sarbp_error(SARBP_ERR_NOMEM, "out of memory") : SARBP_OK;
@@ -372,7 +358,7 @@ static int bench_ffbp(const sarbp_phd *p, const sarbp_grid *g, const int *thread
     const size_t npix = g->nx * g->ny;
     const double pairs = (double)npix * (double)p->npulses;
     size_t x0, y0;
-    const sarbp_grid w = centre_window(g, exact_n, &x0, &y0);
+    const sarbp_grid w = sarbp_grid_centre_window(g, exact_n, &x0, &y0);
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
     sarbp_profiles *p32 = NULL;
@@ -655,7 +641,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     size_t npix = g->nx * g->ny;
     double pairs = (double)npix * p->npulses;
     size_t wx0, wy0;
-    const sarbp_grid w = centre_window(g, exact_n, &wx0, &wy0);
+    const sarbp_grid w = sarbp_grid_centre_window(g, exact_n, &wx0, &wy0);
     sarbp_c32 *ref = malloc(npix * sizeof *ref), *img = malloc(npix * sizeof *img);
     sarbp_c32 *exact = NULL;
     if (!ref || !img) {
@@ -913,17 +899,6 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
     return rc_out;
 }
 
-/* A window of side `side` at pixel (x0, y0) of g. */
-static sarbp_grid window_at(const sarbp_grid *g, size_t side, size_t x0, size_t y0)
-{
-    sarbp_grid w = *g;
-    w.nx = g->nx < side ? g->nx : side;
-    w.ny = g->ny < side ? g->ny : side;
-    w.xc = sarbp_grid_x(g, x0) + 0.5 * (double)(w.nx - 1) * g->dx;
-    w.yc = sarbp_grid_y(g, y0) + 0.5 * (double)(w.ny - 1) * g->dy;
-    return w;
-}
-
 /* One end-to-end run's figures, ordered by total_s. */
 struct e2e_run {
     double total_s, read_s, init_s, image_wait_s;
@@ -1044,9 +1019,9 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
     if (st) return cli_fail_status(cmd, st);
     const size_t npix = g->nx * g->ny;
     size_t wx0, wy0;
-    const sarbp_grid w = centre_window(g, exact_n, &wx0, &wy0);
+    const sarbp_grid w = sarbp_grid_centre_window(g, exact_n, &wx0, &wy0);
     const size_t cx0 = 0, cy0 = g->ny > w.ny ? g->ny - w.ny : 0; /* the north-west corner */
-    const sarbp_grid wc = window_at(g, exact_n, cx0, cy0);
+    const sarbp_grid wc = sarbp_grid_window(g, exact_n, cx0, cy0);
     sarbp_c32 *exact = NULL, *exact_c = NULL, *img = malloc(npix * sizeof *img);
     sarbp_c32 *bp = malloc(npix * sizeof *bp);
     double *ms = malloc((size_t)reps * sizeof *ms), *wall = malloc((size_t)reps * sizeof *wall);

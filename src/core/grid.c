@@ -63,3 +63,20 @@ sarbp_status sarbp_grid_band(const sarbp_grid *g, size_t row0, size_t nrows, sar
     band->ny_full = g->ny;
     return SARBP_OK;
 }
+
+sarbp_grid sarbp_grid_window(const sarbp_grid *g, size_t side, size_t x0, size_t y0)
+{
+    sarbp_grid w = *g;
+    w.nx = g->nx < side ? g->nx : side;
+    w.ny = g->ny < side ? g->ny : side;
+    w.xc = sarbp_grid_x(g, x0) + 0.5 * (double)(w.nx - 1) * g->dx;
+    w.yc = sarbp_grid_y(g, y0) + 0.5 * (double)(w.ny - 1) * g->dy;
+    return w;
+}
+
+sarbp_grid sarbp_grid_centre_window(const sarbp_grid *g, size_t side, size_t *x0, size_t *y0)
+{
+    *x0 = (g->nx - (g->nx < side ? g->nx : side)) / 2;
+    *y0 = (g->ny - (g->ny < side ? g->ny : side)) / 2;
+    return sarbp_grid_window(g, side, *x0, *y0);
+}
