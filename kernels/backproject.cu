@@ -33,14 +33,17 @@
  * B-spline's A + t (B + t (C + t D)), selected per launch (template C).
  *
  * Precision of the profiles: FP32 (float4 per linear bin, two per cubic
- * bin), FP16 (half2 coefficients: 8 bytes linear, 16 cubic) or mixed (cubic
- * only: A, B a float4, C, D a half4 in a second array of the row; 24 bytes,
- * one 16-byte and one 8-byte gather), per launch (templates H, M). FP16 and
+ * bin), FP16 (half2 coefficients: 8 bytes linear, 16 cubic) or mixed (cubic:
+ * A, B a float4, C, D a half4 in a second array of the row; 24 bytes, one
+ * 16-byte and one 8-byte gather; quadratic, M without C: A float2, B, C
+ * half2, one 16-byte gather, read at the nearest bin), per launch
+ * (templates H, M). FP16 and
  * mixed profiles carry a power-of-two scale per pulse block (bp_kernels.h);
  * FP16 interpolation runs in packed half2 arithmetic, mixed in FP32 (C, D
  * widened); the range, bin and phase stay FP32 (tile-relative), the sums
  * stay FP32, and the scale is divided out once when the sums are added to
- * the image. v4 does not stage mixed bins (the table's MIXED flag).
+ * the image. v4 does not stage mixed cubic bins (the table's MIXED flag);
+ * it stages the quadratic's like FP32 linear ones (16 bytes).
  *
  * Work split of the tiled variants: a thread block of tile_x x (tile_y /
  * ppt) threads owns a tile of tile_x x tile_y pixels; thread (tx, ty) owns
@@ -71,7 +74,12 @@
 template <bool H, bool C, bool M>
 __device__ __forceinline__ void bin_coeffs(const void *prof, int n, int nbins, float2 c[4])
 {
-    if (M) {
+    if (M && !C) { /* quadratic: A, then B, C as half2 */
+        const float4 r = ((const float4 *)prof)[n];
+        c[0] = make_float2(r.x, r.y);
+        c[1] = __half22float2(*(const __half2 *)&r.z);
+        c[2] = __half22float2(*(const __half2 *)&r.w);
+    } else if (M) {
         const float4 r = ((const float4 *)prof)[n];
         const uint2 q = ((const uint2 *)((const float4 *)prof + nbins))[n];
         c[0] = make_float2(r.x, r.y);
@@ -121,14 +129,17 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
         const double dx = x - p.ax, dy = y - p.ay, dz = z - p.az;
         const double dR = sqrt(dx * dx + dy * dy + dz * dz) - p.r0;
         const double b = (dR - p.rstart) * p.inv_dr;
-        const double fb = floor(b);
+        const double fb = M && !C ? floor(b + 0.5) : floor(b); /* quadratic: the nearest bin */
         if (!(fb >= 0) || fb + 1 >= a.nbins) continue;
         const int n = (int)fb;
         const double t = b - fb;
         float2 q[4];
         bin_coeffs<H, C, M>((const char *)a.d_prof + (size_t)i * row_bytes, n, a.nbins, q);
         double vr, vi;
-        if (C) {
+        if (M && !C) {
+            vr = q[0].x + t * (q[1].x + t * (double)q[2].x);
+            vi = q[0].y + t * (q[1].y + t * (double)q[2].y);
+        } else if (C) {
             vr = q[0].x + t * (q[1].x + t * (q[2].x + t * (double)q[3].x));
             vi = q[0].y + t * (q[1].y + t * (q[2].y + t * (double)q[3].y));
         } else {
@@ -195,8 +206,18 @@ template <bool H, bool C, bool M, bool SHARED>
 __device__ __forceinline__ void interp(const void *row, const void *cd, int n, float t, float &vr,
                                        float &vi)
 {
-    static_assert(!M || (C && !H && !SHARED), "mixed bins are cubic, FP32 A, B, read from global");
-    if (M) {
+    static_assert(!M || (!H && (!SHARED || !C)), "mixed bins have FP32 A; cubic ones are read "
+                                                 "from global");
+    if (M && !C) { /* quadratic, t in [-1/2, 1/2]: B + t C in half2 (one packed FMA, one
+                      widening), A + t (B + t C) in FP32; the half2 step errs below
+                      2^-12 |t (B + t C)| <= 2^-13 |B| + 2^-14 |C| */
+        const float4 r = SHARED ? ((const float4 *)row)[n] : __ldg((const float4 *)row + n);
+        const __half2 bc = __hfma2(__float2half2_rn(t), *(const __half2 *)&r.w,
+                                   *(const __half2 *)&r.z);
+        const float2 f = __half22float2(bc);
+        vr = fmaf(t, f.x, r.x);
+        vi = fmaf(t, f.y, r.y);
+    } else if (M) {
         const float4 ab = __ldg((const float4 *)row + n);
         const uint2 r = __ldg((const uint2 *)cd + n);
         const float2 c = __half22float2(*(const __half2 *)&r.x);
@@ -251,11 +272,11 @@ __device__ __forceinline__ void pixel_pulse(float Uxdx, float Uy, float q, float
     int n;
     float t;
     if (V == SARBP_CUDA_V2) {
-        const float fl = floorf(fb);
+        const float fl = M && !C ? floorf(fb + 0.5f) : floorf(fb);
         n = (int)fl + icm + MAGIC_I;
         t = fb - fl;
-    } else {
-        const float y = __fadd_rd(fb, MAGIC);
+    } else { /* quadratic (M, not C): the nearest bin, t in [-1/2, 1/2] */
+        const float y = M && !C ? __fadd_rn(fb, MAGIC) : __fadd_rd(fb, MAGIC);
         n = __float_as_int(y) + icm;
         t = fb - (y - MAGIC);
     }
@@ -413,7 +434,7 @@ __global__ void __launch_bounds__(64, MINB) bp_tiled_kernel_b(sarbp_bp_launch a)
  * half width of a window (launch-wide, from v4_half_window); window j holds
  * bins ic_j - S .. ic_j + S + 1 of pulse j, zeros where the profile has no
  * bin (0 <= n <= nbins - 2 as in the checked path). */
-template <int PPT, bool H, bool C>
+template <int PPT, bool H, bool C, bool M>
 __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
 {
     __shared__ tile_terms s;
@@ -440,7 +461,7 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
                 if (H && !C) {
                     const uint2 v = ok ? __ldg((const uint2 *)src + n) : make_uint2(0u, 0u);
                     ((uint2 *)v4_bins)[j * W + w] = v;
-                } else { /* one (FP32 linear, FP16 cubic) or two (FP32 cubic) float4 */
+                } else { /* one (FP32 linear, FP16 cubic, quadratic) or two (FP32 cubic) float4 */
                     const int nq = esz / 16;
                     for (int q = 0; q < nq; q++) {
                         const float4 v = ok ? __ldg((const float4 *)src + nq * n + q)
@@ -457,12 +478,12 @@ __global__ void bp_v4_kernel(sarbp_bp_launch a, int S)
             const float Uxdx = ta.x * t.dx;
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<SARBP_CUDA_V3, 2, false, H, C, false, true>(
+                pixel_pulse<SARBP_CUDA_V3, 2, false, H, C, M, true>(
                     Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z, tb.w, make_float2(0.f, 0.f),
                     S - MAGIC_I, row, nullptr, a.nbins, t.dy[k], t.dd[k], t.are[k], t.aim[k]);
         }
     }
-    add_sums<H, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
+    add_sums<H || M, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
 }
 
 /* ---- launchers and dispatcher ---------------------------------------------- */
@@ -571,12 +592,13 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     /* the default register bound, from sarbp bench on an H200
      * (kernels/BENCHMARKS.md): 16 resident 64-thread blocks pays where the
      * bin read is light against the arithmetic or heavy against L1: FP16
-     * linear (+4%) and FP32 cubic (+6%); elsewhere it costs 0-3%. Mixed
+     * linear (+4%), FP32 cubic (+6%) and the quadratic (M without C: +1%
+     * narrow, +9% on the wide problem); elsewhere it costs 0-3%. Mixed cubic
      * (H false, C true) takes FP32 cubic's, unmeasured: bench's
      * v3:16x32:8:-1 and :12 say whether it should */
     int minb = cfg->minb;
     const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
-    if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && H != C) ? 16 : -1;
+    if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && (H != C || (M && !C))) ? 16 : -1;
     switch (cfg->ppt) {
     case 1: bp_tiled_kernel<V, 1, H, C, M><<<grid, block, 0, st>>>(a); break;
     case 2: bp_tiled_kernel<V, 2, H, C, M><<<grid, block, 0, st>>>(a); break;
@@ -591,16 +613,16 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     return cudaGetLastError();
 }
 
-template <int PPT, bool H, bool C>
+template <int PPT, bool H, bool C, bool M>
 static cudaError_t launch_v4_ppt(dim3 grid, dim3 block, int S, size_t shm, const sarbp_bp_launch *a,
                                  cudaStream_t st)
 {
     if (shm + sizeof(tile_terms) > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(bp_v4_kernel<PPT, H, C>,
+        cudaError_t e = cudaFuncSetAttribute(bp_v4_kernel<PPT, H, C, M>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
         if (e != cudaSuccess) return e;
     }
-    bp_v4_kernel<PPT, H, C><<<grid, block, shm, st>>>(*a, S);
+    bp_v4_kernel<PPT, H, C, M><<<grid, block, shm, st>>>(*a, S);
     return cudaGetLastError();
 }
 
@@ -617,7 +639,7 @@ extern "C" int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_
                                      size_t nwhy)
 {
     const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
-    if (vt && a->mixed && !(vt->flags & SARBP_CUDA_VARIANT_MIXED)) {
+    if (vt && a->mixed && a->cubic && !(vt->flags & SARBP_CUDA_VARIANT_MIXED)) {
         char names[128];
         variant_names(SARBP_CUDA_VARIANT_MIXED, names, sizeof names);
         snprintf(why, nwhy, "%s does not read mixed profiles (precision mixed): use one of %s",
@@ -636,7 +658,7 @@ extern "C" int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_
     return 0;
 }
 
-template <bool H, bool C>
+template <bool H, bool C, bool M>
 static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
     int S;
@@ -645,16 +667,17 @@ static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaS
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a->nx + cfg->tile_x - 1) / cfg->tile_x, (a->ny + cfg->tile_y - 1) / cfg->tile_y);
     switch (cfg->ppt) {
-    case 1: return launch_v4_ppt<1, H, C>(grid, block, S, shm, a, st);
-    case 2: return launch_v4_ppt<2, H, C>(grid, block, S, shm, a, st);
-    case 4: return launch_v4_ppt<4, H, C>(grid, block, S, shm, a, st);
-    case 8: return launch_v4_ppt<8, H, C>(grid, block, S, shm, a, st);
+    case 1: return launch_v4_ppt<1, H, C, M>(grid, block, S, shm, a, st);
+    case 2: return launch_v4_ppt<2, H, C, M>(grid, block, S, shm, a, st);
+    case 4: return launch_v4_ppt<4, H, C, M>(grid, block, S, shm, a, st);
+    case 8: return launch_v4_ppt<8, H, C, M>(grid, block, S, shm, a, st);
     }
     return cudaErrorInvalidValue;
 }
 
-/* A cudaError_t, or SARBP_BP_EPRECOND. M: mixed profiles, which v4 does
- * not read (the table's MIXED flag; sarbp_bp_launch_check says so). */
+/* A cudaError_t, or SARBP_BP_EPRECOND. M: mixed profiles; v4 reads the
+ * quadratic's (M without C), not mixed cubic ones (the table's MIXED flag;
+ * sarbp_bp_launch_check says so). */
 template <bool H, bool C, bool M>
 static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
 {
@@ -668,7 +691,7 @@ static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a,
     case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C, M>(cfg, a, st);
     case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C, M>(cfg, a, st);
     case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C, M>(cfg, a, st);
-    case SARBP_CUDA_V4: return M ? SARBP_BP_EPRECOND : launch_v4<H, C>(cfg, a, st);
+    case SARBP_CUDA_V4: return M && C ? SARBP_BP_EPRECOND : launch_v4<H, C, !C && M>(cfg, a, st);
     }
     return cudaErrorInvalidValue;
 }
@@ -680,8 +703,9 @@ extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp
     if (a->nbins < 2) return cudaErrorInvalidValue;
     const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
     const int v = vt ? vt->id : -1;
-    if (a->mixed && (a->half || !a->cubic)) return cudaErrorInvalidValue; /* mixed: FP32 A, B; cubic */
-    if (a->mixed) return dispatch<false, true, true>(v, cfg, a, st);
+    if (a->mixed && a->half) return cudaErrorInvalidValue; /* mixed: FP32 A */
+    if (a->mixed)
+        return a->cubic ? dispatch<false, true, true>(v, cfg, a, st) : dispatch<false, false, true>(v, cfg, a, st);
     if (a->cubic)
         return a->half ? dispatch<true, true, false>(v, cfg, a, st) : dispatch<false, true, false>(v, cfg, a, st);
     return a->half ? dispatch<true, false, false>(v, cfg, a, st) : dispatch<false, false, false>(v, cfg, a, st);

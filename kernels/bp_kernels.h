@@ -37,7 +37,11 @@ typedef struct {
  * arrays, so each gather is naturally aligned: a 24-byte record would
  * straddle 32-byte sectors half the time): AB [nbins] float4, then CD
  * [nbins] half4 (C, D as half2), padded to an even count so the next row
- * stays 16-byte aligned (SARBP_ROW_BYTES). The band holds rows [0, ny) with
+ * stays 16-byte aligned (SARBP_ROW_BYTES). Quadratic bins (mixed set,
+ * cubic not: the quadratic B-spline has no other form) are one 16-byte
+ * record per bin: A as float2 and B, C as half2, the piece of bin b read at
+ * t in [-1/2, 1/2] as A + t (B + t C), the pixel at bin b + t with b the
+ * nearest bin. The band holds rows [0, ny) with
  * pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z); d_img is [ny][nx] float2
  * and is accumulated into (+=). */
 typedef struct {
@@ -49,7 +53,8 @@ typedef struct {
     double x0, y0, dx, dy, z;
     int half;                     /* profiles in FP16 */
     int cubic;                    /* cubic B-spline bins (A, B, C, D) instead of linear (A, B) */
-    int mixed;                    /* cubic, not half: A, B FP32 and C, D FP16 (see above) */
+    int mixed;                    /* not half: cubic with A, B FP32 and C, D FP16, or (cubic
+                                     0) quadratic with A FP32 and B, C FP16 (see above) */
     const float *d_bound;         /* half or mixed: the block's magnitude bound (device), from
                                      which the scale the profiles carry follows
                                      (sarbp_half_exp) */
@@ -113,6 +118,18 @@ SARBP_HD static inline void sarbp_segment_coeffs(float ym, float y0, float y1, f
     c[3] = k6 * (y2 - ym + 3.0f * (y0 - y1));
 }
 
+/* The quadratic B-spline's piece around bin b, scaled by s, from ym = y_{b-1},
+ * y0, y1 = y_{b+1}: value A + t (B + t C) for t in [-1/2, 1/2] with
+ * A = (ym + 6 y0 + y1) / 8, B = (y1 - ym) / 2, C = (ym - 2 y0 + y1) / 2. */
+SARBP_HD static inline void sarbp_segment_coeffs_quadratic(float ym, float y0, float y1, float s,
+                                                           float c[3])
+{
+    const float k2 = 0.5f * s;
+    c[0] = 0.125f * s * (ym + 6.0f * y0 + y1);
+    c[1] = k2 * (y1 - ym);
+    c[2] = k2 * (ym - 2.0f * y0 + y1);
+}
+
 /* Variants: the table in backproject_variants.c (sarbp/cuda_variants.h)
  * names them, gives their ids and says what each changes; backproject.cu's
  * header says how. Every variant reads FP32 or FP16 profiles
@@ -149,9 +166,10 @@ int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a,
 /* Bytes of one profile bin (host and device code); mixed: 24, in two arrays. */
 #define SARBP_BIN_BYTES(half, cubic) (((half) ? 8 : 16) * ((cubic) ? 2 : 1))
 /* Bytes of one pulse's row of nbins bins: a row is 16-byte aligned when the
- * first is (mixed: the CD array padded to an even number of bins). */
+ * first is (mixed cubic: the CD array padded to an even number of bins;
+ * quadratic: 16 bytes a bin). */
 #define SARBP_ROW_BYTES(half, mixed, cubic, nbins)                                       \
-    ((mixed) ? 16 * (size_t)(nbins) + 8 * (((size_t)(nbins) + 1) & ~(size_t)1)           \
+    ((mixed) ? 16 * (size_t)(nbins) + ((cubic) ? 8 * (((size_t)(nbins) + 1) & ~(size_t)1) : 0) \
              : (size_t)(nbins) * SARBP_BIN_BYTES(half, cubic))
 
 /* Range compression helpers (rangecomp.cu). The raw block d_in is [np][K]
@@ -184,7 +202,8 @@ int sarbp_rc_chirp_filter(const void *d_spec, void *d_out, const void *d_filt,
  * (linear or cubic, as described above) of the complex profile d_y[j]
  * (float2, bins outside [0, nbins) read as 0), np pulses. d_bound NULL:
  * FP32; d_bound non-NULL: scaled by 2^sarbp_half_exp(*d_bound) and, mixed
- * 0, FP16, or, mixed 1 (cubic only), A, B FP32 and C, D FP16. */
+ * 0, FP16, or, mixed 1, cubic A, B FP32 and C, D FP16 or (cubic 0) the
+ * quadratic's A FP32 and B, C FP16. */
 int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int nbins, int cubic, int mixed,
                           const float *d_bound, void *stream);
 

@@ -138,6 +138,17 @@ __global__ void rc_interp_ready_kernel(const float2 *__restrict__ y, void *__res
     const float2 *row = y + (size_t)j * nbins;
     const size_t o = (size_t)j * nbins + b;
     float2 c[4];
+    if (mixed && !cubic) { /* quadratic: A float2, B and C half2, 16 bytes a bin */
+        const float s = ldexpf(1.0f, sarbp_half_exp(*bound));
+        const float2 ym = bin_or_zero(row, b - 1, nbins), y0 = row[b], y1 = bin_or_zero(row, b + 1, nbins);
+        float re[3], im[3];
+        sarbp_segment_coeffs_quadratic(ym.x, y0.x, y1.x, s, re);
+        sarbp_segment_coeffs_quadratic(ym.y, y0.y, y1.y, s, im);
+        ((uint4 *)prof)[o] = make_uint4(__float_as_uint(re[0]), __float_as_uint(im[0]),
+                                        half2_bits(make_float2(re[1], im[1])),
+                                        half2_bits(make_float2(re[2], im[2])));
+        return;
+    }
     if (mixed) { /* row j: AB [nbins] float4, CD [nbins] half4 (padded; SARBP_ROW_BYTES) */
         const float s = ldexpf(1.0f, sarbp_half_exp(*bound));
         segment(row, b, nbins, 1, s, c);
@@ -253,7 +264,7 @@ extern "C" int sarbp_rc_interp_ready(const void *d_y, void *d_prof, int np, int 
                                      int mixed, const float *d_bound, void *stream)
 {
     if (np <= 0) return cudaSuccess;
-    if (mixed && (!cubic || !d_bound)) return cudaErrorInvalidValue;
+    if (mixed && !d_bound) return cudaErrorInvalidValue;
     const dim3 grid((nbins + 255) / 256, np);
     rc_interp_ready_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>((const float2 *)d_y, d_prof, nbins,
                                                                   cubic, mixed, d_bound);

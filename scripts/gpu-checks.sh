@@ -85,6 +85,11 @@ g_sanitize() {
         $cs --tool racecheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
             --precision $p --grid 300x200 -o "$tmp/r_$p.h5" -q || fail "racecheck form $p"
     done
+    # v4 stages the default (quadratic) bins in shared memory
+    $cs --tool memcheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
+        --variant v4 --grid 300x200 -o "$tmp/v4.h5" -q || fail "memcheck v4 quadratic"
+    $cs --tool racecheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
+        --variant v4 --grid 300x200 -o "$tmp/v4.h5" -q || fail "racecheck v4 quadratic"
     $cs --tool memcheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
         --algorithm ffbp --grid 301x257 --spacing 0.1 -o "$tmp/f.h5" -q || fail "memcheck ffbp form"
     $cs --tool racecheck --error-exitcode 9 "$sarbp" form -i "$tmp/small.h5" --backend cuda \
@@ -198,11 +203,11 @@ g_ffbp_big() {
 }
 
 g_bench() {
-    "$sarbp" bench --backend cuda --interp cubic:4 --precision fp32,fp16,mixed \
-        --variant v3,v3:16x32:8:-1,v3:16x32:8:12 --reps 7 || fail "bench narrow, cubic 4x"
-    "$sarbp" bench --backend cuda --interp linear:8,cubic:8 --precision fp32,fp16,mixed \
+    "$sarbp" bench --backend cuda --interp quadratic:8,cubic:4 --precision fp32,fp16,mixed \
+        --variant v3,v3:16x32:8:-1,v3:16x32:8:12,v4 --reps 7 || fail "bench narrow, defaults"
+    "$sarbp" bench --backend cuda --interp linear:8,cubic:8,quadratic:16 --precision fp32,fp16,mixed \
         --variant v3 --reps 5 || fail "bench narrow"
-    "$sarbp" bench --backend cuda --problem wide --interp linear:8,cubic:4 \
+    "$sarbp" bench --backend cuda --problem wide --interp quadratic:8,linear:8,cubic:4 \
         --precision fp32,fp16,mixed --variant v3 --reps 5 || fail "bench wide"
 }
 

@@ -63,7 +63,8 @@ static double mag(const sarbp_image *img, size_t ix, size_t iy)
  * sample k (at nu_k = (k - K/2) / nbins cycles per bin, weight wr_k / K,
  * divided by the kernel's response by the prefilter) contributes its weight
  * times the sampled kernel's response at w_k = 2 pi nu_k: B(w) = (2 + cos w) / 3
- * for the cubic B-spline (weights 1/6, 4/6, 1/6 on a bin), 1 for linear. So
+ * for the cubic B-spline (weights 1/6, 4/6, 1/6 on a bin), (3 + cos w) / 4 for
+ * the quadratic (1/8, 6/8, 1/8), 1 for linear. So
  *     peak / P = mean_az(waz) * sum_k wr_k B(w_k) / response(nu_k) / K,
  * a few 1e-6 above 1 for cubic at 8x, about 4e-3 for linear. wr NULL: no
  * range window. */
@@ -73,7 +74,10 @@ static double on_bin_gain(const sarbp_phd *p, int upsample, sarbp_interp interp,
     double s = 0;
     for (size_t k = 0; k < K; k++) {
         const double nu = ((double)k - (double)(K / 2)) / (double)nb;
-        const double B = interp == SARBP_INTERP_CUBIC ? (2.0 + cos(2 * M_PI * nu)) / 3.0 : 1.0;
+        const double c = cos(2 * M_PI * nu);
+        const double B = interp == SARBP_INTERP_CUBIC       ? (2.0 + c) / 3.0
+                         : interp == SARBP_INTERP_QUADRATIC ? (3.0 + c) / 4.0
+                                                            : 1.0;
         s += (wr ? wr[k] : 1.0) * B / sarbp_interp_response(interp, nu);
     }
     return s / (double)K;
@@ -85,6 +89,7 @@ static sarbp_image *form_interp(const sarbp_phd *p, const sarbp_grid *g, sarbp_p
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     rc.interp = interp;
+    rc.upsample = sarbp_interp_default_upsample(interp);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     o.precision = prec;
@@ -100,9 +105,10 @@ static void test_unit_target_peak(void **state)
     sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, P);
     sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
-    const sarbp_interp kinds[] = {SARBP_INTERP_CUBIC, SARBP_INTERP_LINEAR};
-    for (size_t j = 0; j < 2; j++) {
-        const double expect = P * on_bin_gain(p, SARBP_DEFAULT_UPSAMPLE, kinds[j], NULL);
+    const sarbp_interp kinds[] = {SARBP_INTERP_QUADRATIC, SARBP_INTERP_CUBIC, SARBP_INTERP_LINEAR};
+    for (size_t j = 0; j < 3; j++) {
+        const double expect =
+            P * on_bin_gain(p, sarbp_interp_default_upsample(kinds[j]), kinds[j], NULL);
         sarbp_image *img = form_interp(p, &g, SARBP_FP64, kinds[j]);
         size_t best = argmax(img);
         assert_int_equal(best % 65, 32);

@@ -78,6 +78,9 @@ static void test_bad_usage(void **state)
     BAD(2, KEYS("fp16", "cuda"), "-i '%s' -o '%s' --precision fp16 --backend cpu", sim, o);
     BAD(2, KEYS("mixed", "cuda"), "-i '%s' -o '%s' --precision mixed --backend cpu", sim, o);
     BAD(2, KEYS("precision", "fp8", "mixed"), "-i '%s' -o '%s' --precision fp8", sim, o);
+    BAD(2, KEYS("quadratic", "fp16"), "-i '%s' -o '%s' --interp quadratic --precision fp16", sim, o);
+    BAD(2, KEYS("ffbp", "quadratic"), "-i '%s' -o '%s' --interp quadratic --algorithm ffbp", sim, o);
+    BAD(2, KEYS("interpolation", "quintic", "quadratic"), "-i '%s' -o '%s' --interp quintic", sim, o);
     /* unknown extension: that file must not appear either */
     const char *x = tu_tmp("cli_form_bad.xyz");
     snprintf(a, sizeof a, "-i '%s' -o '%s'", sim, x);

@@ -28,6 +28,7 @@ static sarbp_profiles *profiles_of(const sarbp_phd *p)
 {
     sarbp_rc_params prm;
     sarbp_rc_params_default(&prm);
+    sarbp_rc_params_default_for(&prm, SARBP_FP32, 1); /* ffbp reads cubic profiles */
     sarbp_rc_plan *plan;
     tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_FP64, p->npulses, &plan));
     sarbp_profiles *pr;
@@ -41,6 +42,7 @@ static sarbp_profiles *profiles32_of(const sarbp_phd *p)
 {
     sarbp_rc_params prm;
     sarbp_rc_params_default(&prm);
+    sarbp_rc_params_default_for(&prm, SARBP_FP32, 1); /* ffbp reads cubic profiles */
     sarbp_rc_plan *plan;
     tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_FP32, p->npulses, &plan));
     sarbp_profiles *pr;
@@ -571,6 +573,7 @@ static void test_plan(void **state)
     const size_t n = g.nx * g.ny;
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1); /* ffbp reads cubic profiles */
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     o.algorithm = SARBP_ALGO_FFBP;
@@ -630,6 +633,7 @@ static void test_gotcha(void **state)
     const sarbp_grid g = {256, 256, 0.2, 0.2, 0, 0, 0, 0, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1); /* ffbp reads cubic profiles */
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     sarbp_image *bp = NULL, *fb = NULL;

@@ -21,7 +21,7 @@ static void check(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g,
                   double meas_bp)
 {
     sarbp_phd *p = tu_ffbp_scene(geom, P);
-    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, 4);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const size_t n = g.nx * g.ny;
@@ -81,7 +81,7 @@ static void test_shapes(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 64);
-    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, 4);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const double meas[] = {100.5, 110.7, 94.1};

@@ -81,7 +81,7 @@ static void bar(double v, double measured, const char *what)
 static void check(const char *name, sarbp_geometry geom, size_t P, sarbp_grid g, int emulate)
 {
     sarbp_phd *p = tu_ffbp_scene(geom, P);
-    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, 4);
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const size_t n = g.nx * g.ny;
@@ -226,7 +226,7 @@ static void test_factorizations(void **state)
     (void)state;
     const size_t P = 128;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, P);
-    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, 4);
     const sarbp_grid g = {96, 80, 0.25, 0.25, 2, -1, 0, 0, 0};
     const size_t n = g.nx * g.ny;
     struct {
@@ -291,7 +291,7 @@ static void test_timing_4096(void **state)
     (void)state;
     const size_t P = 2048, N = 4096;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, P);
-    sarbp_profiles *pr = tu_profiles(p, SARBP_FP32, SARBP_INTERP_CUBIC, SARBP_DEFAULT_UPSAMPLE);
+    sarbp_profiles *pr = tu_profiles(p, SARBP_FP32, SARBP_INTERP_CUBIC, 4);
     sarbp_grid g = {N, N, 102.4 / N, 102.4 / N, 0, 0, 0, 0, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
@@ -323,7 +323,7 @@ static void test_timing_4096(void **state)
     printf("TIMING ffbp gpu %zux%zu from %zu pulses (%zu bins, cubic %dx): %d stages, %zu summed "
            "at the pixels, %.1f Msamples polar; median %.3f ms device, %.0f Gbp/s equivalent "
            "(target 4000, i.e. < 8.6 ms)\n",
-           N, N, P, pr->nbins, SARBP_DEFAULT_UPSAMPLE, info.stages, info.final_subs,
+           N, N, P, pr->nbins, 4, info.stages, info.final_subs,
            info.polar_samples / 1e6, med, pairs / (med * 1e-3) / 1e9);
     const size_t W = 64, at[2][2] = {{(N - W) / 2, (N - W) / 2}, {0, N - W}};
     for (int k = 0; k < 2; k++) {
@@ -357,6 +357,7 @@ static double form_vs_host(const sarbp_phd *p, const sarbp_grid *g, size_t block
 {
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1); /* ffbp reads cubic profiles */
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     o.algorithm = SARBP_ALGO_FFBP;

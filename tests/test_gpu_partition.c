@@ -38,6 +38,7 @@ static sarbp_image *form_o(const sarbp_grid *g, const sarbp_bp_options *o, sarbp
 {
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, o->precision, o->algorithm == SARBP_ALGO_FFBP);
     sarbp_image *img;
     tu_ok(sarbp_form_phd(scene, g, &sarbp_backend_cuda, &rc, o, NULL, &img, st));
     return img;

@@ -124,7 +124,9 @@ static void test_chirp_compression(void **state)
     tu_ok(sarbp_simulate(&sp, &p));
     sarbp_rc_params prm;
     sarbp_rc_params_default(&prm);
-    assert_int_equal(prm.interp, SARBP_INTERP_CUBIC);
+    assert_int_equal(prm.interp, SARBP_INTERP_QUADRATIC); /* the default: quadratic at 8x */
+    assert_int_equal(prm.upsample, 8);
+    prm.interp = SARBP_INTERP_CUBIC; /* the figures below are the cubic's */
     prm.upsample = 8; /* the crossings are found by linear interpolation: 8x as measured */
     sarbp_rc_plan *plan;
     tu_ok(sarbp_rc_plan_create(p, &prm, SARBP_FP64, 3, &plan));

@@ -331,6 +331,8 @@ sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backen
     if (tune) o = *tune;
     else sarbp_bp_options_default(&o);
     o.precision = prec;
+    rc.interp = SARBP_INTERP_CUBIC; /* the kernel the arithmetic tests' bars were measured with */
+    rc.upsample = 4;
     sarbp_image *img;
     tu_ok(sarbp_form_phd(p, g, be, &rc, &o, NULL, &img, NULL));
     return img;
@@ -353,8 +355,10 @@ size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
 {
     /* the smallest budget the layout takes, then a quarter of the rows more:
      * a few bands (over kept profiles unless o->stream) */
-    sarbp_rc_params rc;
+    sarbp_rc_params rc; /* tu_form's: cubic 4x */
     sarbp_rc_params_default(&rc);
+    rc.interp = SARBP_INTERP_CUBIC;
+    rc.upsample = 4;
     sarbp_bp_options t = *o;
     sarbp_form_layout lay;
     size_t lo = 0, hi = (size_t)4 << 30; /* lo is refused, hi accepted */

@@ -175,8 +175,11 @@ sarbp_profiles *tu_over_image_profiles(sarbp_precision prec);
  * stripmap geometry, raw chirp echoes (the simulator's defaults). */
 sarbp_phd *tu_chirp_stripmap(size_t npulses);
 
-/* Forms g from p on be at precision prec with default range compression and
- * tune's options (NULL: the defaults); fails the test on an error. */
+/* Forms g from p on be at precision prec with the cubic B-spline at 4x (the
+ * kernel every precision reads, and the one the arithmetic tests' bars were
+ * measured with; form's default, the quadratic at 8x, is formed explicitly
+ * where it is measured) and tune's options (NULL: the defaults); fails the
+ * test on an error. */
 sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backend *be,
                      sarbp_precision prec, const sarbp_bp_options *tune);
 

@@ -50,9 +50,16 @@ typedef enum {
 const char *sarbp_precision_name(sarbp_precision p);
 sarbp_status sarbp_precision_parse(const char *text, sarbp_precision *p);
 
-/* Interpolation between range bins: B-splines of degree 1 and 3 with the
- * spectral prefilter described above. */
-typedef enum { SARBP_INTERP_LINEAR = 1, SARBP_INTERP_CUBIC = 3 } sarbp_interp;
+/* Interpolation between range bins: B-splines of degree 1, 2 and 3 (the
+ * value is the degree) with the spectral prefilter described above. The
+ * quadratic B-spline's pieces are centred on the bins (its knots sit
+ * halfway between them): a pixel at bin b reads the piece of bin round(b),
+ * from bins round(b) - 1 .. round(b) + 1. */
+typedef enum {
+    SARBP_INTERP_LINEAR = 1,
+    SARBP_INTERP_QUADRATIC = 2,
+    SARBP_INTERP_CUBIC = 3
+} sarbp_interp;
 const char *sarbp_interp_name(sarbp_interp k);
 sarbp_status sarbp_interp_parse(const char *text, sarbp_interp *k);
 
@@ -63,18 +70,28 @@ double sarbp_interp_response(sarbp_interp k, double nu);
 typedef struct {
     sarbp_window range_window;
     sarbp_window az_window;
-    int upsample;            /* 1..64; default SARBP_DEFAULT_UPSAMPLE */
-    sarbp_interp interp;     /* default SARBP_INTERP_CUBIC */
+    int upsample;            /* 1..64; default sarbp_interp_default_upsample(interp) */
+    sarbp_interp interp;     /* default SARBP_INTERP_QUADRATIC */
 } sarbp_rc_params;
 
-#define SARBP_DEFAULT_UPSAMPLE 4
-
-/* The upsampling each kernel is meant for: cubic 4 (SARBP_DEFAULT_UPSAMPLE;
- * about 77 dB against the exact image), linear 8 (about 50 dB). */
+/* The upsampling each kernel is meant for: quadratic 8 (about 76-77 dB
+ * against the exact image), cubic 4 (about 77-78 dB), linear 8 (about 50
+ * dB). */
 int sarbp_interp_default_upsample(sarbp_interp k);
 
-/* Defaults: no windows, cubic, SARBP_DEFAULT_UPSAMPLE. */
+/* Defaults: no windows, quadratic at 8x. */
 void sarbp_rc_params_default(sarbp_rc_params *p);
+
+/* The default kernel for a precision and algorithm: the quadratic, except
+ * where it is not read: FP16 (the GPU's quadratic bins keep the value in
+ * FP32; an FP16 form would be no smaller), mixed (cubic bins with C, D in
+ * FP16; the quadratic's bins are always of that kind) and ffbp (its stages
+ * read cubic B-splines), which take the cubic. */
+sarbp_interp sarbp_interp_default(sarbp_precision prec, int ffbp);
+
+/* Sets p's kernel to sarbp_interp_default(prec, ffbp) and its upsampling to
+ * that kernel's default. */
+void sarbp_rc_params_default_for(sarbp_rc_params *p, sarbp_precision prec, int ffbp);
 
 /* Smallest n >= x of the form 2^a 3^b 5^c 7^d (fast for FFTW and cuFFT). */
 size_t sarbp_fft_size(size_t x);
@@ -169,6 +186,17 @@ static inline void sarbp_interp_weights_cubic(double t, double w[4])
     w[1] = (3.0 * t3 - 6.0 * t2 + 4.0) / 6.0;
     w[2] = (-3.0 * t3 + 3.0 * t2 + 3.0 * t + 1.0) / 6.0;
     w[3] = t3 / 6.0;
+}
+
+/* Quadratic B-spline weights at offset t in [-1/2, 1/2] from bin n (the
+ * nearest): w[0..2] for bins n-1 .. n+1 (bins off the profile read as 0). A
+ * pixel is read for n = 0 .. nbins - 2, as for the other kernels. */
+static inline void sarbp_interp_weights_quadratic(double t, double w[3])
+{
+    const double a = 0.5 - t, b = 0.5 + t;
+    w[0] = 0.5 * a * a;
+    w[1] = 0.75 - t * t;
+    w[2] = 0.5 * b * b;
 }
 
 /* Host-side tables shared with GPU range compression: the range window (K

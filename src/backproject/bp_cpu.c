@@ -115,8 +115,8 @@ static inline float tile_ddr(const struct tile_pulse *tp, int series, float dx, 
     return 2.0f * x / (1.0f + sqrtf(1.0f + 4.0f * e));
 }
 
-/* One pulse over one tile, the portable loop: ncoef 2 (linear) or 4
- * (cubic) complex coefficients per staged bin. */
+/* One pulse over one tile, the portable loop: ncoef 2 (linear), 3
+ * (quadratic) or 4 (cubic) complex coefficients per staged bin. */
 static inline void tile_pixels_c(const struct tile_pulse *tp, int ncoef, int series, int n,
                                  const float *restrict dxs, const float *restrict dys,
                                  const float *restrict dds, float *restrict are,
@@ -197,6 +197,9 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
             vhi = _mm512_fmadd_ps(G64(sd, ihi), thi, G64(sc, ihi));
             vlo = _mm512_fmadd_ps(vlo, tlo, G64(sb, ilo));
             vhi = _mm512_fmadd_ps(vhi, thi, G64(sb, ihi));
+        } else if (ncoef == 3) {
+            vlo = _mm512_fmadd_ps(G64(sc, ilo), tlo, G64(sb, ilo));
+            vhi = _mm512_fmadd_ps(G64(sc, ihi), thi, G64(sb, ihi));
         } else {
             vlo = G64(sb, ilo);
             vhi = G64(sb, ihi);
@@ -214,6 +217,11 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
             vi = _mm512_i32gather_ps(idx, sd + 1, 4);
             vr = _mm512_fmadd_ps(vr, t, _mm512_i32gather_ps(idx, sc, 4));
             vi = _mm512_fmadd_ps(vi, t, _mm512_i32gather_ps(idx, sc + 1, 4));
+            vr = _mm512_fmadd_ps(vr, t, _mm512_i32gather_ps(idx, sb, 4));
+            vi = _mm512_fmadd_ps(vi, t, _mm512_i32gather_ps(idx, sb + 1, 4));
+        } else if (ncoef == 3) {
+            vr = _mm512_i32gather_ps(idx, sc, 4);
+            vi = _mm512_i32gather_ps(idx, sc + 1, 4);
             vr = _mm512_fmadd_ps(vr, t, _mm512_i32gather_ps(idx, sb, 4));
             vi = _mm512_fmadd_ps(vi, t, _mm512_i32gather_ps(idx, sb + 1, 4));
         } else {
@@ -248,7 +256,7 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
 
 /* One pulse over one tile: n pixels, the scratch padded to a multiple of 16;
  * series 1 or 3 (the order of tile_ddr's series) or 0 (its exact form). */
-static void tile_pixels(const struct tile_pulse *tp, int cubic, int series, int n,
+static void tile_pixels(const struct tile_pulse *tp, int nc, int series, int n,
                         const float *dxs, const float *dys, const float *dds, float *are,
                         float *aim)
 {
@@ -257,10 +265,12 @@ static void tile_pixels(const struct tile_pulse *tp, int cubic, int series, int 
 #else
 #define TILE_PIXELS(nc, sr) tile_pixels_c(tp, nc, sr, n, dxs, dys, dds, are, aim)
 #endif
-    const int nc = cubic ? 4 : 2;
     if (nc == 4 && series == 1) TILE_PIXELS(4, 1);
     else if (nc == 4 && series == 3) TILE_PIXELS(4, 3);
     else if (nc == 4) TILE_PIXELS(4, 0);
+    else if (nc == 3 && series == 1) TILE_PIXELS(3, 1);
+    else if (nc == 3 && series == 3) TILE_PIXELS(3, 3);
+    else if (nc == 3) TILE_PIXELS(3, 0);
     else if (series == 1) TILE_PIXELS(2, 1);
     else if (series == 3) TILE_PIXELS(2, 3);
     else TILE_PIXELS(2, 0);
@@ -273,14 +283,19 @@ static void tile_pixels(const struct tile_pulse *tp, int cubic, int series, int 
  * zero guards. The cubic B-spline between n and n + 1, p = bins n-1 .. n+2:
  *     A = (p0 + p2) / 6 + 2 p1 / 3,  B = (p2 - p0) / 2,
  *     C = (p0 + p2) / 2 - p1,        D = (p3 - p0) / 6 + (p1 - p2) / 2;
- * linear: A = p1, B = p2 - p1. raw is scratch for w + 1 complex values.
+ * linear: A = p1, B = p2 - p1. The quadratic B-spline's piece of bin n
+ * (bins p0, p1, p2 = n-1 .. n+1), read over [n - 1/2, n + 1/2) as interval n
+ * of bins shifted by half a bin (the caller adds 1/2 to the bin position,
+ * so t' = t + 1/2 is in [0, 1)): A = (p0 + p1) / 2, B = p1 - p0,
+ * C = (p0 + p2) / 2 - p1. raw is scratch for w + 1 complex values.
  * Plain loops over contiguous floats: the compiler vectorises them. */
-static void stage_window(const sarbp_c32 *prof, long n0, int w, int cubic, float cr, float ci,
+static void stage_window(const sarbp_c32 *prof, long n0, int w, sarbp_interp k, float cr, float ci,
                          int ps, float *restrict raw, float *restrict st)
 {
     const int m = w - 2; /* staged intervals */
-    const int nraw = cubic ? m + 3 : m + 1;
-    const float *restrict src = (const float *)(prof + n0 + (cubic ? 0 : 1));
+    const int cubic = k == SARBP_INTERP_CUBIC, quad = k == SARBP_INTERP_QUADRATIC;
+    const int nraw = cubic ? m + 3 : m + 2 - (quad ? 0 : 1);
+    const float *restrict src = (const float *)(prof + n0 + (cubic || quad ? 0 : 1));
     for (int b = 0; b < nraw; b++) {
         const float pr = src[2 * b], pi = src[2 * b + 1];
         raw[2 * b] = pr * cr - pi * ci;
@@ -298,6 +313,14 @@ static void stage_window(const sarbp_c32 *prof, long n0, int w, int cubic, float
         }
         C[0] = C[1] = C[nf + 2] = C[nf + 3] = 0;
         D[0] = D[1] = D[nf + 2] = D[nf + 3] = 0;
+    } else if (quad) {
+        for (int f = 0; f < nf; f++) {
+            const float p0 = raw[f], p1 = raw[f + 2], p2 = raw[f + 4];
+            A[f + 2] = (p0 + p1) * 0.5f;
+            B[f + 2] = p1 - p0;
+            C[f + 2] = (p0 + p2) * 0.5f - p1;
+        }
+        C[0] = C[1] = C[nf + 2] = C[nf + 3] = 0;
     } else {
         for (int f = 0; f < nf; f++) {
             A[f + 2] = raw[f];
@@ -368,9 +391,13 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
     const sarbp_profiles *pr = c->pr;
     const double pcx = ti->pcx, pcy = ti->pcy, pcz = c->g->zc, hd = ti->hd;
     const int n = (int)(ti->nx * ti->ny);
-    const int cubic = pr->interp == SARBP_INTERP_CUBIC;
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC, quad = pr->interp == SARBP_INTERP_QUADRATIC;
+    const int nc = cubic ? 4 : quad ? 3 : 2;
     const long nbins = (long)pr->nbins;
-    const double vlo = cubic ? 1 : 0, vhi = (double)nbins - (cubic ? 3 : 2); /* valid intervals */
+    /* valid intervals (every tap inside the profile); the quadratic's are
+     * its bins' pieces, shifted by half a bin (stage_window) */
+    const double vlo = cubic || quad ? 1 : 0, vhi = (double)nbins - (cubic || quad ? 3 : 2);
+    const double shift = quad ? 0.5 : 0.0;
     const int np = (int)(i1 - i0);
     double bc[PULSE_BLOCK], wlo[PULSE_BLOCK], whi[PULSE_BLOCK], e[PULSE_BLOCK];
     float cr[PULSE_BLOCK], ci[PULSE_BLOCK], ux[PULSE_BLOCK], uy[PULSE_BLOCK], q[PULSE_BLOCK];
@@ -381,7 +408,7 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         const double vx = pcx - pos[3 * k], vy = pcy - pos[3 * k + 1], vz = pcz - pos[3 * k + 2];
         const double Rc = sqrt(vx * vx + vy * vy + vz * vz), iRc = 1.0 / Rc;
         const double dRc = Rc - r0[k], idr_ = 1.0 / dr[k];
-        bc[k] = (dRc - rs[k]) * idr_;
+        bc[k] = (dRc - rs[k]) * idr_ + shift;
         /* intervals the tile can reach (|ddR| <= hd), one more each side for
          * FP32 rounding, within the valid ones */
         const double span = hd * idr_;
@@ -412,8 +439,8 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         const int w = (int)((long)whi[k] - (long)wlo[k]) + 3;
         assert(w <= c->wmax); /* wmax bounds 2 span + 6 */
         const int ps = plane_floats(w);
-        stage_window(pr->data32 + (i0 + (size_t)k) * pr->nbins, n0, w, cubic, cr[k], ci[k], ps, raw,
-                     stage);
+        stage_window(pr->data32 + (i0 + (size_t)k) * pr->nbins, n0, w, pr->interp, cr[k], ci[k], ps,
+                     raw, stage);
         const struct tile_pulse tp = {stage, w - 1, ps, (float)(bc[k] - (double)n0), ux[k], uy[k],
                                       q[k], idr[k], kc[k]};
         /* the series to e (truncation 2 e^2 x) where that is below 1e-6
@@ -422,7 +449,7 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         const double x = hd * 1.01, ek = e[k], ek2 = ek * ek, kcyc = kc[k];
         const int series = ek >= 0.05 ? 0 : 2.0 * ek2 * x * kcyc < 1e-6 ? 1
                            : 14.0 * ek2 * ek2 * x * kcyc < 1e-7 ? 3 : 0;
-        tile_pixels(&tp, cubic, series, n, s->dx, s->dy, s->dd, s->are, s->aim);
+        tile_pixels(&tp, nc, series, n, s->dx, s->dy, s->dd, s->are, s->aim);
     }
 }
 

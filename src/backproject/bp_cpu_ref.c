@@ -1,5 +1,5 @@
 /* bp_cpu_ref.c - the FP64 reference backprojector: the plain loop of the
- * primer, section 1, with linear or cubic B-spline interpolation (the taps
+ * primer, section 1, with linear, quadratic or cubic B-spline interpolation (the taps
  * written out). Simple and obviously right;
  * every fast path is measured against it. Rows are split over threads; each
  * pixel sums its pulses in order, so the result does not depend on threads. */
@@ -26,6 +26,7 @@ static void ref_row(void *vctx, size_t r, int worker)
     const double k4pi_c = 4.0 * M_PI / SARBP_C;
     /* segments n = 0 .. nbins - 2, as on the GPU (bp_kernels.h) */
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
+    const int quad = pr->interp == SARBP_INTERP_QUADRATIC; /* nearest bin, t in [-1/2, 1/2] */
     const double lo = 0.0, hi = (double)pr->nbins - 1.0;
     sarbp_c64 *row = c->img + r * g->nx;
     for (size_t i = 0; i < pr->npulses; i++) {
@@ -38,12 +39,22 @@ static void ref_row(void *vctx, size_t r, int worker)
             const double dx = x - a[0], dy = y - a[1], dz = z - a[2];
             const double dR = sqrt(dx * dx + dy * dy + dz * dz) - r0;
             const double b = (dR - rs) / dr;
-            const double fb = floor(b);
+            const double fb = quad ? floor(b + 0.5) : floor(b);
             if (!(fb >= lo) || fb >= hi) continue;
             const size_t n = (size_t)fb;
             const double t = b - fb;
             double vr, vi;
-            if (cubic) { /* taps n-1 .. n+2, those off the profile read as 0 */
+            if (quad) { /* taps n-1 .. n+1, those off the profile read as 0 */
+                double w[3];
+                sarbp_interp_weights_quadratic(t, w);
+                vr = vi = 0;
+                for (int k = 0; k < 3; k++) {
+                    const size_t m = n + (size_t)k - 1;
+                    if (n + (size_t)k < 1 || m >= pr->nbins) continue;
+                    vr += w[k] * prof[m].re;
+                    vi += w[k] * prof[m].im;
+                }
+            } else if (cubic) { /* taps n-1 .. n+2, those off the profile read as 0 */
                 double w[4];
                 sarbp_interp_weights_cubic(t, w);
                 vr = vi = 0;

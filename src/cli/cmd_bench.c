@@ -54,8 +54,10 @@ static void help(void)
 "  --samples K      samples per pulse (default from the problem)\n"
 "  --threads LIST   cpu: thread counts to run, e.g. 1,2 (default 1..all cores)\n"
 "  --interp LIST    cuda: interpolation configurations KERNEL[:UPSAMPLE], e.g.\n"
-"                   linear:8,cubic:4 (default linear:8,cubic:4,cubic:8; form's default is\n"
-"                   cubic:4, --fast linear:8)\n"
+"                   quadratic:8,cubic:4 (default quadratic:8,linear:8,cubic:4,cubic:8;\n"
+"                   form's default is quadratic:8, cubic:4 with fp16 or mixed, --fast\n"
+"                   linear:8); quadratic bins have one form (value FP32, slope and\n"
+"                   curvature FP16, 16 bytes): its fp16 and mixed columns are n/a\n"
 "  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default %s);\n"
 "                   MINB 12 or 16 compiles a 64-thread, 8-pixel kernel for that many\n"
 "                   resident blocks per SM (-1: none), where the variant takes it;\n"
@@ -72,7 +74,8 @@ static void help(void)
 "  --precision LIST cuda: any of fp32, fp16, mixed (default all three): profiles in\n"
 "                   FP32, FP16, or mixed (cubic bins' A, B FP32 and C, D FP16: 24\n"
 "                   bytes instead of 32; linear bins are FP32: no mixed row), side by\n"
-"                   side (range and phase FP32 in all)\n"
+"                   side (range and phase FP32 in all); the end-to-end lines run\n"
+"                   form's default kernel of each precision\n"
 "  --exact-window N cuda, ffbp: the exact image covers the central N x N pixels (default 64)\n"
 "  --pulse-block N  cuda: pulses per streamed block in the end-to-end runs (default:\n"
 "                   the back end's)\n"
@@ -92,7 +95,7 @@ static void help(void)
 "  -q, --quiet      no notes on stderr (errors still)\n"
 "  -v, --verbose    also say how the scene was made and how long it took\n"
 "\n"
-"cpu: per interpolation kernel (cubic 4x, the default, then linear 8x) and thread\n"
+"cpu: per interpolation kernel (quadratic 8x, the default; cubic 4x; linear 8x) and thread\n"
 "count, the FP32 tiled path's Mbp/s (wall clock, median), per core, and per\n"
 "core-second of process CPU time (steadier on a shared machine); its SER against\n"
 "the FP64 image with the same kernel over the full image and against the exact\n"
@@ -240,7 +243,8 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
                      int reps, int json)
 {
     const char *cmd = "bench";
-    static const sarbp_interp kernels[] = {SARBP_INTERP_CUBIC, SARBP_INTERP_LINEAR};
+    static const sarbp_interp kernels[] = {SARBP_INTERP_QUADRATIC, SARBP_INTERP_CUBIC,
+                                           SARBP_INTERP_LINEAR};
     const size_t npix = g->nx * g->ny;
     const double pairs = (double)npix * (double)p->npulses;
     size_t x0, y0;
@@ -256,8 +260,9 @@ static int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads
     t_exact = sarbp_now_s() - t_exact;
     if (!st && !json) {
         printf("cpu back end: %zu x %zu pixels (%.4f m), %zu pulses, %zu samples (%d cores), "
-               "median of %d runs; cubic at %dx, linear at %dx upsampling\n", g->nx, g->ny, g->dx,
-               p->npulses, p->nsamples, sarbp_cpu_count(), reps,
+               "median of %d runs; quadratic at %dx, cubic at %dx, linear at %dx upsampling\n",
+               g->nx, g->ny, g->dx, p->npulses, p->nsamples, sarbp_cpu_count(), reps,
+               sarbp_interp_default_upsample(SARBP_INTERP_QUADRATIC),
                sarbp_interp_default_upsample(SARBP_INTERP_CUBIC),
                sarbp_interp_default_upsample(SARBP_INTERP_LINEAR));
         printf("SER against FP64 (same kernel, full image) and against the exact image (direct "
@@ -361,6 +366,7 @@ static int bench_ffbp(const sarbp_phd *p, const sarbp_grid *g, const int *thread
     const sarbp_grid w = sarbp_grid_centre_window(g, exact_n, &x0, &y0);
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
+    sarbp_rc_params_default_for(&rcp, SARBP_FP32, 1);
     sarbp_profiles *p32 = NULL;
     sarbp_c32 *img = calloc(npix, sizeof *img), *exact = NULL, *ref = NULL;
     sarbp_status st = img ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
@@ -540,6 +546,7 @@ static sarbp_status form_once(const sarbp_phd *p, const sarbp_grid *g, const sar
 {
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
+    sarbp_rc_params_default_for(&rcp, o->precision, o->algorithm == SARBP_ALGO_FFBP);
     sarbp_image *im = NULL;
     SARBP_TRY(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, o, NULL, &im, fs));
     sarbp_image_free(im);
@@ -677,8 +684,12 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
      * and variant), per precision, when the table measures it: the end-to-end
      * runs are set against it */
     double kern_ms[NPREC] = {NAN, NAN, NAN};
-    sarbp_rc_params rc_default;
-    sarbp_rc_params_default(&rc_default);
+    sarbp_rc_params rc_default[NPREC]; /* form's default kernel per precision */
+    static const sarbp_precision prec_of[NPREC] = {SARBP_FP32, SARBP_FP16, SARBP_MIXED};
+    for (int h = 0; h < NPREC; h++) {
+        sarbp_rc_params_default(&rc_default[h]);
+        sarbp_rc_params_default_for(&rc_default[h], prec_of[h], 0);
+    }
     for (int c = 0; c < nic && !st; c++) {
         sarbp_profiles *p32 = NULL;
         sarbp_rc_params rcp;
@@ -689,6 +700,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         if (st) break;
         const char *iname = sarbp_interp_name(ics[c].interp);
         const int cubic = ics[c].interp == SARBP_INTERP_CUBIC;
+        const int quad = ics[c].interp == SARBP_INTERP_QUADRATIC; /* one form: A FP32, B, C FP16 */
         const double prof_mib = (double)p32->npulses * p32->nbins * 16 * (cubic ? 2 : 1) / 1048576.0;
         sarbp_cuda_kernel_cfg rk = {sarbp_cuda_variant_by_id(SARBP_CUDA_V1)->name, 0, 0, 0, device, 0, 0, 0};
         double ms_ref;
@@ -730,8 +742,9 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             for (int h = 0; h < NPREC; h++) {
                 /* no mixed row for linear bins (they are FP32) nor for a
                  * variant that does not read mixed bins */
-                const int na = h == PREC_MIXED &&
-                               (!cubic || (vt && !(vt->flags & SARBP_CUDA_VARIANT_MIXED)));
+                const int na = (quad && h != PREC_FP32) ||
+                               (h == PREC_MIXED &&
+                                (!cubic || (vt && !(vt->flags & SARBP_CUDA_VARIANT_MIXED))));
                 if (!prec[h] || na) {
                     if (!json) printf(" %8s %8s %7s %7s  ", na && prec[h] ? "n/a" : "-", "-", "-", "-");
                     continue;
@@ -748,7 +761,8 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
                     continue;
                 }
                 gbps[h] = pairs / ms / 1e6;
-                if (ics[c].interp == rc_default.interp && ics[c].upsample == rc_default.upsample &&
+                if (ics[c].interp == rc_default[h].interp &&
+                    ics[c].upsample == rc_default[h].upsample &&
                     vt && (vt->flags & SARBP_CUDA_VARIANT_DEFAULT) && !strcmp(tok, vt->name))
                     kern_ms[h] = ms;
                 const double ser = ser_db(img, ref, npix);
@@ -799,6 +813,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         const char *label = labels[run];
         sarbp_rc_params rcp;
         sarbp_rc_params_default(&rcp);
+        sarbp_rc_params_default_for(&rcp, run_p[h], 0);
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
         o.device = device;
@@ -923,6 +938,7 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
 {
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
+    sarbp_rc_params_default_for(&rcp, SARBP_FP32, 1);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     o.device = device;
@@ -1028,6 +1044,7 @@ static int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact
     sarbp_profiles *p32 = NULL;
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
+    sarbp_rc_params_default_for(&rcp, SARBP_FP32, 1);
     sarbp_ffbp_params fp;
     double pred_db = 0, bp_ms = 0;
     sarbp_ffbp_info info = {0};
@@ -1140,9 +1157,9 @@ int cmd_bench(int argc, char **argv)
     sarbp_bp_options_default(&devs);
     char variants[1024];
     bench_default_variants(variants, sizeof variants);
-    struct interp_cfg ics[16] = {{SARBP_INTERP_LINEAR, 8}, {SARBP_INTERP_CUBIC, 4},
-                                 {SARBP_INTERP_CUBIC, 8}};
-    int nic = 3, wide = 0;
+    struct interp_cfg ics[16] = {{SARBP_INTERP_QUADRATIC, 8}, {SARBP_INTERP_LINEAR, 8},
+                                 {SARBP_INTERP_CUBIC, 4}, {SARBP_INTERP_CUBIC, 8}};
+    int nic = 4, wide = 0;
     size_t exact_n = 64, pulse_block = 0;
     int prec[NPREC] = {1, 1, 1}; /* fp32, fp16, mixed */
     int algo_bp = 1, algo_ffbp = 0;

@@ -72,22 +72,27 @@ static void help(void)
 "      --max-error-db E  ffbp: the error allowed against direct backprojection, dB of\n"
 "                        the image's power (default -60: SER >= 60 dB; -80 asks for more\n"
 "                        accuracy and costs more time; from -150 to -10)\n"
-"      --precision P     fp64 (cpu reference), fp32 (default), fp16 (cuda), mixed (cuda:\n"
-"                        fp32 with the cubic bins' higher-order terms C, D in FP16, 24\n"
-"                        bytes a bin instead of 32: 1.46x fp32's speed with --upsample 8\n"
-"                        at the same accuracy, slower at 4x), or exact: the exact image by FP64\n"
-"                        direct summation over every sample (cpu; no FFT, no\n"
-"                        interpolation; K times slower: small images)\n"
-"      --interp K        range interpolation: cubic (default; B-spline with spectral\n"
-"                        prefilter, 4x upsampling: about 77 dB SER against the exact\n"
-"                        image) or linear (8x: about 50 dB)\n"
-"      --fast            --interp linear: about 1.3x (FP32) to 2.5x (FP16) the GPU speed\n"
-"                        of the default at about 50 dB against the exact image instead\n"
-"                        of 77 (kernels/BENCHMARKS.md)\n"
+"      --precision P     fp64 (cpu reference), fp32 (default), fp16 (cuda; with cubic\n"
+"                        interpolation, its default), mixed (cuda: cubic bins with their\n"
+"                        higher-order terms C, D in FP16, 24 bytes a bin instead of 32),\n"
+"                        or exact: the exact image by FP64 direct summation over every\n"
+"                        sample (cpu; no FFT, no interpolation; K times slower: small\n"
+"                        images)\n"
+"      --interp K        range interpolation, a B-spline with a spectral prefilter:\n"
+"                        quadratic (default: 8x upsampling, about 76-77 dB SER against\n"
+"                        the exact image; on cuda its bins are 16 bytes, the value in\n"
+"                        FP32 and its slope and curvature in FP16, which costs nothing\n"
+"                        measurable: 104 dB against FP64), cubic (4x: about 77-78 dB;\n"
+"                        the default with fp16 and ffbp, which have no quadratic form)\n"
+"                        or linear (8x: about 50 dB)\n"
+"      --fast            --interp linear: about 1.1-1.2x the GPU speed of the default\n"
+"                        at about 50 dB against the exact image instead of 77\n"
+"                        (kernels/BENCHMARKS.md)\n"
 "      --window W        range window: none (default), hamming, hann, taylor[:NBAR:SLL]\n"
 "      --az-window W     azimuth window over the pulses, same choices\n"
-"      --upsample N      range-profile upsampling before interpolation (default 4 for\n"
-"                        cubic, 8 for linear; cubic at 8 reaches about 100 dB)\n"
+"      --upsample N      range-profile upsampling before interpolation (default 8 for\n"
+"                        quadratic and linear, 4 for cubic; cubic at 8 reaches about\n"
+"                        100 dB, quadratic at 16 about 95)\n"
 "      --threads N       cpu threads (default: all cores); results do not depend on it\n"
 "      --device D        cuda device N (default 0), a list such as 0,1, or all: the\n"
 "                        image's rows are shared among the devices, one thread each\n"
@@ -174,6 +179,7 @@ int cmd_form(int argc, char **argv)
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
     int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
+    int have_interp = 0;
     size_t pulses[2];
     double az[2], db_range = 50;
     sarbp_reader_options ro = {NULL};
@@ -213,10 +219,13 @@ int cmd_form(int argc, char **argv)
             break;
         case OPT_INTERP:
             if (sarbp_interp_parse(optarg, &rc.interp))
-                return cli_usage(cmd, "unknown interpolation '%s' (cubic or linear)", optarg);
+                return cli_usage(cmd, "unknown interpolation '%s' (quadratic, cubic or linear)",
+                                 optarg);
+            have_interp = 1;
             break;
         case OPT_FAST:
             rc.interp = SARBP_INTERP_LINEAR;
+            have_interp = 1;
             break;
         case OPT_GRID:
             if (cli_parse_grid(optarg, (size_t)1 << 31, &gnx, &gny))
@@ -343,7 +352,16 @@ int cmd_form(int argc, char **argv)
     }
     if (nin == 0) return cli_usage(cmd, "no input: give -i FILE");
     if (nout == 0) return cli_usage(cmd, "no output: give -o IMAGE.png (or .h5, .npy)");
+    /* the default kernel: quadratic, but cubic where the quadratic has no
+     * form (fp16) or is not read (ffbp) */
+    if (!have_interp) rc.interp = sarbp_interp_default(bo.precision, !strcmp(algorithm, "ffbp"));
     if (!have_upsample) rc.upsample = sarbp_interp_default_upsample(rc.interp);
+    if (rc.interp == SARBP_INTERP_QUADRATIC && bo.precision == SARBP_FP16)
+        return cli_usage(cmd, "--interp quadratic has no fp16 form (its bins keep the value in "
+                         "FP32): use --precision fp32, or --interp cubic with fp16");
+    if (rc.interp == SARBP_INTERP_QUADRATIC && !strcmp(algorithm, "ffbp"))
+        return cli_usage(cmd, "--algorithm ffbp reads its profiles with the cubic (or linear) "
+                         "B-spline: not --interp quadratic");
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
     bo.verbose = cli_verbosity;
     if (!have_device && cli_mpi_local_rank() >= 0) bo.device = cli_mpi_local_rank(); /* one GPU a rank */
@@ -461,13 +479,20 @@ int cmd_form(int argc, char **argv)
     if (bo.precision == SARBP_FP32 && consider) {
         sarbp_ffbp_params fp;
         sarbp_ffbp_prediction pd;
-        st = sarbp_ffbp_choose_phd(meta, &rc, &g, max_error_db, &fp, &pd);
+        /* auto with the default kernel: ffbp would read cubic profiles */
+        sarbp_rc_params rc_ffbp = rc;
+        if (!have_interp) {
+            rc_ffbp.interp = sarbp_interp_default(bo.precision, 1);
+            if (!have_upsample) rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
+        }
+        st = sarbp_ffbp_choose_phd(meta, &rc_ffbp, &g, max_error_db, &fp, &pd);
         if (st && want_ffbp) {
             sarbp_reader_free(rd);
             return cli_fail_status(cmd, st);
         }
         if (!st && (want_ffbp || pd.cost_ratio < 1.0)) {
             bo.algorithm = SARBP_ALGO_FFBP;
+            rc = rc_ffbp;
             cli_info(2, "sarbp: form: ffbp: base %zu, merge %zu, %zu sub-images summed at the pixels, "
                      "os_theta %.2f, os_rho %.2f; %d stages, %.1f Msamples of polar grids; predicted "
                      "error %.1f dB (asked %.1f), %.2f of direct backprojection's time",

@@ -52,14 +52,21 @@ sarbp_status sarbp_precision_parse(const char *t, sarbp_precision *p)
 
 const char *sarbp_interp_name(sarbp_interp k)
 {
-    return k == SARBP_INTERP_LINEAR ? "linear" : k == SARBP_INTERP_CUBIC ? "cubic" : "?";
+    switch (k) {
+    case SARBP_INTERP_LINEAR: return "linear";
+    case SARBP_INTERP_QUADRATIC: return "quadratic";
+    case SARBP_INTERP_CUBIC: return "cubic";
+    }
+    return "?";
 }
 
 sarbp_status sarbp_interp_parse(const char *t, sarbp_interp *k)
 {
     if (!strcmp(t, "linear")) *k = SARBP_INTERP_LINEAR;
+    else if (!strcmp(t, "quadratic")) *k = SARBP_INTERP_QUADRATIC;
     else if (!strcmp(t, "cubic")) *k = SARBP_INTERP_CUBIC;
-    else return sarbp_error(SARBP_ERR_INVALID, "unknown interpolation '%s' (linear, cubic)", t);
+    else
+        return sarbp_error(SARBP_ERR_INVALID, "unknown interpolation '%s' (linear, quadratic, cubic)", t);
     return SARBP_OK;
 }
 
@@ -67,13 +74,14 @@ double sarbp_interp_response(sarbp_interp k, double nu)
 {
     const double x = M_PI * nu;
     const double sinc = fabs(x) < 1e-8 ? 1.0 - x * x / 6.0 : sin(x) / x;
-    const double s2 = sinc * sinc;
-    return k == SARBP_INTERP_CUBIC ? s2 * s2 : s2;
+    double r = sinc * sinc; /* sinc^(degree + 1) */
+    for (int d = 1; d < (int)k; d++) r *= sinc;
+    return r;
 }
 
 int sarbp_interp_default_upsample(sarbp_interp k)
 {
-    return k == SARBP_INTERP_LINEAR ? 8 : SARBP_DEFAULT_UPSAMPLE;
+    return k == SARBP_INTERP_CUBIC ? 4 : 8;
 }
 
 void sarbp_rc_params_default(sarbp_rc_params *p)
@@ -81,8 +89,20 @@ void sarbp_rc_params_default(sarbp_rc_params *p)
     memset(p, 0, sizeof *p);
     p->range_window.kind = SARBP_WIN_NONE;
     p->az_window.kind = SARBP_WIN_NONE;
-    p->upsample = SARBP_DEFAULT_UPSAMPLE;
-    p->interp = SARBP_INTERP_CUBIC;
+    p->interp = SARBP_INTERP_QUADRATIC;
+    p->upsample = sarbp_interp_default_upsample(p->interp);
+}
+
+sarbp_interp sarbp_interp_default(sarbp_precision prec, int ffbp)
+{
+    return prec == SARBP_FP16 || prec == SARBP_MIXED || ffbp ? SARBP_INTERP_CUBIC
+                                                             : SARBP_INTERP_QUADRATIC;
+}
+
+void sarbp_rc_params_default_for(sarbp_rc_params *p, sarbp_precision prec, int ffbp)
+{
+    p->interp = sarbp_interp_default(prec, ffbp);
+    p->upsample = sarbp_interp_default_upsample(p->interp);
 }
 
 size_t sarbp_fft_size(size_t x)
@@ -329,7 +349,8 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
     *out = NULL;
     if (prm->upsample < 1 || prm->upsample > 64)
         return sarbp_error(SARBP_ERR_INVALID, "upsampling factor %d is outside 1..64", prm->upsample);
-    if (prm->interp != SARBP_INTERP_LINEAR && prm->interp != SARBP_INTERP_CUBIC)
+    if (prm->interp != SARBP_INTERP_LINEAR && prm->interp != SARBP_INTERP_QUADRATIC &&
+        prm->interp != SARBP_INTERP_CUBIC)
         return sarbp_error(SARBP_ERR_INVALID, "unknown interpolation kernel %d", (int)prm->interp);
     sarbp_rc_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");

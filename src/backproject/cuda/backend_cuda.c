@@ -97,7 +97,8 @@ struct cuda_plan {
     sarbp_bp_plan base;      /* first: ops and common state (meta, grid, region, block) */
     sarbp_bp_config cfg;
     int device, half, raw_half, cubic;
-    int mixed;               /* cubic bins with A, B FP32 and C, D FP16 (precision mixed) */
+    int mixed;               /* cubic bins with A, B FP32 and C, D FP16 (precision mixed), or
+                                quadratic bins (A FP32, B, C FP16): bins_mixed */
     int scaled;              /* half or mixed: profiles carry a per-block scale (d_bound) */
     size_t kc;               /* FREQ: the sample at frequency index 0 (profiles centred) */
     size_t sub, K, nbins;
@@ -280,6 +281,19 @@ static sarbp_status check_variant_format(const char *v, int mixed)
                        vt->name, names);
 }
 
+/* Whether bins of kernel k at precision prec are mixed (bp_kernels.h):
+ * cubic at precision mixed, and the quadratic always (its one form: A FP32,
+ * B, C FP16). The quadratic has no FP16 form: it would be no smaller. */
+static sarbp_status bins_mixed(sarbp_precision prec, sarbp_interp k, int *mixed)
+{
+    if (k == SARBP_INTERP_QUADRATIC && prec == SARBP_FP16)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "quadratic interpolation has no fp16 form (its bins are 16 bytes with "
+                           "the value in FP32): use fp32, or cubic with fp16");
+    *mixed = k == SARBP_INTERP_QUADRATIC || (k == SARBP_INTERP_CUBIC && prec == SARBP_MIXED);
+    return SARBP_OK;
+}
+
 void sarbp_cuda_options_default(sarbp_cuda_options *o)
 {
     *o = (sarbp_cuda_options){0};
@@ -352,7 +366,8 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     const int freq = meta->domain == SARBP_DOMAIN_FREQ, half = o->precision == SARBP_FP16;
     const int raw_half = half && o->raw_fp16 && freq;
     const int cubic = d->rc->interp == SARBP_INTERP_CUBIC;
-    const int mixed = o->precision == SARBP_MIXED && cubic;
+    int mixed = 0;
+    SARBP_TRY(bins_mixed(o->precision, d->rc->interp, &mixed));
     const size_t block = cuda_block(meta, o), K = meta->nsamples;
     sarbp_bp_config cfg = {o->variant, o->tile_x, o->tile_y, o->ppt, 0};
     char why[160];
@@ -442,7 +457,6 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     SARBP_TRY(sarbp_rc_plan_create(m, rc, SARBP_FP32, block, &p->rc));
     p->nbins = sarbp_rc_plan_nbins(p->rc);
     p->cubic = sarbp_rc_plan_interp(p->rc) == SARBP_INTERP_CUBIC;
-    p->mixed = p->mixed && p->cubic; /* linear bins are A, B only: FP32 */
     p->scaled = p->half || p->mixed;
     p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
     if (p->nbins > (1u << 30) / 16)
@@ -869,7 +883,11 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
     }
     const sarbp_phd *meta = d->meta;
     p->half = o->precision == SARBP_FP16;
-    p->mixed = o->precision == SARBP_MIXED; /* setup keeps it for cubic bins only */
+    st = bins_mixed(o->precision, d->rc->interp, &p->mixed);
+    if (st) {
+        cuda_destroy(&p->base);
+        return st;
+    }
     p->raw_half = p->half && o->raw_fp16 && meta->domain == SARBP_DOMAIN_FREQ;
     p->K = meta->nsamples;
     p->cfg.variant = o->variant;
@@ -942,11 +960,14 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     size_t np = pr->npulses, nb = pr->nbins, npix = g->nx * g->ny;
     CUDA_TRY(cudaMalloc(&b->d_y, np * nb * sizeof(sarbp_c32)));
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
-    if (kc->mixed && (kc->half || !cubic))
-        return sarbp_error(SARBP_ERR_INVALID, "mixed profiles are cubic, and not fp16 too");
-    SARBP_TRY(check_variant_format(cfg.variant, kc->mixed));
-    const int scaled = kc->half || kc->mixed;
-    CUDA_TRY(cudaMalloc(&b->d_prof, np * SARBP_ROW_BYTES(kc->half, kc->mixed, cubic, nb)));
+    if (kc->mixed && (kc->half || pr->interp == SARBP_INTERP_LINEAR))
+        return sarbp_error(SARBP_ERR_INVALID, "mixed profiles are cubic or quadratic, and not fp16 too");
+    int mixed = 0;
+    SARBP_TRY(bins_mixed(kc->half ? SARBP_FP16 : kc->mixed ? SARBP_MIXED : SARBP_FP32, pr->interp,
+                         &mixed));
+    SARBP_TRY(check_variant_format(cfg.variant, mixed && cubic));
+    const int scaled = kc->half || mixed;
+    CUDA_TRY(cudaMalloc(&b->d_prof, np * SARBP_ROW_BYTES(kc->half, mixed, cubic, nb)));
     CUDA_TRY(cudaMalloc((void **)&b->d_bound, sizeof(float)));
     CUDA_TRY(cudaMemset(b->d_bound, 0, sizeof(float)));
     CUDA_TRY(cudaMalloc(&b->d_img, npix * sizeof(sarbp_c32)));
@@ -962,13 +983,13 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
     CUDA_TRY(cudaMemcpy(b->d_pulses, b->h_pulses, np * sizeof(sarbp_dpulse), cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(b->d_y, pr->data32, np * nb * sizeof(sarbp_c32), cudaMemcpyHostToDevice));
     if (scaled) LAUNCH_TRY(sarbp_rc_maxabs(b->d_y, np * nb, b->d_bound, NULL));
-    LAUNCH_TRY(sarbp_rc_interp_ready(b->d_y, b->d_prof, (int)np, (int)nb, cubic, kc->mixed,
+    LAUNCH_TRY(sarbp_rc_interp_ready(b->d_y, b->d_prof, (int)np, (int)nb, cubic, mixed,
                                      scaled ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
                          sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
-                         kc->half, cubic, kc->mixed, b->d_bound, 0, 0, 0, 0};
+                         kc->half, cubic, mixed, b->d_bound, 0, 0, 0, 0};
     launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
