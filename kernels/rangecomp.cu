@@ -17,7 +17,9 @@
  *                (value, difference to the next bin) or cubic B-spline
  *                (A, B, C, D from four bins), in FP32 or, scaled by
  *                2^sarbp_half_exp(bound), in FP16 or mixed (A, B FP32 and
- *                C, D FP16, in two arrays per row), for the backprojection
+ *                C, D FP16, in two arrays per row); or the quadratic
+ *                B-spline's piece about each bin (A FP32, B, C FP16, scaled
+ *                alike, 16 bytes), for the backprojection
  *                kernels' single 8-, 16- or 32-byte reads of a bin (mixed:
  *                one 16- and one 8-byte read).
  * One thread per element; 2-D grids (samples or bins, pulses). */

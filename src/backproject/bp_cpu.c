@@ -26,7 +26,8 @@
  * small contiguous buffer, already turned by the centre's phasor and
  * "interpolation-ready": per interval n the polynomial in the fraction t
  * that the kernel evaluates between bins n and n + 1 (cubic B-spline:
- * A + tB + t^2 C + t^3 D from bins n-1 .. n+2; linear: A + tB), in planes of
+ * A + tB + t^2 C + t^3 D from bins n-1 .. n+2; quadratic: A + tB + t^2 C
+ * over intervals shifted by half a bin; linear: A + tB), in planes of
  * complex values, with a zero guard entry at each end (intervals whose taps
  * would leave the profile are left out of the window). The pixel loop reads
  * each coefficient as one 64-bit (re, im) element from L1, with no bounds
