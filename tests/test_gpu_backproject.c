@@ -338,6 +338,19 @@ static void test_mixed_streaming_and_banding(void **state)
 /* Samples scaled by 1e6 (profiles far beyond FP16's 65504) and 1e-6 (below
  * its smallest normal): the per-block scale keeps C, D in range; mixed
  * stays as close to FP32 as unscaled. */
+/* A copy of p with every sample times scale. */
+static sarbp_phd *scaled_copy(const sarbp_phd *p, double scale)
+{
+    sarbp_phd *q;
+    tu_ok(sarbp_phd_slice(p, 0, p->npulses, &q));
+    const size_t n = q->npulses * q->nsamples;
+    for (size_t i = 0; i < n; i++) {
+        q->data[i].re = (float)(q->data[i].re * scale);
+        q->data[i].im = (float)(q->data[i].im * scale);
+    }
+    return q;
+}
+
 static void test_mixed_amplitude_scale(void **state)
 {
     (void)state;
@@ -345,13 +358,7 @@ static void test_mixed_amplitude_scale(void **state)
     const sarbp_grid g = {256, 256, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
     static const double scales[] = {1e6, 1e-6};
     for (size_t k = 0; k < 2; k++) {
-        sarbp_phd *q;
-        tu_ok(sarbp_phd_slice(p, 0, p->npulses, &q));
-        const size_t n = q->npulses * q->nsamples;
-        for (size_t i = 0; i < n; i++) {
-            q->data[i].re = (float)(q->data[i].re * scales[k]);
-            q->data[i].im = (float)(q->data[i].im * scales[k]);
-        }
+        sarbp_phd *q = scaled_copy(p, scales[k]);
         char what[64];
         snprintf(what, sizeof what, "samples x %g", scales[k]);
         mixed_vs_fp32(q, &g, NULL, what);
@@ -375,13 +382,7 @@ static void test_quadratic_amplitude_scale(void **state)
     static const double scales[] = {1, 1e6, 1e-6};
     double base = 0;
     for (size_t k = 0; k < 3; k++) {
-        sarbp_phd *q;
-        tu_ok(sarbp_phd_slice(p, 0, p->npulses, &q));
-        const size_t n = q->npulses * q->nsamples;
-        for (size_t i = 0; i < n; i++) {
-            q->data[i].re = (float)(q->data[i].re * scales[k]);
-            q->data[i].im = (float)(q->data[i].im * scales[k]);
-        }
+        sarbp_phd *q = scaled_copy(p, scales[k]);
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
         sarbp_image *gpu, *ref;

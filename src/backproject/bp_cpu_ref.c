@@ -44,21 +44,12 @@ static void ref_row(void *vctx, size_t r, int worker)
             const size_t n = (size_t)fb;
             const double t = b - fb;
             double vr, vi;
-            if (quad) { /* taps n-1 .. n+1, those off the profile read as 0 */
-                double w[3];
-                sarbp_interp_weights_quadratic(t, w);
-                vr = vi = 0;
-                for (int k = 0; k < 3; k++) {
-                    const size_t m = n + (size_t)k - 1;
-                    if (n + (size_t)k < 1 || m >= pr->nbins) continue;
-                    vr += w[k] * prof[m].re;
-                    vi += w[k] * prof[m].im;
-                }
-            } else if (cubic) { /* taps n-1 .. n+2, those off the profile read as 0 */
+            if (quad || cubic) { /* taps n-1 .. n+1 (n+2), those off the profile read as 0 */
                 double w[4];
-                sarbp_interp_weights_cubic(t, w);
+                if (quad) sarbp_interp_weights_quadratic(t, w);
+                else sarbp_interp_weights_cubic(t, w);
                 vr = vi = 0;
-                for (int k = 0; k < 4; k++) {
+                for (int k = 0; k < (quad ? 3 : 4); k++) {
                     const size_t m = n + (size_t)k - 1;
                     if (n + (size_t)k < 1 || m >= pr->nbins) continue;
                     vr += w[k] * prof[m].re;
