@@ -521,7 +521,7 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
         /* defaults from sarbp bench on an H200 (kernels/BENCHMARKS.md):
          * 16 x 32 pixels, 8 per thread, 64 threads a block: within 1% of
          * 32 x 32 (969 vs 979 Gbp/s) and 6 dB more accurate (smaller tiles);
-         * no register cap (minb 16 gains 4% in FP16 only, 0% in FP32) */
+         * the register bound by profile format (launch_tiled) */
         if (!cfg->ppt) cfg->ppt = 8;
         if (!cfg->tile_x) cfg->tile_x = 16;
         if (!cfg->tile_y) cfg->tile_y = 4 * cfg->ppt;
@@ -590,15 +590,14 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     const dim3 grid((a.nx + cfg->tile_x - 1) / cfg->tile_x, (a.ny + cfg->tile_y - 1) / cfg->tile_y);
     const int b64 = block.x * block.y == 64;
     /* the default register bound, from sarbp bench on an H200
-     * (kernels/BENCHMARKS.md): 16 resident 64-thread blocks pays where the
-     * bin read is light against the arithmetic or heavy against L1: FP16
-     * linear (+4%), FP32 cubic (+6%) and the quadratic (M without C: +1%
-     * narrow, +9% on the wide problem); elsewhere it costs 0-3%. Mixed cubic
-     * (H false, C true) takes FP32 cubic's, unmeasured: bench's
-     * v3:16x32:8:-1 and :12 say whether it should */
+     * (kernels/BENCHMARKS.md): 16 resident 64-thread blocks pays for FP16
+     * linear (+4%), FP32 cubic (+6%), the quadratic (M without C: +1%
+     * narrow, +9% on the wide problem) and FP32 linear (+6%: 1027 against
+     * 969 Gbp/s, 2026-11-26); it costs FP16 cubic 4% (872 against 910).
+     * Mixed cubic (H false, C true) takes FP32 cubic's (683 against 659) */
     int minb = cfg->minb;
     const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
-    if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && (H != C || (M && !C))) ? 16 : -1;
+    if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && !(H && C)) ? 16 : -1;
     switch (cfg->ppt) {
     case 1: bp_tiled_kernel<V, 1, H, C, M><<<grid, block, 0, st>>>(a); break;
     case 2: bp_tiled_kernel<V, 2, H, C, M><<<grid, block, 0, st>>>(a); break;

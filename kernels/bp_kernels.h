@@ -142,7 +142,7 @@ typedef struct {
     int minb;            /* v2/v3/v3a at 8 pixels per thread in blocks of 64 threads: 12 or
                             16 = compiled for that many resident blocks per SM (fewer
                             registers, more warps); -1 = the compiler's choice; 0 = by
-                            the profile format (16 for FP16 linear and FP32 cubic) */
+                            the profile format (16 for all but FP16 cubic) */
 } sarbp_bp_config;
 
 /* Resolves defaults and checks the configuration (variant in the table, ppt
