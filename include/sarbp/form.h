@@ -46,6 +46,7 @@ typedef struct {
     double total_s, read_s;            /* its thread's wall-clock seconds, of them reading */
     double image_wait_s;               /* of them waiting for the image's fresh memory to be
                                           touched (after the plan's flush) */
+    double teardown_s;                 /* of them destroying its plan */
     double pairs;                      /* pixel-pulse pairs it formed */
     sarbp_stage_times stages;          /* its plan's split */
 } sarbp_form_dev_stats;

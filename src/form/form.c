@@ -343,7 +343,9 @@ static sarbp_status form_part(struct form_part_job *job)
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
     }
     if (st && sh->share.enabled) share_fail(&sh->share);
+    const double td = sarbp_now_s();
     sarbp_bp_plan_destroy(plan);
+    job->st.teardown_s = sarbp_now_s() - td;
     free(buf);
     job->st.pairs = sarbp_grid_pairs(sh->g, P) * (double)pt->nrows / (double)sh->g->ny;
     job->st.total_s = sarbp_now_s() - t0;
