@@ -90,7 +90,9 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
  * give them (their geometry only: no samples are read), and the
  * prediction for the choice (pred may be NULL). What the cpu back end's
  * FFBP plan and 'sarbp form --algorithm ffbp|auto' use. max_error_db 0 means
- * SARBP_FFBP_DEFAULT_ERROR_DB. */
+ * SARBP_FFBP_DEFAULT_ERROR_DB. rc's kernel is linear or cubic (ffbp does not
+ * read the quadratic, the library's default: SARBP_ERR_UNSUPPORTED;
+ * sarbp_rc_params_default_for(rc, SARBP_FP32, 1) gives ffbp's default). */
 sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
                                    const sarbp_grid *g, double max_error_db,
                                    sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred);

@@ -234,8 +234,9 @@ sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params 
 {
     if (!meta || !rc || !g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
     if (rc->interp == SARBP_INTERP_QUADRATIC)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "ffbp reads its range profiles with the linear or "
-                                                  "cubic B-spline, not the quadratic");
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "ffbp reads its range profiles with the linear or cubic B-spline, not "
+                           "the quadratic (sarbp_rc_params_default_for(rc, prec, 1) picks the cubic)");
     if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
     struct choose_key k;
     choose_key_of(meta, rc, g, max_error_db, &k);
