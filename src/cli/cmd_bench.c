@@ -713,8 +713,10 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         /* mixed bins: A, B FP32 (16 bytes) and C, D FP16 (8); linear ones are FP32 */
         const double mib[NPREC] = {prof_mib, 0.5 * prof_mib, 0.75 * prof_mib};
         if (!json) {
-            printf("\n%s interpolation, %dx upsampling: %zu bins; profiles fp32 %.1f MiB, fp16 %.1f MiB",
-                   iname, ics[c].upsample, p32->nbins, prof_mib, mib[PREC_FP16]);
+            printf("\n%s interpolation, %dx upsampling: %zu bins; profiles fp32 %.1f MiB",
+                   iname, ics[c].upsample, p32->nbins, prof_mib);
+            if (quad) printf(" (value FP32, slope and curvature FP16: its one form)");
+            else printf(", fp16 %.1f MiB", mib[PREC_FP16]);
             if (cubic) printf(", mixed %.1f MiB", mib[PREC_MIXED]);
             printf("; FP64 kernel v1 %.1f Gbp/s, %.1f dB against exact\n", pairs / ms_ref / 1e6,
                    v1_exact);
