@@ -74,50 +74,87 @@ void sarbp_pinned_put(void *ptr)
 
 /* ---- the bounce copy ------------------------------------------------------ */
 
-/* Two bounce buffers of PIECE bytes: the device fills one while the
- * threads empty the other. 4 MiB pieces keep the per-piece overheads (an
- * event, a wake-up of the threads) small beside the copy. */
-#define PIECE ((size_t)4 << 20)
+/* Lanes: every thread of the team (the caller is lane 0) copies its own
+ * slice of a job through its own stream and two pinned bounce buffers of
+ * PIECE bytes, the device filling one while the thread empties the other.
+ * The lanes never wait for each other inside a job. The first design, one
+ * pair of 4 MiB buffers emptied by the whole team piece after piece, woke
+ * every thread for every piece: 24 GB/s for a 128 MiB image on an H100
+ * host, against 55 GB/s for a pinned copy. */
+#define PIECE ((size_t)1 << 20)
+#define SLICE_ALIGN ((size_t)64 << 10) /* slices start on 64 KiB: no shared cache lines or pages */
 #define MAX_THREADS 16
 
 struct sarbp_d2h;
-struct worker_arg {
+struct lane {
     struct sarbp_d2h *c;
     int w;
-};
-
-struct sarbp_d2h {
-    int device;                  /* its stream's */
     cudaStream_t stream;
     cudaEvent_t ev[2];
     int nev;
-    unsigned char *bounce;       /* [2][PIECE], pinned */
-    /* the team: threads - 1 workers and the caller each copy a share of
-     * the job dst[0, n) <- src[0, n) */
-    int nth, started;
+    unsigned char *bounce;       /* [2][PIECE], inside the copier's pinned block */
+    cudaError_t err;             /* of its last job */
+};
+
+struct sarbp_d2h {
+    int device;                  /* its streams' */
+    int nth, started;            /* lanes; worker threads running (lanes 1..started) */
     pthread_t th[MAX_THREADS];
-    struct worker_arg arg[MAX_THREADS];
+    struct lane lane[MAX_THREADS];
+    unsigned char *pinned;       /* [nth][2][PIECE] */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     unsigned gen;                /* job number */
     int busy, quit;
+    /* the job: dst[0, n) <- src[0, n) on the device, once after has passed */
     unsigned char *dst;
     const unsigned char *src;
     size_t n;
+    int nlanes;                  /* lanes taking part: the job's size decides */
+    int host;                    /* 1: src is host memory, a plain copy (no device) */
+    cudaEvent_t after;
 };
 
-/* Worker w's share of the current job, or the caller's (w = 0). */
-static void share(struct sarbp_d2h *c, int w)
+/* Piece i of [a, b) into lane l's bounce buffer i % 2, its event after it. */
+static cudaError_t lane_fetch(struct lane *l, const unsigned char *src, size_t a, size_t b, size_t i)
 {
-    const size_t q = (c->n / (size_t)c->nth + 63) & ~(size_t)63; /* cache-line aligned shares */
-    const size_t a = q * (size_t)w, b = a + q < c->n ? a + q : c->n;
-    if (a < b) memcpy(c->dst + a, c->src + a, b - a);
+    const size_t off = a + i * PIECE, len = b - off < PIECE ? b - off : PIECE;
+    cudaError_t e = cudaMemcpyAsync(l->bounce + (i % 2) * PIECE, src + off, len, cudaMemcpyDeviceToHost,
+                                    l->stream);
+    if (e == cudaSuccess) e = cudaEventRecord(l->ev[i % 2], l->stream);
+    return e;
+}
+
+/* Lane l's slice of the current job. */
+static void lane_run(struct sarbp_d2h *c, struct lane *l)
+{
+    l->err = cudaSuccess;
+    if (l->w >= c->nlanes) return;
+    const size_t q = (c->n / (size_t)c->nlanes + SLICE_ALIGN - 1) & ~(SLICE_ALIGN - 1);
+    const size_t a = q * (size_t)l->w, b = a + q < c->n ? a + q : c->n;
+    if (a >= b) return;
+    if (c->host) {
+        memcpy(c->dst + a, c->src + a, b - a);
+        return;
+    }
+    const size_t npieces = (b - a + PIECE - 1) / PIECE;
+    cudaError_t e = cudaSetDevice(c->device);
+    if (e == cudaSuccess && c->after) e = cudaStreamWaitEvent(l->stream, c->after, 0);
+    for (size_t i = 0; i < 2 && i < npieces && e == cudaSuccess; i++) e = lane_fetch(l, c->src, a, b, i);
+    for (size_t i = 0; i < npieces && e == cudaSuccess; i++) {
+        e = cudaEventSynchronize(l->ev[i % 2]);
+        if (e != cudaSuccess) break;
+        const size_t off = a + i * PIECE, len = b - off < PIECE ? b - off : PIECE;
+        memcpy(c->dst + off, l->bounce + (i % 2) * PIECE, len);
+        if (i + 2 < npieces) e = lane_fetch(l, c->src, a, b, i + 2);
+    }
+    l->err = e;
 }
 
 static void *worker(void *arg)
 {
-    struct sarbp_d2h *c = ((struct worker_arg *)arg)->c;
-    const int w = ((struct worker_arg *)arg)->w;
+    struct lane *l = arg;
+    struct sarbp_d2h *c = l->c;
     unsigned seen = 0;
     pthread_mutex_lock(&c->mu);
     for (;;) {
@@ -125,7 +162,7 @@ static void *worker(void *arg)
         if (c->quit) break;
         seen = c->gen;
         pthread_mutex_unlock(&c->mu);
-        share(c, w);
+        lane_run(c, l);
         pthread_mutex_lock(&c->mu);
         if (--c->busy == 0) pthread_cond_signal(&c->done);
     }
@@ -133,39 +170,22 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* dst[0, n) <- src[0, n) on the team */
-static void team_copy(struct sarbp_d2h *c, void *dst, const void *src, size_t n)
-{
-    if (c->started == 0 || n < ((size_t)256 << 10)) {
-        memcpy(dst, src, n);
-        return;
-    }
-    pthread_mutex_lock(&c->mu);
-    c->dst = dst;
-    c->src = src;
-    c->n = n;
-    c->busy = c->started;
-    c->gen++;
-    pthread_cond_broadcast(&c->go);
-    pthread_mutex_unlock(&c->mu);
-    share(c, 0);
-    pthread_mutex_lock(&c->mu);
-    while (c->busy) pthread_cond_wait(&c->done, &c->mu);
-    pthread_mutex_unlock(&c->mu);
-}
-
 static sarbp_status d2h_start(struct sarbp_d2h *c, int threads)
 {
-    CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    for (; c->nev < 2; c->nev++) CUDA_TRY(cudaEventCreateWithFlags(&c->ev[c->nev], cudaEventDisableTiming));
-    SARBP_TRY(sarbp_pinned_get(2 * PIECE, (void **)&c->bounce));
+    SARBP_TRY(sarbp_pinned_get((size_t)threads * 2 * PIECE, (void **)&c->pinned));
+    c->nth = threads;
+    for (int w = 0; w < threads; w++) {
+        struct lane *l = &c->lane[w];
+        *l = (struct lane){.c = c, .w = w, .bounce = c->pinned + (size_t)w * 2 * PIECE};
+        CUDA_TRY(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+        for (; l->nev < 2; l->nev++) CUDA_TRY(cudaEventCreateWithFlags(&l->ev[l->nev], cudaEventDisableTiming));
+    }
     for (int w = 1; w < threads; w++) {
-        c->arg[w] = (struct worker_arg){c, w};
-        if (pthread_create(&c->th[w], NULL, worker, &c->arg[w]) != 0) break;
+        if (pthread_create(&c->th[w], NULL, worker, &c->lane[w]) != 0) break;
         c->started = w; /* workers 1..w run */
     }
     /* fewer threads than asked copy the same bytes, more slowly: the
-     * shares are cut for the threads that run */
+     * slices are cut for the lanes that run */
     c->nth = c->started + 1;
     return SARBP_OK;
 }
@@ -211,33 +231,53 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out)
     return SARBP_OK;
 }
 
-sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after)
+/* Runs the job dst[0, n) <- src[0, n) (host: both in host memory) on
+ * the lanes. */
+static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after,
+                            int host)
 {
     if (n == 0) return SARBP_OK;
-    if (after) CUDA_TRY(cudaStreamWaitEvent(c->stream, after, 0));
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    const size_t npieces = (n + PIECE - 1) / PIECE;
-    for (size_t i = 0; i <= npieces; i++) {
-        if (i < npieces) { /* piece i into bounce buffer i % 2, emptied at step i - 1 */
-            const size_t len = i + 1 < npieces ? PIECE : n - i * PIECE;
-            CUDA_TRY(cudaMemcpyAsync(c->bounce + (i % 2) * PIECE, s + i * PIECE, len,
-                                     cudaMemcpyDeviceToHost, c->stream));
-            CUDA_TRY(cudaEventRecord(c->ev[i % 2], c->stream));
-        }
-        if (i > 0) { /* piece i - 1 out, while piece i travels */
-            const size_t j = i - 1, len = j + 1 < npieces ? PIECE : n - j * PIECE;
-            CUDA_TRY(cudaEventSynchronize(c->ev[j % 2]));
-            team_copy(c, d + j * PIECE, c->bounce + (j % 2) * PIECE, len);
-        }
+    /* a lane a piece at least (small copies are one lane's), all of them
+     * from nth pieces up */
+    size_t lanes = (n + PIECE - 1) / PIECE;
+    if (lanes > (size_t)c->nth) lanes = (size_t)c->nth;
+    pthread_mutex_lock(&c->mu);
+    c->dst = dst;
+    c->src = src;
+    c->n = n;
+    c->after = after;
+    c->host = host;
+    c->nlanes = (int)lanes;
+    c->busy = lanes > 1 ? c->started : 0;
+    if (c->busy) {
+        c->gen++;
+        pthread_cond_broadcast(&c->go);
     }
+    pthread_mutex_unlock(&c->mu);
+    lane_run(c, &c->lane[0]);
+    pthread_mutex_lock(&c->mu);
+    while (c->busy) pthread_cond_wait(&c->done, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    for (int w = 0; w < c->nlanes; w++)
+        if (c->lane[w].err != cudaSuccess)
+            return sarbp_error(SARBP_ERR_CUDA, "copying the image back from device %d: %s", c->device,
+                               cudaGetErrorString(c->lane[w].err));
     return SARBP_OK;
+}
+
+sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after)
+{
+    return run_job(c, dst, src, n, after, 0);
+}
+
+void sarbp_d2h_host_copy(sarbp_d2h *c, void *dst, const void *src, size_t n)
+{
+    (void)run_job(c, dst, src, n, NULL, 1); /* a host copy does not fail */
 }
 
 void sarbp_d2h_destroy(sarbp_d2h *c)
 {
-    if (!c) return;
-    cudaStreamSynchronize(c->stream);
+    if (!c) return; /* idle: every lane waited for its last piece */
     pthread_mutex_lock(&idle_mu);
     const int kept = nidle < IDLE_MAX;
     if (kept) idle[nidle++] = c;
@@ -252,12 +292,19 @@ static void d2h_free(struct sarbp_d2h *c)
     pthread_cond_broadcast(&c->go);
     pthread_mutex_unlock(&c->mu);
     for (int w = 1; w <= c->started; w++) pthread_join(c->th[w], NULL);
-    if (c->stream) {
-        cudaStreamSynchronize(c->stream);
-        cudaStreamDestroy(c->stream);
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(c->device);
+    for (int w = 0; w < MAX_THREADS; w++) {
+        struct lane *l = &c->lane[w];
+        if (l->stream) {
+            cudaStreamSynchronize(l->stream);
+            cudaStreamDestroy(l->stream);
+        }
+        for (int k = 0; k < l->nev; k++) cudaEventDestroy(l->ev[k]);
     }
-    for (int k = 0; k < c->nev; k++) cudaEventDestroy(c->ev[k]);
-    sarbp_pinned_put(c->bounce);
+    if (prev >= 0) cudaSetDevice(prev);
+    sarbp_pinned_put(c->pinned);
     pthread_cond_destroy(&c->go);
     pthread_cond_destroy(&c->done);
     pthread_mutex_destroy(&c->mu);
@@ -267,6 +314,7 @@ static void d2h_free(struct sarbp_d2h *c)
 void sarbp_cuda_release_cached(void)
 {
     sarbp_cuda_release_kits();
+    sarbp_cuda_ffbp_release_kits();
     pthread_mutex_lock(&idle_mu);
     const int n = nidle;
     struct sarbp_d2h *drop[IDLE_MAX];

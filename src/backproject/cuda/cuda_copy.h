@@ -5,8 +5,9 @@
  * Measured on the H200 host (kernels/BENCHMARKS.md): a copy from the
  * device into pageable memory runs at 9.3 GB/s, into pinned memory at 55
  * GB/s; pinning costs 0.3-0.4 ms a MiB with cudaMallocHost. So the image
- * comes back through two small pinned bounce buffers: the device fills one
- * while host threads empty the other into the image (8 threads: 42 GB/s),
+ * comes back through small pinned bounce buffers: each host thread copies
+ * its own slice of the image through two of its own, the device filling one
+ * while the thread empties the other into the image (cuda_copy.c),
  * and pinned buffers are pinned once per process, not once per plan. */
 #ifndef SARBP_CUDA_COPY_H
 #define SARBP_CUDA_COPY_H
@@ -24,13 +25,16 @@ void sarbp_pinned_put(void *ptr);
 
 typedef struct sarbp_d2h sarbp_d2h;
 
-/* A copier for the current device: its own stream, bounce buffers, and
- * threads - 1 host threads besides the caller's (threads <= 0: a share of
- * the cores). */
+/* A copier for the current device: threads - 1 host threads besides the
+ * caller's (threads <= 0: a share of the cores), each with its own stream
+ * and bounce buffers. */
 sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out);
 /* Copies n bytes from device memory src to host memory dst once event
  * after (NULL: none) has passed; returns when dst holds them. */
 sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after);
+/* Copies n bytes from host memory src to host memory dst on c's threads
+ * (staging a block of samples into pinned memory); returns when done. */
+void sarbp_d2h_host_copy(sarbp_d2h *c, void *dst, const void *src, size_t n);
 /* Gives c back (NULL is fine): kept, threads and bounce buffers, for the
  * next copier on its device, or freed. */
 void sarbp_d2h_destroy(sarbp_d2h *c);
