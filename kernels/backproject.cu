@@ -581,8 +581,26 @@ static int series1_ok(const sarbp_bp_config *cfg, const sarbp_bp_launch *a)
     return err * a->max_k < 1e-6 && err * a->max_inv_dr < 1e-5;
 }
 
+/* Launches kernel k, or with load set only loads it: under CUDA's lazy
+ * module loading (the default since CUDA 12.2) the first launch of a
+ * kernel in a process loads it, which blocked the host 20-27 ms at a plan's
+ * first unit on an H100 (2026-11-26, kernels/BENCHMARKS.md); asking for its
+ * attributes loads it without running it. */
+template <typename... P, typename... A>
+static cudaError_t go(bool load, void (*k)(P...), dim3 grid, dim3 block, size_t shm, cudaStream_t st,
+                      A... args)
+{
+    if (load) {
+        cudaFuncAttributes fa;
+        return cudaFuncGetAttributes(&fa, (const void *)k);
+    }
+    k<<<grid, block, shm, st>>>(args...);
+    return cudaGetLastError();
+}
+
 template <int V, bool H, bool C, bool M>
-static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launch *a0, cudaStream_t st)
+static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launch *a0, cudaStream_t st,
+                                bool load)
 {
     sarbp_bp_launch a = *a0;
     a.series1 = series1_ok(cfg, &a);
@@ -599,30 +617,27 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
     if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && !(H && C)) ? 16 : -1;
     switch (cfg->ppt) {
-    case 1: bp_tiled_kernel<V, 1, H, C, M><<<grid, block, 0, st>>>(a); break;
-    case 2: bp_tiled_kernel<V, 2, H, C, M><<<grid, block, 0, st>>>(a); break;
-    case 4: bp_tiled_kernel<V, 4, H, C, M><<<grid, block, 0, st>>>(a); break;
+    case 1: return go(load, bp_tiled_kernel<V, 1, H, C, M>, grid, block, 0, st, a);
+    case 2: return go(load, bp_tiled_kernel<V, 2, H, C, M>, grid, block, 0, st, a);
+    case 4: return go(load, bp_tiled_kernel<V, 4, H, C, M>, grid, block, 0, st, a);
     case 8:
-        if (b64 && minb == 12) bp_tiled_kernel_b<V, 8, H, C, M, 12><<<grid, block, 0, st>>>(a);
-        else if (b64 && minb == 16) bp_tiled_kernel_b<V, 8, H, C, M, 16><<<grid, block, 0, st>>>(a);
-        else bp_tiled_kernel<V, 8, H, C, M><<<grid, block, 0, st>>>(a);
-        break;
-    default: return cudaErrorInvalidValue;
+        if (b64 && minb == 12) return go(load, bp_tiled_kernel_b<V, 8, H, C, M, 12>, grid, block, 0, st, a);
+        if (b64 && minb == 16) return go(load, bp_tiled_kernel_b<V, 8, H, C, M, 16>, grid, block, 0, st, a);
+        return go(load, bp_tiled_kernel<V, 8, H, C, M>, grid, block, 0, st, a);
     }
-    return cudaGetLastError();
+    return cudaErrorInvalidValue;
 }
 
 template <int PPT, bool H, bool C, bool M>
 static cudaError_t launch_v4_ppt(dim3 grid, dim3 block, int S, size_t shm, const sarbp_bp_launch *a,
-                                 cudaStream_t st)
+                                 cudaStream_t st, bool load)
 {
     if (shm + sizeof(tile_terms) > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(bp_v4_kernel<PPT, H, C, M>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
         if (e != cudaSuccess) return e;
     }
-    bp_v4_kernel<PPT, H, C, M><<<grid, block, shm, st>>>(*a, S);
-    return cudaGetLastError();
+    return go(load, bp_v4_kernel<PPT, H, C, M>, grid, block, shm, st, *a, S);
 }
 
 /* v4's staging window: the bins per pulse (2S + 2) a tile needs, in the
@@ -658,7 +673,7 @@ extern "C" int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_
 }
 
 template <bool H, bool C, bool M>
-static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st, bool load)
 {
     int S;
     const size_t shm = v4_shm(cfg, a, &S);
@@ -666,10 +681,10 @@ static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaS
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a->nx + cfg->tile_x - 1) / cfg->tile_x, (a->ny + cfg->tile_y - 1) / cfg->tile_y);
     switch (cfg->ppt) {
-    case 1: return launch_v4_ppt<1, H, C, M>(grid, block, S, shm, a, st);
-    case 2: return launch_v4_ppt<2, H, C, M>(grid, block, S, shm, a, st);
-    case 4: return launch_v4_ppt<4, H, C, M>(grid, block, S, shm, a, st);
-    case 8: return launch_v4_ppt<8, H, C, M>(grid, block, S, shm, a, st);
+    case 1: return launch_v4_ppt<1, H, C, M>(grid, block, S, shm, a, st, load);
+    case 2: return launch_v4_ppt<2, H, C, M>(grid, block, S, shm, a, st, load);
+    case 4: return launch_v4_ppt<4, H, C, M>(grid, block, S, shm, a, st, load);
+    case 8: return launch_v4_ppt<8, H, C, M>(grid, block, S, shm, a, st, load);
     }
     return cudaErrorInvalidValue;
 }
@@ -678,34 +693,46 @@ static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaS
  * quadratic's (M without C), not mixed cubic ones (the table's MIXED flag;
  * sarbp_bp_launch_check says so). */
 template <bool H, bool C, bool M>
-static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st)
+static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st, bool load)
 {
     switch (v) {
     case SARBP_CUDA_V1: {
         const dim3 block(cfg->tile_x, cfg->tile_y);
         const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
-        bp_v1_kernel<H, C, M><<<grid, block, 0, st>>>(*a);
-        return cudaGetLastError();
+        return go(load, bp_v1_kernel<H, C, M>, grid, block, 0, st, *a);
     }
-    case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C, M>(cfg, a, st);
-    case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C, M>(cfg, a, st);
-    case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C, M>(cfg, a, st);
-    case SARBP_CUDA_V4: return M && C ? SARBP_BP_EPRECOND : launch_v4<H, C, !C && M>(cfg, a, st);
+    case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C, M>(cfg, a, st, load);
+    case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C, M>(cfg, a, st, load);
+    case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C, M>(cfg, a, st, load);
+    case SARBP_CUDA_V4: return M && C ? SARBP_BP_EPRECOND : launch_v4<H, C, !C && M>(cfg, a, st, load);
     }
     return cudaErrorInvalidValue;
 }
 
-extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream)
+/* The launch or (load) the load of a's kernel. */
+static int launch_or_load(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st, bool load)
 {
-    cudaStream_t st = (cudaStream_t)stream;
     if (a->np <= 0 || a->nx <= 0 || a->ny <= 0) return cudaSuccess;
     if (a->nbins < 2) return cudaErrorInvalidValue;
     const sarbp_cuda_variant *vt = sarbp_cuda_variant_find(cfg->variant);
     const int v = vt ? vt->id : -1;
     if (a->mixed && a->half) return cudaErrorInvalidValue; /* mixed: FP32 A */
     if (a->mixed)
-        return a->cubic ? dispatch<false, true, true>(v, cfg, a, st) : dispatch<false, false, true>(v, cfg, a, st);
+        return a->cubic ? dispatch<false, true, true>(v, cfg, a, st, load)
+                        : dispatch<false, false, true>(v, cfg, a, st, load);
     if (a->cubic)
-        return a->half ? dispatch<true, true, false>(v, cfg, a, st) : dispatch<false, true, false>(v, cfg, a, st);
-    return a->half ? dispatch<true, false, false>(v, cfg, a, st) : dispatch<false, false, false>(v, cfg, a, st);
+        return a->half ? dispatch<true, true, false>(v, cfg, a, st, load)
+                       : dispatch<false, true, false>(v, cfg, a, st, load);
+    return a->half ? dispatch<true, false, false>(v, cfg, a, st, load)
+                   : dispatch<false, false, false>(v, cfg, a, st, load);
+}
+
+extern "C" int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream)
+{
+    return launch_or_load(cfg, a, (cudaStream_t)stream, false);
+}
+
+extern "C" int sarbp_bp_load_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a)
+{
+    return launch_or_load(cfg, a, 0, true);
 }

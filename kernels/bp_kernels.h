@@ -162,6 +162,10 @@ int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, 
  * hold (sarbp_bp_launch_check says which); it never prints. */
 #define SARBP_BP_EPRECOND (-1)
 int sarbp_bp_launch_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, void *stream);
+/* Loads the kernel sarbp_bp_launch_kernel would launch for cfg and a's
+ * formats (np, nx, ny > 0, nbins >= 2) on the current device, without
+ * running it, so that the first launch does not load it. Same returns. */
+int sarbp_bp_load_kernel(const sarbp_bp_config *cfg, const sarbp_bp_launch *a);
 
 /* Bytes of one profile bin (host and device code); mixed: 24, in two arrays. */
 #define SARBP_BIN_BYTES(half, cubic) (((half) ? 8 : 16) * ((cubic) ? 2 : 1))

@@ -466,11 +466,40 @@ static void test_form_refuses_nonfinite_samples(void **state)
     tu_ok(sarbp_phd_check_samples(scene, 0, scene->npulses, scene->data));
 }
 
+/* A block large enough to be scanned in parts on several threads: the
+ * first bad float of the block is named, whichever part finds one first,
+ * and one at the very end is found too. */
+static void test_large_block_check_names_first(void **state)
+{
+    (void)state;
+    const size_t K = 1000, P = 700, n = K * P; /* 5.3 MiB: six parts */
+    sarbp_phd m;
+    memset(&m, 0, sizeof m);
+    m.nsamples = K;
+    sarbp_c32 *x = calloc(n, sizeof *x);
+    assert_non_null(x);
+    tu_ok(sarbp_phd_check_samples(&m, 0, P, x));
+    const size_t at[][2] = {{n - 1, n - 1}, {5 * n / 6, n / 7}, {n / 2 + 3, 262144 / 2 - 1}, {3, 2}};
+    for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+        x[at[a][0]].im = NAN;
+        x[at[a][1]].re = INFINITY;
+        const size_t first = at[a][0] < at[a][1] ? at[a][0] : at[a][1];
+        assert_int_equal(sarbp_phd_check_samples(&m, 10, P, x), SARBP_ERR_INVALID);
+        char want[80];
+        snprintf(want, sizeof want, "sample %zu of pulse %zu is NaN or Inf", first % K, 10 + first / K);
+        assert_non_null(strstr(sarbp_error_detail(), want));
+        x[at[a][0]].im = 0;
+        x[at[a][1]].re = 0;
+    }
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_form_into),
         cmocka_unit_test(test_form_refuses_nonfinite_samples),
+        cmocka_unit_test(test_large_block_check_names_first),
         cmocka_unit_test(test_banded_equals_one_piece),
         cmocka_unit_test(test_bands_that_split_tiles),
         cmocka_unit_test(test_resident_equals_streaming),

@@ -184,8 +184,10 @@ sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_optio
 /* budget 0: 85% of the device's free memory; never more than is free. */
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m);
-/* Starts o->device and pins, into the process's caches, the host buffers a
- * plan for d will take (sarbp_backend's prepare). */
+/* Starts o->device and makes ready, in the process's caches, what a plan
+ * for d will take: the host buffers it pins, a copier, and for direct
+ * backprojection its kernel (loaded) and its streams, events and cuFFT
+ * plans (sarbp_backend's prepare). */
 sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o);
 
 /* ---- the registry (backend_registry.c) ---- */

@@ -41,6 +41,10 @@ sarbp_status sarbp_cuda_check_device(int device);
  * the GPU FFBP on the region and copies its rows straight into out. The
  * factorization is chosen at create for o->max_error_db
  * (sarbp_ffbp_choose_phd). */
+/* Pulses per block of the cuda FFBP plan unless o->pulse_block says (at
+ * most the aperture's). */
+#define SARBP_CUDA_FFBP_BLOCK 1024
+
 sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                          sarbp_bp_plan **out, sarbp_stage_times *stats);
 

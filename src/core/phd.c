@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parallel.h"
+
 static double *alloc_doubles(size_t n)
 {
     return calloc(n ? n : 1, sizeof(double));
@@ -144,13 +146,13 @@ sarbp_status sarbp_phd_validate(const sarbp_phd *p)
     return SARBP_OK;
 }
 
-sarbp_status sarbp_phd_check_samples(const sarbp_phd *p, size_t p0, size_t np, const sarbp_c32 *x)
+/* The first NaN or Inf among the floats f[0, n) (n even: whole samples):
+ * its index, or n. A float is NaN or Inf when its exponent bits are all
+ * ones: OR-ed over a chunk without a branch per value (the compiler
+ * vectorises it), the exact float looked for only in a chunk that has one. */
+static size_t first_bad(const float *f, size_t n)
 {
-    /* a float is NaN or Inf when its exponent bits are all ones: OR-ed over
-     * a chunk without a branch per value (the compiler vectorises it), the
-     * exact sample looked for only in a chunk that has one */
-    const size_t n = np * p->nsamples * 2, chunk = 4096;
-    const float *f = (const float *)x;
+    const size_t chunk = 4096;
     for (size_t c = 0; c < n; c += chunk) {
         const size_t e = c + chunk < n ? c + chunk : n;
         uint32_t bad = 0;
@@ -160,10 +162,55 @@ sarbp_status sarbp_phd_check_samples(const sarbp_phd *p, size_t p0, size_t np, c
             bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
         }
         if (!bad) continue;
-        for (size_t i = c / 2; i < e / 2; i++)
-            if (!isfinite(x[i].re) || !isfinite(x[i].im))
-                return sarbp_error(SARBP_ERR_INVALID, "sample %zu of pulse %zu is NaN or Inf",
-                                   i % p->nsamples, p0 + i / p->nsamples);
+        for (size_t i = c; i < e; i++)
+            if (!isfinite(f[i])) return i;
+    }
+    return n;
+}
+
+/* Large blocks are scanned in parts of CHECK_PART floats on a few threads
+ * (an in-memory phase history is checked as form reads it, on the way to
+ * the devices); the first bad float of the block is still the one named. */
+#define CHECK_PART ((size_t)1 << 18)
+#define CHECK_THREADS 4
+
+struct check_job {
+    const float *f;
+    size_t n;
+    size_t first[CHECK_THREADS * 64]; /* per part: its first bad float, or n */
+};
+
+static void check_part(void *ctx, size_t part, int worker)
+{
+    (void)worker;
+    struct check_job *j = ctx;
+    const size_t a = part * CHECK_PART, b = a + CHECK_PART < j->n ? a + CHECK_PART : j->n;
+    const size_t i = first_bad(j->f + a, b - a);
+    j->first[part] = i < b - a ? a + i : j->n;
+}
+
+sarbp_status sarbp_phd_check_samples(const sarbp_phd *p, size_t p0, size_t np, const sarbp_c32 *x)
+{
+    const size_t n = np * p->nsamples * 2;
+    const float *f = (const float *)x;
+    size_t bad = n;
+    const size_t parts = (n + CHECK_PART - 1) / CHECK_PART;
+    struct check_job *j = parts >= 4 && parts <= CHECK_THREADS * 64 ? malloc(sizeof *j) : NULL;
+    if (j) {
+        j->f = f;
+        j->n = n;
+        if (sarbp_parallel_for(CHECK_THREADS, parts, check_part, j) == SARBP_OK)
+            for (size_t k = 0; k < parts && bad == n; k++) bad = j->first[k];
+        else
+            bad = first_bad(f, n);
+        free(j);
+    } else {
+        bad = first_bad(f, n);
+    }
+    if (bad < n) {
+        const size_t i = bad / 2;
+        return sarbp_error(SARBP_ERR_INVALID, "sample %zu of pulse %zu is NaN or Inf", i % p->nsamples,
+                           p0 + i / p->nsamples);
     }
     return SARBP_OK;
 }

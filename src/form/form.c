@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *dst);
+/* Pulses [p0, p0 + np) of the input, checked: read into buf, or (an
+ * in-memory phase history) where they lie; *data says which. */
+typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data);
 
 static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_rc_params *rc,
                          const sarbp_bp_options *o, const sarbp_phd *meta)
@@ -114,6 +116,7 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
     const sarbp_bp_desc d = {meta, g, rc, {0, g->ny}, 0, NULL};
     const int d_query = multi ? o->devices[0] : o->device;
     SARBP_TRY(be->memory(&d, o, d_query, &m));
+    const sarbp_bp_memory m0 = m;
     const size_t align = m.row_align ? m.row_align : 1, units = (g->ny + align - 1) / align;
     if ((size_t)n > units) n = (int)units;
     out->nparts = n;
@@ -124,9 +127,11 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
         const size_t u0 = units * (size_t)k / (size_t)n, u1 = units * (size_t)(k + 1) / (size_t)n;
         pt->row0 = u0 * align;
         pt->nrows = (u1 * align < g->ny ? u1 * align : g->ny) - pt->row0;
-        /* one part of the whole grid on the device asked above: its
-         * memory is known (each query costs the CUDA back end about 0.7 ms) */
-        SARBP_TRY(plan_part(meta, g, be, rc, o, pt, n == 1 && pt->device == d_query, &m));
+        /* a part on the device asked above: its memory is known (the
+         * model does not depend on the rows; each query costs the CUDA
+         * back end about 0.7 ms) */
+        sarbp_bp_memory mp = m0;
+        SARBP_TRY(plan_part(meta, g, be, rc, o, pt, pt->device == d_query, &mp));
     }
     return SARBP_OK;
 }
@@ -146,6 +151,7 @@ struct share_slot {
     sarbp_status st;           /* the read's */
     char why[256];             /* its message */
     sarbp_c32 *buf;            /* [block][nsamples] */
+    const sarbp_c32 *data;     /* the block: buf, or where it lies in memory */
 };
 
 struct block_share {
@@ -252,11 +258,11 @@ static sarbp_status share_take(struct form_shared *sh, size_t p0, size_t np, int
         }
         if (!have && p0 == s->next && free_slot) { /* this part reads it */
             struct share_slot *t = free_slot;
-            *t = (struct share_slot){p0, 1, sh->nparts, SARBP_OK, "", t->buf};
+            *t = (struct share_slot){p0, 1, sh->nparts, SARBP_OK, "", t->buf, NULL};
             s->next += s->block;
             pthread_mutex_unlock(&s->mu);
             pthread_mutex_lock(&sh->lock);
-            const sarbp_status st = sh->rd(sh->src, p0, np, t->buf);
+            const sarbp_status st = sh->rd(sh->src, p0, np, t->buf, &t->data);
             pthread_mutex_unlock(&sh->lock);
             pthread_mutex_lock(&s->mu);
             t->loading = 0;
@@ -321,12 +327,11 @@ static sarbp_status form_part(struct form_part_job *job)
                 const double tr = sarbp_now_s();
                 if (sh->share.enabled) {
                     st = share_take(sh, p0, np, &job->stopped, &slot);
-                    if (slot) samples = slot->buf;
+                    if (slot) samples = slot->data;
                 } else {
                     pthread_mutex_lock(&sh->lock);
-                    st = sh->rd(sh->src, p0, np, buf);
+                    st = sh->rd(sh->src, p0, np, buf, &samples);
                     pthread_mutex_unlock(&sh->lock);
-                    samples = buf;
                 }
                 job->st.read_s += sarbp_now_s() - tr;
             }
@@ -510,16 +515,19 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     return SARBP_OK;
 }
 
-static sarbp_status read_reader(void *src, size_t p0, size_t np, sarbp_c32 *dst)
+static sarbp_status read_reader(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data)
 {
-    return sarbp_reader_read(src, p0, np, dst);
+    *data = buf;
+    return sarbp_reader_read(src, p0, np, buf);
 }
 
-static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *dst)
+/* no copy: the plans read the caller's samples (execute does not keep them) */
+static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data)
 {
+    (void)buf;
     const sarbp_phd *phd = src;
-    memcpy(dst, phd->data + p0 * phd->nsamples, np * phd->nsamples * sizeof(sarbp_c32));
-    return sarbp_phd_check_samples(phd, p0, np, dst);
+    *data = phd->data + p0 * phd->nsamples;
+    return sarbp_phd_check_samples(phd, p0, np, *data);
 }
 
 sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,

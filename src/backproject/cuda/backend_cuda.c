@@ -137,6 +137,7 @@ struct kit {
     int valid;
     size_t nbins, sub, nmf, fwd_batch; /* the FFT shapes (nmf 0: FREQ, no forward plans) */
     cufftHandle fft[NSLOT], fwd[NSLOT];
+    int fft_ok[NSLOT], fwd_ok[NSLOT];  /* made (kit_make may stop half way) */
     cudaStream_t stream[NSLOT];
     cudaEvent_t ev[NSLOT][5], prev_bp, chunk_ev[ROW_CHUNKS];
 };
@@ -147,14 +148,78 @@ static struct kit kits[SARBP_MAX_DEVICES];
 static void kit_free(struct kit *k)
 {
     for (int j = 0; j < NSLOT; j++) {
-        cufftDestroy(k->fft[j]);
-        if (k->nmf) cufftDestroy(k->fwd[j]);
-        cudaStreamDestroy(k->stream[j]);
-        for (int e = 0; e < 5; e++) cudaEventDestroy(k->ev[j][e]);
+        if (k->fft_ok[j]) cufftDestroy(k->fft[j]);
+        if (k->fwd_ok[j]) cufftDestroy(k->fwd[j]);
+        if (k->stream[j]) cudaStreamDestroy(k->stream[j]);
+        for (int e = 0; e < 5; e++)
+            if (k->ev[j][e]) cudaEventDestroy(k->ev[j][e]);
     }
-    cudaEventDestroy(k->prev_bp);
-    for (int c = 0; c < ROW_CHUNKS; c++) cudaEventDestroy(k->chunk_ev[c]);
-    k->valid = 0;
+    if (k->prev_bp) cudaEventDestroy(k->prev_bp);
+    for (int c = 0; c < ROW_CHUNKS; c++)
+        if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
+    memset(k, 0, sizeof *k);
+}
+
+/* A set on the current device for inverse FFTs of nbins bins in batches of
+ * sub and (nmf > 0, CHIRP) forward FFTs of nmf in batches of block; *k is
+ * left empty when this fails. */
+static sarbp_status kit_make(struct kit *k, size_t nbins, size_t sub, size_t nmf, size_t block)
+{
+    memset(k, 0, sizeof *k);
+    k->nbins = nbins;
+    k->sub = sub;
+    k->nmf = nmf;
+    k->fwd_batch = nmf ? block : 0;
+    int dims[1] = {(int)nbins}, fdims[1] = {(int)nmf};
+    size_t ws = 0;
+    cudaError_t ce = cudaSuccess;
+    cufftResult fe = CUFFT_SUCCESS;
+    for (int j = 0; j < NSLOT && !ce && !fe; j++) {
+        ce = cudaStreamCreateWithFlags(&k->stream[j], cudaStreamNonBlocking);
+        for (int e = 0; e < 5 && !ce; e++) ce = cudaEventCreate(&k->ev[j][e]);
+        if (!ce) fe = cufftCreate(&k->fft[j]);
+        k->fft_ok[j] = !ce && !fe;
+        if (!ce && !fe)
+            fe = cufftMakePlanMany(k->fft[j], 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
+                                   (int)sub, &ws);
+        if (!ce && !fe && nmf) {
+            fe = cufftCreate(&k->fwd[j]);
+            k->fwd_ok[j] = !fe;
+            if (!fe)
+                fe = cufftMakePlanMany(k->fwd[j], 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0],
+                                       CUFFT_C2C, (int)block, &ws);
+        }
+    }
+    if (!ce && !fe) ce = cudaEventCreateWithFlags(&k->prev_bp, cudaEventDisableTiming);
+    for (int c = 0; c < ROW_CHUNKS && !ce && !fe; c++)
+        ce = cudaEventCreateWithFlags(&k->chunk_ev[c], cudaEventDisableTiming);
+    if (ce || fe) {
+        kit_free(k);
+        if (ce) return sarbp_error(ce == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
+                                   "making the streams and events of a plan: %s", cudaGetErrorString(ce));
+        return sarbp_error(fe == CUFFT_ALLOC_FAILED ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
+                           "making the cuFFT plans of a plan: cuFFT error %d", (int)fe);
+    }
+    k->valid = 1;
+    return SARBP_OK;
+}
+
+/* Moves set k into p's slots (p owns it; k is left empty). */
+static void kit_install(struct cuda_plan *p, struct kit *k)
+{
+    for (int j = 0; j < NSLOT; j++) {
+        struct slot *s = &p->s[j];
+        s->fft = k->fft[j];
+        s->fft_ok = 1;
+        s->fwd = k->fwd[j];
+        s->fwd_ok = p->nmf != 0;
+        s->stream = k->stream[j];
+        memcpy(s->ev, k->ev[j], sizeof s->ev);
+    }
+    p->prev_bp = k->prev_bp;
+    memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
+    p->kit_ready = 1;
+    memset(k, 0, sizeof *k);
 }
 
 /* Takes the device's kept set into p when its shapes are p's; 1 if so. */
@@ -165,20 +230,7 @@ static int take_kit(struct cuda_plan *p)
     struct kit *k = &kits[p->device];
     const int ok = k->valid && k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
                    k->fwd_batch == (p->nmf ? p->base.block : 0);
-    if (ok) {
-        for (int j = 0; j < NSLOT; j++) {
-            struct slot *s = &p->s[j];
-            s->fft = k->fft[j];
-            s->fft_ok = 1;
-            s->fwd = k->fwd[j];
-            s->fwd_ok = p->nmf != 0;
-            s->stream = k->stream[j];
-            memcpy(s->ev, k->ev[j], sizeof s->ev);
-        }
-        p->prev_bp = k->prev_bp;
-        memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
-        k->valid = 0;
-    }
+    if (ok) kit_install(p, k);
     pthread_mutex_unlock(&kit_mu);
     return ok;
 }
@@ -202,6 +254,8 @@ static int give_kit(struct cuda_plan *p)
             struct slot *s = &p->s[j];
             k->fft[j] = s->fft;
             k->fwd[j] = s->fwd;
+            k->fft_ok[j] = s->fft_ok;
+            k->fwd_ok[j] = s->fwd_ok;
             k->stream[j] = s->stream;
             memcpy(k->ev[j], s->ev, sizeof s->ev);
             s->fft_ok = s->fwd_ok = 0;
@@ -351,7 +405,8 @@ static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
 
 static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
 {
-    size_t b = o->pulse_block ? o->pulse_block : CUDA_DEFAULT_BLOCK;
+    const size_t dflt = o->algorithm == SARBP_ALGO_FFBP ? SARBP_CUDA_FFBP_BLOCK : CUDA_DEFAULT_BLOCK;
+    size_t b = o->pulse_block ? o->pulse_block : dflt;
     return b > meta->npulses ? meta->npulses : b;
 }
 
@@ -396,6 +451,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->per_kept_pulse = prof_row + sizeof(sarbp_dpulse) + sizeof(float);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    free_b += sarbp_cuda_ffbp_kit_bytes(o->device); /* a plan frees it before it allocates */
     m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
     if (m->budget > free_b) m->budget = free_b;
     m->row_align = (size_t)cfg.tile_y;
@@ -422,6 +478,50 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     return SARBP_OK;
 }
 
+/* For the bp plan that d and o describe: its kernel loaded, and its
+ * streams, events and cuFFT plans made and kept for it (take_kit) unless the
+ * device keeps a set already. Both cost a plan's first unit or its setup
+ * milliseconds (the kernel's load 20-27 ms on an H100; cuFFT plans are made
+ * one device at a time) that the device's start hides. Best effort: what
+ * fails here fails again, and is reported, in the plan. */
+static void prepare_bp(const sarbp_bp_desc *d, const sarbp_cuda_options *o, size_t block)
+{
+    const sarbp_phd *meta = d->meta;
+    const int freq = meta->domain == SARBP_DOMAIN_FREQ;
+    sarbp_bp_config cfg = {o->variant, o->tile_x, o->tile_y, o->ppt, 0};
+    char why[160];
+    int mixed = 0;
+    sarbp_rc_plan *rc = NULL;
+    if (sarbp_bp_config_resolve(&cfg, why, sizeof why) || bins_mixed(o->precision, d->rc->interp, &mixed) ||
+        sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, block, &rc))
+        return;
+    const size_t nbins = sarbp_rc_plan_nbins(rc), nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
+    const int cubic = sarbp_rc_plan_interp(rc) == SARBP_INTERP_CUBIC;
+    sarbp_rc_plan_free(rc);
+    if (nbins < 2 || nbins > (1u << 30) / 16) return;
+    sarbp_bp_launch a;
+    memset(&a, 0, sizeof a);
+    a.np = 1;
+    a.nbins = 2;
+    a.nx = cfg.tile_x;
+    a.ny = cfg.tile_y;
+    a.half = o->precision == SARBP_FP16;
+    a.cubic = cubic;
+    a.mixed = mixed;
+    (void)sarbp_bp_load_kernel(&cfg, &a);
+    if (o->device < 0 || o->device >= SARBP_MAX_DEVICES) return;
+    pthread_mutex_lock(&kit_mu);
+    const int have = kits[o->device].valid;
+    pthread_mutex_unlock(&kit_mu);
+    struct kit k;
+    if (have || kit_make(&k, nbins, freq ? (block < 16 ? block : 16) : block, nmf, block)) return;
+    pthread_mutex_lock(&kit_mu);
+    const int give = !kits[o->device].valid;
+    if (give) kits[o->device] = k;
+    pthread_mutex_unlock(&kit_mu);
+    if (!give) kit_free(&k);
+}
+
 sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o)
 {
     SARBP_TRY(sarbp_cuda_check_device(o->device));
@@ -445,6 +545,7 @@ sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options
     sarbp_d2h *c = NULL;
     SARBP_TRY(sarbp_d2h_create(0, &c));
     sarbp_d2h_destroy(c);
+    if (o->algorithm != SARBP_ALGO_FFBP) prepare_bp(d, o, block);
     return SARBP_OK;
 }
 
@@ -471,39 +572,22 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     const size_t raw_e = p->raw_half ? 4 : 8; /* bytes per raw element */
     const size_t prof_row = SARBP_ROW_BYTES(p->half, p->mixed, p->cubic, p->nbins);
     size_t *pb = &p->setup_bytes[0];
-    int dims[1] = {(int)p->nbins}, fdims[1] = {(int)p->nmf};
-    const int kept = take_kit(p); /* streams, events and cuFFT plans of an earlier plan */
+    if (!take_kit(p)) { /* streams, events and cuFFT plans of an earlier plan, or new ones */
+        struct kit k;
+        SARBP_TRY(kit_make(&k, p->nbins, p->sub, p->nmf, block));
+        kit_install(p, &k);
+    }
     for (int k = 0; k < NSLOT; k++) {
-        struct slot *s = &p->s[k];
         size_t ws = 0;
-        if (kept) {
-            CUFFT_TRY(cufftGetSize(s->fft, &ws));
-            *pb += ws;
-            if (!freq) CUFFT_TRY(cufftGetSize(s->fwd, &ws));
-            *pb += freq ? 0 : ws;
-            continue;
-        }
-        CUFFT_TRY(cufftCreate(&s->fft));
-        s->fft_ok = 1;
-        CUFFT_TRY(cufftMakePlanMany(s->fft, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
-                                    (int)p->sub, &ws));
+        CUFFT_TRY(cufftGetSize(p->s[k].fft, &ws));
         *pb += ws;
-        if (!freq) {
-            CUFFT_TRY(cufftCreate(&s->fwd));
-            s->fwd_ok = 1;
-            CUFFT_TRY(cufftMakePlanMany(s->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0],
-                                        CUFFT_C2C, (int)block, &ws));
-            *pb += ws;
-        }
+        if (!freq) CUFFT_TRY(cufftGetSize(p->s[k].fwd, &ws));
+        *pb += freq ? 0 : ws;
     }
     CUDA_TRY(dalloc(&p->d_img, p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32), &p->setup_bytes[1]));
     SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
-        if (!kept) {
-            CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-            for (int e = 0; e < 5; e++) CUDA_TRY(cudaEventCreate(&s->ev[e]));
-        }
         SARBP_TRY(sarbp_pinned_get(block * p->K * raw_e, &s->h_raw));
         SARBP_TRY(sarbp_pinned_get(block * sizeof(sarbp_dpulse), (void **)&s->h_pulses));
         CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
@@ -523,12 +607,6 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         p->keep_unit0 = malloc(keep * sizeof(size_t));
         if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
-    if (!kept) {
-        CUDA_TRY(cudaEventCreateWithFlags(&p->prev_bp, cudaEventDisableTiming));
-        for (int c = 0; c < ROW_CHUNKS; c++)
-            CUDA_TRY(cudaEventCreateWithFlags(&p->chunk_ev[c], cudaEventDisableTiming));
-    }
-    p->kit_ready = 1;
 
     SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     /* the tables above were copied on the legacy default stream, which the
@@ -873,6 +951,7 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
         return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels",
                            d->grid->nx, d->grid->ny);
     SARBP_TRY(sarbp_cuda_check_device(o->device));
+    sarbp_cuda_ffbp_drop_kit(o->device); /* its memory is this plan's */
     struct cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->device = o->device;

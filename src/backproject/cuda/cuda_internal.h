@@ -21,6 +21,13 @@ cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes);
  * plan (backend_cuda.c; sarbp_cuda_release_cached calls it). */
 void sarbp_cuda_release_kits(void);
 
+/* The FFBP plans' kept sets (ffbp_cuda.c): the device memory device's set
+ * holds (reclaimable: the memory model counts it free), freeing it, and
+ * freeing every device's (sarbp_cuda_release_cached). */
+size_t sarbp_cuda_ffbp_kit_bytes(int device);
+void sarbp_cuda_ffbp_drop_kit(int device);
+void sarbp_cuda_ffbp_release_kits(void);
+
 #define CUDA_TRY(call)                                                                   \
     do {                                                                                 \
         cudaError_t e_ = (call);                                                         \

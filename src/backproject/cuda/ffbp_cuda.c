@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,7 @@ sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g
         pr->precision == SARBP_FP16 || pr->precision == SARBP_EXACT)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU takes FP32 or FP64 profiles");
     SARBP_TRY(sarbp_cuda_check_device(device));
+    sarbp_cuda_ffbp_drop_kit(device); /* its memory is this run's */
     CUDA_TRY(cudaSetDevice(device));
     if (pr->npulses == 0) return SARBP_OK;
     sarbp_ffbp_gpu_plan p;
@@ -262,9 +264,162 @@ struct ffbp_cuda_plan {
     sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from flush to finish */
     int launched;              /* fp made and its run queued (flush) */
     size_t pulse_bytes;        /* device bytes of pulse data, for stats */
+    size_t kit_bytes;          /* of them, the block buffers and cuFFT work areas a kit keeps */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
     size_t nhave;
 };
+
+/* ---- device resources kept for the next plan --------------------------- */
+
+/* A plan's stream, cuFFT plans, block buffers and events, and its FFBP's
+ * device memory (profiles, polar buffers, image, tables) cost a plan about
+ * 1.4 ms to make and 0.6 ms to free at the bench size on an H100; a plan
+ * gives them back here, one set per device, and the next plan with the
+ * same block shapes takes them (a bench's repetitions, a batch's images).
+ * The memory stays reclaimable: the layout's memory model counts it free
+ * (sarbp_cuda_ffbp_kit_bytes), and a plan that cannot use it frees it
+ * first. */
+struct ffbp_kit {
+    int valid;
+    size_t K, nbins, block, nmf;   /* the shapes it serves (nmf 0: FREQ) */
+    cudaStream_t stream;
+    cufftHandle inv, fwd;
+    int inv_ok, fwd_ok;
+    void *d_fft, *d_spec;
+    void *d_raw[2];
+    sarbp_dpulse *d_pulses[2];
+    cudaEvent_t ev[2][3];
+    int nev[2];
+    struct dev dv;
+    size_t bytes;                  /* device memory held */
+};
+
+static pthread_mutex_t fkit_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ffbp_kit fkits[SARBP_MAX_DEVICES];
+
+static void fkit_free(struct ffbp_kit *k)
+{
+    if (k->inv_ok) cufftDestroy(k->inv);
+    if (k->fwd_ok) cufftDestroy(k->fwd);
+    if (k->stream) cudaStreamDestroy(k->stream);
+    cudaFree(k->d_fft);
+    cudaFree(k->d_spec);
+    for (int j = 0; j < 2; j++) {
+        cudaFree(k->d_raw[j]);
+        cudaFree(k->d_pulses[j]);
+        for (int e = 0; e < k->nev[j]; e++) cudaEventDestroy(k->ev[j][e]);
+    }
+    dev_free(&k->dv);
+    memset(k, 0, sizeof *k);
+}
+
+/* Frees device d's kept set (its device current meanwhile). */
+static void fkit_drop(int d)
+{
+    pthread_mutex_lock(&fkit_mu);
+    struct ffbp_kit k = fkits[d];
+    memset(&fkits[d], 0, sizeof fkits[d]);
+    pthread_mutex_unlock(&fkit_mu);
+    if (!k.valid) return;
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(d);
+    fkit_free(&k);
+    if (prev >= 0) cudaSetDevice(prev);
+}
+
+size_t sarbp_cuda_ffbp_kit_bytes(int device)
+{
+    if (device < 0 || device >= SARBP_MAX_DEVICES) return 0;
+    pthread_mutex_lock(&fkit_mu);
+    const size_t n = fkits[device].valid ? fkits[device].bytes : 0;
+    pthread_mutex_unlock(&fkit_mu);
+    return n;
+}
+
+void sarbp_cuda_ffbp_drop_kit(int device)
+{
+    if (device >= 0 && device < SARBP_MAX_DEVICES) fkit_drop(device);
+}
+
+void sarbp_cuda_ffbp_release_kits(void)
+{
+    for (int d = 0; d < SARBP_MAX_DEVICES; d++) fkit_drop(d);
+}
+
+/* Takes the device's kept set into p when it serves p's shapes (1), or
+ * frees a set that does not (0). */
+static int fkit_take(struct ffbp_cuda_plan *p)
+{
+    const int d = p->o.device;
+    if (d < 0 || d >= SARBP_MAX_DEVICES) return 0;
+    pthread_mutex_lock(&fkit_mu);
+    struct ffbp_kit k = fkits[d];
+    memset(&fkits[d], 0, sizeof fkits[d]);
+    pthread_mutex_unlock(&fkit_mu);
+    if (!k.valid) return 0;
+    if (k.K != p->crc.K || k.nbins != p->nbins || k.block != p->base.block || k.nmf != p->crc.nmf) {
+        fkit_free(&k);
+        return 0;
+    }
+    sarbp_cuda_rc *c = &p->crc;
+    c->stream = k.stream;
+    c->inv = k.inv;
+    c->fwd = k.fwd;
+    p->inv_ok = k.inv_ok;
+    p->fwd_ok = k.fwd_ok;
+    c->d_fft = k.d_fft;
+    c->d_spec = k.d_spec;
+    for (int j = 0; j < 2; j++) {
+        struct ffbp_stage *g = &p->stage[j];
+        g->d_raw = k.d_raw[j];
+        g->d_pulses = k.d_pulses[j];
+        memcpy(g->ev, k.ev[j], sizeof g->ev);
+        g->nev = k.nev[j];
+    }
+    p->dv = k.dv;
+    return 1;
+}
+
+/* Gives p's set (its device idle) to the device's keeping when that is
+ * empty, clearing it from p. */
+static void fkit_give(struct ffbp_cuda_plan *p)
+{
+    const int d = p->o.device;
+    sarbp_cuda_rc *c = &p->crc;
+    if (d < 0 || d >= SARBP_MAX_DEVICES || !c->stream || !p->inv_ok || (c->nmf && !p->fwd_ok) ||
+        !p->dv.prof || !c->d_fft || (c->nmf && !c->d_spec))
+        return; /* a plan whose setup failed half way */
+    for (int j = 0; j < 2; j++)
+        if (p->stage[j].nev < 3 || !p->stage[j].d_raw || !p->stage[j].d_pulses) return;
+    struct ffbp_kit k = {1, c->K, p->nbins, p->base.block, c->nmf, c->stream, c->inv, c->fwd,
+                         p->inv_ok, p->fwd_ok, c->d_fft, c->d_spec, {NULL, NULL}, {NULL, NULL},
+                         {{NULL}}, {0, 0}, p->dv, 0};
+    for (int j = 0; j < 2; j++) {
+        struct ffbp_stage *g = &p->stage[j];
+        k.d_raw[j] = g->d_raw;
+        k.d_pulses[j] = g->d_pulses;
+        memcpy(k.ev[j], g->ev, sizeof g->ev);
+        k.nev[j] = g->nev;
+    }
+    k.bytes = p->dv.n_prof + 2 * p->dv.n_buf + p->dv.n_img + p->dv.n_pulses + p->dv.n_subs +
+              p->dv.n_rows + p->kit_bytes;
+    pthread_mutex_lock(&fkit_mu);
+    const int ok = !fkits[d].valid;
+    if (ok) fkits[d] = k;
+    pthread_mutex_unlock(&fkit_mu);
+    if (!ok) return;
+    c->stream = NULL;
+    p->inv_ok = p->fwd_ok = 0;
+    c->d_fft = c->d_spec = NULL;
+    for (int j = 0; j < 2; j++) {
+        struct ffbp_stage *g = &p->stage[j];
+        g->d_raw = NULL;
+        g->d_pulses = NULL;
+        g->nev = 0;
+    }
+    memset(&p->dv, 0, sizeof p->dv);
+}
 
 static void cffbp_destroy(sarbp_bp_plan *bp)
 {
@@ -272,6 +427,7 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     cudaSetDevice(p->o.device);
     if (p->crc.stream) cudaStreamSynchronize(p->crc.stream);
     if (p->launched) sarbp_ffbp_gpu_plan_release(&p->fp);
+    fkit_give(p); /* what it keeps is cleared from p */
     dev_free(&p->dv);
     sarbp_d2h_destroy(p->copier);
     for (int k = 0; k < 2; k++) {
@@ -350,36 +506,49 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
     if (!freq) SARBP_TRY(bytes_of3(block, c->nmf, sizeof(sarbp_c32), "the echoes' spectra", &b_spec));
     SARBP_TRY(bytes_of(block, sizeof(sarbp_dpulse), "the pulse table", &b_pulses));
 
-    CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     size_t *pb = &p->pulse_bytes, ws = 0;
-    int dims[1] = {(int)p->nbins}, fdims[1] = {(int)c->nmf};
-    CUFFT_TRY(cufftCreate(&c->inv));
-    p->inv_ok = 1;
-    CUFFT_TRY(cufftMakePlanMany(c->inv, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
-                                (int)block, &ws));
-    *pb += ws;
-    CUFFT_TRY(cufftSetStream(c->inv, c->stream));
-    if (!freq) {
-        CUFFT_TRY(cufftCreate(&c->fwd));
-        p->fwd_ok = 1;
-        CUFFT_TRY(cufftMakePlanMany(c->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0], CUFFT_C2C,
+    if (fkit_take(p)) { /* an earlier plan's: count what it holds */
+        CUFFT_TRY(cufftGetSize(c->inv, &ws));
+        p->kit_bytes += ws;
+        if (!freq) CUFFT_TRY(cufftGetSize(c->fwd, &ws));
+        p->kit_bytes += freq ? 0 : ws;
+        p->kit_bytes += 2 * (b_raw + b_pulses) + b_fft + (freq ? 0 : b_spec);
+    } else {
+        size_t *kb = &p->kit_bytes;
+        int dims[1] = {(int)p->nbins}, fdims[1] = {(int)c->nmf};
+        CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+        CUFFT_TRY(cufftCreate(&c->inv));
+        p->inv_ok = 1;
+        CUFFT_TRY(cufftMakePlanMany(c->inv, 1, dims, NULL, 1, dims[0], NULL, 1, dims[0], CUFFT_C2C,
                                     (int)block, &ws));
-        *pb += ws;
-        CUFFT_TRY(cufftSetStream(c->fwd, c->stream));
+        *kb += ws;
+        CUFFT_TRY(cufftSetStream(c->inv, c->stream));
+        if (!freq) {
+            CUFFT_TRY(cufftCreate(&c->fwd));
+            p->fwd_ok = 1;
+            CUFFT_TRY(cufftMakePlanMany(c->fwd, 1, fdims, NULL, 1, fdims[0], NULL, 1, fdims[0],
+                                        CUFFT_C2C, (int)block, &ws));
+            *kb += ws;
+            CUFFT_TRY(cufftSetStream(c->fwd, c->stream));
+        }
+        for (int k = 0; k < 2; k++) {
+            struct ffbp_stage *g = &p->stage[k];
+            for (; g->nev < 3; g->nev++) CUDA_TRY(cudaEventCreate(&g->ev[g->nev]));
+            CUDA_TRY(dalloc(&g->d_raw, b_raw, kb));
+            CUDA_TRY(dalloc((void **)&g->d_pulses, b_pulses, kb));
+        }
+        CUDA_TRY(dalloc(&c->d_fft, b_fft, kb));
+        if (!freq) CUDA_TRY(dalloc(&c->d_spec, b_spec, kb));
     }
-    CUDA_TRY(dalloc((void **)&p->dv.prof, b_prof, pb));
-    p->dv.n_prof = b_prof;
+    *pb += p->kit_bytes;
+    SARBP_TRY(grow((void **)&p->dv.prof, &p->dv.n_prof, b_prof));
+    *pb += b_prof;
+    SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < 2; k++) {
         struct ffbp_stage *g = &p->stage[k];
-        for (; g->nev < 3; g->nev++) CUDA_TRY(cudaEventCreate(&g->ev[g->nev]));
-        CUDA_TRY(dalloc(&g->d_raw, b_raw, pb));
-        CUDA_TRY(dalloc((void **)&g->d_pulses, b_pulses, pb));
         SARBP_TRY(sarbp_pinned_get(b_raw, &g->h_raw));
         SARBP_TRY(sarbp_pinned_get(b_pulses, (void **)&g->h_pulses));
     }
-    CUDA_TRY(dalloc(&c->d_fft, b_fft, pb));
-    if (!freq) CUDA_TRY(dalloc(&c->d_spec, b_spec, pb));
     SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     c->d_w = p->d_w;
     c->d_filt = p->d_filt;
@@ -431,7 +600,7 @@ static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, con
         g->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
     }
     const size_t raw_bytes = np * p->crc.K * sizeof(sarbp_c32);
-    memcpy(g->h_raw, samples, raw_bytes);
+    sarbp_d2h_host_copy(p->copier, g->h_raw, samples, raw_bytes); /* the copier's threads */
     CUDA_TRY(cudaEventRecord(g->ev[0], st));
     CUDA_TRY(cudaMemcpyAsync(g->d_pulses, g->h_pulses, np * sizeof(sarbp_dpulse),
                              cudaMemcpyHostToDevice, st));
@@ -584,7 +753,9 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cffbp_ops, d);
     const sarbp_phd *meta = d->meta;
     const size_t P = meta->npulses;
-    p->base.block = o->pulse_block ? o->pulse_block : 256;
+    /* the FFBP waits for every pulse: large blocks cost no latency and
+     * stage their samples on many threads at once */
+    p->base.block = o->pulse_block ? o->pulse_block : SARBP_CUDA_FFBP_BLOCK;
     if (p->base.block > P) p->base.block = P ? P : 1;
     if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
     if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
