@@ -43,7 +43,7 @@ sarbp_status sarbp_cuda_check_device(int device);
  * (sarbp_ffbp_choose_phd). */
 /* Pulses per block of the cuda FFBP plan unless o->pulse_block says (at
  * most the aperture's). */
-#define SARBP_CUDA_FFBP_BLOCK 1024
+#define SARBP_CUDA_FFBP_BLOCK 256
 
 sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                          sarbp_bp_plan **out, sarbp_stage_times *stats);

@@ -753,8 +753,6 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cffbp_ops, d);
     const sarbp_phd *meta = d->meta;
     const size_t P = meta->npulses;
-    /* the FFBP waits for every pulse: large blocks cost no latency and
-     * stage their samples on many threads at once */
     p->base.block = o->pulse_block ? o->pulse_block : SARBP_CUDA_FFBP_BLOCK;
     if (p->base.block > P) p->base.block = P ? P : 1;
     if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
