@@ -133,6 +133,7 @@ typedef struct {
     const sarbp_c32 *src;
     sarbp_c32 *img;
     int nx, ny;
+    int ty0;                     /* the launch's first tile row */
     double x0, y0, dx, dy, z, kc;
 } final_args;
 
@@ -143,7 +144,7 @@ __global__ void __launch_bounds__(FINAL_THREADS) ffbp_final_kernel(final_args a)
 {
     __shared__ sarbp_ffbp_ref ref[SARBP_FFBP_CHUNK];
     const int ixm = blockIdx.x * SARBP_FFBP_TILE_X + SARBP_FFBP_TILE_X / 2;
-    const int iym = blockIdx.y * SARBP_FFBP_TILE_Y + SARBP_FFBP_TILE_Y / 2;
+    const int iym = (blockIdx.y + a.ty0) * SARBP_FFBP_TILE_Y + SARBP_FFBP_TILE_Y / 2;
     const int dix = (int)threadIdx.x - SARBP_FFBP_TILE_X / 2;
     const int t = threadIdx.y * SARBP_FFBP_TILE_X + threadIdx.x;
     const float sx = (float)dix * (float)a.dx;
@@ -250,7 +251,9 @@ static cudaError_t launch_merge(const sarbp_ffbp_run *r, int s, cudaStream_t st)
     return cudaGetLastError();
 }
 
-static cudaError_t launch_final(const sarbp_ffbp_run *r, cudaStream_t st)
+/* The final sum over image rows [row0, row1) (whole tile rows, or the
+ * image's last rows). */
+static cudaError_t launch_final(const sarbp_ffbp_run *r, int row0, int row1, cudaStream_t st)
 {
     const int s = r->nstages - 1;
     final_args a;
@@ -269,8 +272,10 @@ static cudaError_t launch_final(const sarbp_ffbp_run *r, cudaStream_t st)
     a.z = r->z;
     a.kc = r->kc;
     const long long gx = ((long long)r->nx + SARBP_FFBP_TILE_X - 1) / SARBP_FFBP_TILE_X;
-    const long long gy = ((long long)r->ny + SARBP_FFBP_TILE_Y - 1) / SARBP_FFBP_TILE_Y;
-    if (gx > 2147483647LL || gy > 65535) return cudaErrorInvalidValue;
+    const long long gy = ((long long)row1 - row0 + SARBP_FFBP_TILE_Y - 1) / SARBP_FFBP_TILE_Y;
+    if (gx > 2147483647LL || gy > 65535 || row0 % SARBP_FFBP_TILE_Y) return cudaErrorInvalidValue;
+    if (gy <= 0) return cudaSuccess;
+    a.ty0 = row0 / SARBP_FFBP_TILE_Y;
     const dim3 block(SARBP_FFBP_TILE_X, FINAL_ROWS);
     ffbp_final_kernel<<<dim3((unsigned)gx, (unsigned)gy), block, 0, st>>>(a);
     return cudaGetLastError();
@@ -287,7 +292,8 @@ static cudaError_t mark(void *const *marks, int k, cudaStream_t st)
 extern "C" int sarbp_ffbp_launch(const sarbp_ffbp_run *r, void *stream, void *const *marks)
 {
     cudaStream_t st = (cudaStream_t)stream;
-    if (r->nstages < 1 || r->nstages > SARBP_FFBP_MAX_STAGES || !r->buf[0] || !r->buf[1] ||
+    if (r->nstages < 1 || r->nstages > SARBP_FFBP_MAX_STAGES || r->final_chunks > SARBP_FFBP_MAX_CHUNKS ||
+        !r->buf[0] || !r->buf[1] ||
         !r->img || !r->subs || !r->rows)
         return cudaErrorInvalidValue;
     cudaError_t e = launch_stage0(r, st);
@@ -300,7 +306,10 @@ extern "C" int sarbp_ffbp_launch(const sarbp_ffbp_run *r, void *stream, void *co
         if (e == cudaSuccess) e = launch_prefilter(r, s, s & 1, st);
         if (e == cudaSuccess) e = mark(marks, 2 * s + 1, st);
     }
-    if (e == cudaSuccess) e = launch_final(r, st);
-    if (e == cudaSuccess) e = mark(marks, 2 * r->nstages, st);
+    const int nch = r->final_chunks > 0 ? r->final_chunks : 1;
+    for (int c = 0; c < nch && e == cudaSuccess; c++) {
+        e = launch_final(r, sarbp_ffbp_chunk_row(r->ny, nch, c), sarbp_ffbp_chunk_row(r->ny, nch, c + 1), st);
+        if (e == cudaSuccess) e = mark(marks, 2 * r->nstages + c, st);
+    }
     return (int)e;
 }

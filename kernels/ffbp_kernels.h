@@ -505,17 +505,34 @@ typedef struct {
     int nx, ny;
     double x0, y0, dx, dy, z;          /* pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z) */
     double kc;                         /* demodulation wavenumber, rad/m */
+    int final_chunks;                  /* the final sum in this many row chunks (0: one) */
 } sarbp_ffbp_run;
 
 /* The buffer (0 or 1) that holds the last stage's coefficients after a run. */
 static inline int sarbp_ffbp_last_buf(int nstages) { return (nstages - 1) & 1; }
 
+/* At most this many row chunks of the final sum, each marked when done, so
+ * that its rows can go back to the host while the next ones are summed. */
+#define SARBP_FFBP_MAX_CHUNKS 8
+
+/* The first image row of final-sum chunk c of nchunks (c = nchunks: ny):
+ * chunks are whole rows of tiles, so each pixel is summed exactly as in one
+ * launch. */
+static inline int sarbp_ffbp_chunk_row(int ny, int nchunks, int c)
+{
+    const long long tiles = ((long long)ny + SARBP_FFBP_TILE_Y - 1) / SARBP_FFBP_TILE_Y;
+    const long long row = tiles * c / (nchunks > 0 ? nchunks : 1) * SARBP_FFBP_TILE_Y;
+    return row < ny ? (int)row : ny;
+}
+
 /* Launches the whole computation on stream: stage 0 into buf[0], each
  * merge into the other buffer (the prefilter uses the dead one as scratch),
- * then the final sum into img. marks: NULL, or 2 nstages + 1 events
- * (cudaEvent_t) recorded after stage 0 (mark 0), after stage s's merge
- * (2 s, s >= 1), after stage s's prefilter (2 s + 1) and after the final
- * sum (2 nstages). Returns a cudaError_t as int (the first failing launch);
+ * then the final sum into img, in max(final_chunks, 1) row chunks
+ * (sarbp_ffbp_chunk_row; at most SARBP_FFBP_MAX_CHUNKS). marks: NULL, or
+ * 2 nstages + chunks events (cudaEvent_t) recorded after stage 0 (mark 0),
+ * after stage s's merge (2 s, s >= 1), after stage s's prefilter (2 s + 1)
+ * and after each chunk c of the final sum (2 nstages + c; the last one
+ * after the whole run). Returns a cudaError_t as int (the first failing launch);
  * cudaErrorInvalidValue when a precondition does not hold (sizes within
  * int, nstages within range). Never prints. */
 int sarbp_ffbp_launch(const sarbp_ffbp_run *run, void *stream, void *const *marks);

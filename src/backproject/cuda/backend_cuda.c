@@ -720,9 +720,11 @@ static sarbp_status launch_rest(struct cuda_plan *p)
 static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
 {
     SARBP_TRY(launch_rest(p));
-    if (p->nchunks) {
-        for (size_t c = 0; c < p->nchunks; c++)
-            SARBP_TRY(rows_to_host(p, dst, p->chunk_row[c], p->chunk_row[c + 1], p->chunk_ev[c]));
+    if (p->nchunks) { /* one copy job: each piece waits for its chunk */
+        const size_t row_bytes = p->base.grid.nx * sizeof(sarbp_c32);
+        size_t ends[ROW_CHUNKS];
+        for (size_t c = 0; c < p->nchunks; c++) ends[c] = p->chunk_row[c + 1] * row_bytes;
+        SARBP_TRY(sarbp_d2h_copy_chunks(p->copier, dst, p->d_img, (int)p->nchunks, ends, p->chunk_ev));
         p->nchunks = 0;
     } else {
         CUDA_TRY(cudaDeviceSynchronize());

@@ -75,13 +75,18 @@ void sarbp_pinned_put(void *ptr)
 /* ---- the bounce copy ------------------------------------------------------ */
 
 /* Lanes: every thread of the team (the caller is lane 0) copies its own
- * slice of a job through its own stream and two pinned bounce buffers of
- * PIECE bytes, the device filling one while the thread empties the other.
- * The lanes never wait for each other inside a job. The first design, one
- * pair of 4 MiB buffers emptied by the whole team piece after piece, woke
- * every thread for every piece: 24 GB/s for a 128 MiB image on an H100
- * host, against 55 GB/s for a pinned copy. */
+ * pieces of a job, every nlanes-th piece of PIECE bytes, through its own
+ * stream and two pinned bounce buffers, the device filling one while the
+ * thread empties the other. The lanes never wait for each other inside a
+ * job, and a job of row chunks (the final rows of a band as the device
+ * finishes them) is one job: a piece's copy waits, on the device, for its
+ * chunk's event. The first design, one pair of 4 MiB buffers emptied by the
+ * whole team piece after piece, woke every thread for every piece: 24 GB/s
+ * for a 128 MiB image on an H100 host, against 55 GB/s for a pinned copy;
+ * a job a chunk, with a lane a piece, left each lane one piece and no
+ * overlap of its own (2026-11-26, kernels/BENCHMARKS.md). */
 #define PIECE ((size_t)1 << 20)
+#define HOST_PIECE ((size_t)256 << 10)
 #define SLICE_ALIGN ((size_t)64 << 10) /* slices start on 64 KiB: no shared cache lines or pages */
 #define MAX_THREADS 16
 
@@ -106,47 +111,62 @@ struct sarbp_d2h {
     pthread_cond_t go, done;
     unsigned gen;                /* job number */
     int busy, quit;
-    /* the job: dst[0, n) <- src[0, n) on the device, once after has passed */
+    /* the job: dst[0, n) <- src[0, n) on the device, chunk k (bytes
+     * [ends[k - 1], ends[k])) once evs[k] has passed (NULL: no wait) */
     unsigned char *dst;
     const unsigned char *src;
     size_t n;
+    int nchunks;
+    const size_t *ends;
+    const cudaEvent_t *evs;
     int nlanes;                  /* lanes taking part: the job's size decides */
     int host;                    /* 1: src is host memory, a plain copy (no device) */
-    cudaEvent_t after;
 };
 
-/* Piece i of [a, b) into lane l's bounce buffer i % 2, its event after it. */
-static cudaError_t lane_fetch(struct lane *l, const unsigned char *src, size_t a, size_t b, size_t i)
+/* Piece j of the job into lane l's bounce buffer `buf`, its event after
+ * it, once the chunk that ends the piece is final (*waited: the chunks
+ * this lane's stream waits for already; pieces come in order). */
+static cudaError_t lane_fetch(struct sarbp_d2h *c, struct lane *l, size_t j, int buf, int *waited)
 {
-    const size_t off = a + i * PIECE, len = b - off < PIECE ? b - off : PIECE;
-    cudaError_t e = cudaMemcpyAsync(l->bounce + (i % 2) * PIECE, src + off, len, cudaMemcpyDeviceToHost,
-                                    l->stream);
-    if (e == cudaSuccess) e = cudaEventRecord(l->ev[i % 2], l->stream);
+    const size_t off = j * PIECE, len = c->n - off < PIECE ? c->n - off : PIECE;
+    int k = *waited < 0 ? 0 : *waited;
+    while (k < c->nchunks - 1 && c->ends[k] < off + len) k++;
+    cudaError_t e = cudaSuccess;
+    if (k > *waited) {
+        for (int q = *waited + 1; q <= k && e == cudaSuccess; q++)
+            if (c->evs[q]) e = cudaStreamWaitEvent(l->stream, c->evs[q], 0);
+        *waited = k;
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(l->bounce + (size_t)buf * PIECE, c->src + off, len, cudaMemcpyDeviceToHost,
+                            l->stream);
+    if (e == cudaSuccess) e = cudaEventRecord(l->ev[buf], l->stream);
     return e;
 }
 
-/* Lane l's slice of the current job. */
+/* Lane l's pieces of the current job: l->w, l->w + nlanes, ... */
 static void lane_run(struct sarbp_d2h *c, struct lane *l)
 {
     l->err = cudaSuccess;
     if (l->w >= c->nlanes) return;
-    const size_t q = (c->n / (size_t)c->nlanes + SLICE_ALIGN - 1) & ~(SLICE_ALIGN - 1);
-    const size_t a = q * (size_t)l->w, b = a + q < c->n ? a + q : c->n;
-    if (a >= b) return;
-    if (c->host) {
-        memcpy(c->dst + a, c->src + a, b - a);
+    if (c->host) { /* one slice a lane */
+        const size_t q = (c->n / (size_t)c->nlanes + SLICE_ALIGN - 1) & ~(SLICE_ALIGN - 1);
+        const size_t a = q * (size_t)l->w, b = a + q < c->n ? a + q : c->n;
+        if (a < b) memcpy(c->dst + a, c->src + a, b - a);
         return;
     }
-    const size_t npieces = (b - a + PIECE - 1) / PIECE;
+    const size_t total = (c->n + PIECE - 1) / PIECE, L = (size_t)c->nlanes;
+    const size_t mine = (total - (size_t)l->w + L - 1) / L; /* pieces w, w + L, ... below total */
+    int waited = -1;
     cudaError_t e = cudaSetDevice(c->device);
-    if (e == cudaSuccess && c->after) e = cudaStreamWaitEvent(l->stream, c->after, 0);
-    for (size_t i = 0; i < 2 && i < npieces && e == cudaSuccess; i++) e = lane_fetch(l, c->src, a, b, i);
-    for (size_t i = 0; i < npieces && e == cudaSuccess; i++) {
+    for (size_t i = 0; i < 2 && i < mine && e == cudaSuccess; i++)
+        e = lane_fetch(c, l, (size_t)l->w + i * L, (int)i, &waited);
+    for (size_t i = 0; i < mine && e == cudaSuccess; i++) {
         e = cudaEventSynchronize(l->ev[i % 2]);
         if (e != cudaSuccess) break;
-        const size_t off = a + i * PIECE, len = b - off < PIECE ? b - off : PIECE;
+        const size_t off = ((size_t)l->w + i * L) * PIECE, len = c->n - off < PIECE ? c->n - off : PIECE;
         memcpy(c->dst + off, l->bounce + (i % 2) * PIECE, len);
-        if (i + 2 < npieces) e = lane_fetch(l, c->src, a, b, i + 2);
+        if (i + 2 < mine) e = lane_fetch(c, l, (size_t)l->w + (i + 2) * L, (int)(i % 2), &waited);
     }
     l->err = e;
 }
@@ -231,21 +251,25 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out)
     return SARBP_OK;
 }
 
-/* Runs the job dst[0, n) <- src[0, n) (host: both in host memory) on
- * the lanes. */
-static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after,
-                            int host)
+/* Runs the job dst[0, n) <- src[0, n) (host: both in host memory; else
+ * in nchunks chunks ending at ends[], each after evs[]) on the lanes. */
+static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, int nchunks,
+                            const size_t *ends, const cudaEvent_t *evs, int host)
 {
     if (n == 0) return SARBP_OK;
     /* a lane a piece at least (small copies are one lane's), all of them
-     * from nth pieces up */
-    size_t lanes = (n + PIECE - 1) / PIECE;
+     * from nth pieces up; a host copy's pieces are smaller (no DMA to
+     * pipeline: a block of samples is a MiB or a few) */
+    const size_t unit = host ? HOST_PIECE : PIECE;
+    size_t lanes = (n + unit - 1) / unit;
     if (lanes > (size_t)c->nth) lanes = (size_t)c->nth;
     pthread_mutex_lock(&c->mu);
     c->dst = dst;
     c->src = src;
     c->n = n;
-    c->after = after;
+    c->nchunks = nchunks;
+    c->ends = ends;
+    c->evs = evs;
     c->host = host;
     c->nlanes = (int)lanes;
     c->busy = lanes > 1 ? c->started : 0;
@@ -267,12 +291,20 @@ static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, 
 
 sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after)
 {
-    return run_job(c, dst, src, n, after, 0);
+    const size_t end = n;
+    return run_job(c, dst, src, n, 1, &end, &after, 0);
+}
+
+sarbp_status sarbp_d2h_copy_chunks(sarbp_d2h *c, void *dst, const void *src, int nchunks,
+                                   const size_t *ends, const cudaEvent_t *after)
+{
+    if (nchunks < 1) return SARBP_OK;
+    return run_job(c, dst, src, ends[nchunks - 1], nchunks, ends, after, 0);
 }
 
 void sarbp_d2h_host_copy(sarbp_d2h *c, void *dst, const void *src, size_t n)
 {
-    (void)run_job(c, dst, src, n, NULL, 1); /* a host copy does not fail */
+    (void)run_job(c, dst, src, n, 0, NULL, NULL, 1); /* a host copy does not fail */
 }
 
 void sarbp_d2h_destroy(sarbp_d2h *c)

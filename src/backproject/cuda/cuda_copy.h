@@ -32,6 +32,12 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out);
 /* Copies n bytes from device memory src to host memory dst once event
  * after (NULL: none) has passed; returns when dst holds them. */
 sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after);
+/* Copies the nchunks chunks of device memory src to dst: chunk k is bytes
+ * [ends[k - 1], ends[k]) (from 0; ends ascending), copied once event
+ * after[k] (NULL: none) has passed, while later chunks are still being
+ * made; returns when dst holds them all. */
+sarbp_status sarbp_d2h_copy_chunks(sarbp_d2h *c, void *dst, const void *src, int nchunks,
+                                   const size_t *ends, const cudaEvent_t *after);
 /* Copies n bytes from host memory src to host memory dst on c's threads
  * (staging a block of samples into pinned memory); returns when done. */
 void sarbp_d2h_host_copy(sarbp_d2h *c, void *dst, const void *src, size_t n);

@@ -34,7 +34,7 @@ struct dev {
     sarbp_ffbp_drow *rows;
     size_t n_prof, n_buf, n_img, n_pulses, n_subs, n_rows; /* bytes allocated */
     cudaEvent_t e0, e1, e2;         /* start, tables uploaded, end */
-    cudaEvent_t marks[2 * SARBP_FFBP_MAX_STAGES + 1];
+    cudaEvent_t marks[2 * SARBP_FFBP_MAX_STAGES + SARBP_FFBP_MAX_CHUNKS];
     int nev, nmarks;                 /* created: of e0..e2, of marks */
     sarbp_c32 *h_img, *h_prof_tmp;
 };
@@ -88,10 +88,11 @@ static sarbp_status elapsed(cudaEvent_t a, cudaEvent_t b, double *ms)
 
 /* Queues plan p on the profiles already in d->prof on stream, after
  * whatever is queued there (the plan's range compression): the tables'
- * upload and the kernels between events; the image will be in d->img
- * ([g->ny][g->nx]) once run_wait returns. */
+ * upload and the kernels between events, the final sum in `chunks` row
+ * chunks (1 to SARBP_FFBP_MAX_CHUNKS; chunk c final at d->marks[2 nstages +
+ * c]); the image will be in d->img ([g->ny][g->nx]) once run_wait returns. */
 static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
-                               cudaStream_t stream)
+                               cudaStream_t stream, int chunks)
 {
     size_t b_buf = 0, b_img = 0, b_pulses = 0, b_subs = 0, b_rows = 0;
     SARBP_TRY(bytes_of(p->buf_samples, sizeof(sarbp_c32), "a polar buffer", &b_buf));
@@ -116,9 +117,9 @@ static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, cons
     SARBP_TRY(grow((void **)&d->rows, &d->n_rows, b_rows));
     cudaEvent_t *const ev[3] = {&d->e0, &d->e1, &d->e2};
     for (; d->nev < 3; d->nev++) CUDA_TRY(cudaEventCreate(ev[d->nev]));
-    const int nmarks = 2 * p->run.nstages + 1;
+    const int nmarks = 2 * p->run.nstages + chunks;
     for (; d->nmarks < nmarks; d->nmarks++) CUDA_TRY(cudaEventCreate(&d->marks[d->nmarks]));
-    void *marks[2 * SARBP_FFBP_MAX_STAGES + 1];
+    void *marks[2 * SARBP_FFBP_MAX_STAGES + SARBP_FFBP_MAX_CHUNKS];
     for (int k = 0; k < nmarks; k++) marks[k] = (void *)d->marks[k];
 
     sarbp_ffbp_run r = p->run;
@@ -129,6 +130,7 @@ static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, cons
     r.buf[0] = d->buf[0];
     r.buf[1] = d->buf[1];
     r.img = d->img;
+    r.final_chunks = chunks;
     CUDA_TRY(cudaEventRecord(d->e0, stream));
     CUDA_TRY(cudaMemcpyAsync(d->pulses, p->h_pulses, b_pulses, cudaMemcpyHostToDevice, stream));
     CUDA_TRY(cudaMemcpyAsync(d->subs, p->h_subs, b_subs, cudaMemcpyHostToDevice, stream));
@@ -161,7 +163,7 @@ static sarbp_status run_wait(struct dev *d, const sarbp_ffbp_gpu_plan *p, sarbp_
         SARBP_TRY(elapsed(d->marks[s > 0 ? 2 * s : 0], d->marks[2 * s + 1], &ms));
         t->prefilter_ms += ms;
     }
-    SARBP_TRY(elapsed(d->marks[2 * r.nstages - 1], d->marks[2 * r.nstages], &t->final_ms));
+    SARBP_TRY(elapsed(d->marks[2 * r.nstages - 1], d->e2, &t->final_ms));
     return SARBP_OK;
 }
 
@@ -181,7 +183,7 @@ static sarbp_status run_host(struct dev *d, const sarbp_ffbp_gpu_plan *p, const 
     if (!h_prof) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the FP32 profiles");
     CUDA_TRY(cudaMemcpy(d->prof, h_prof, b_prof, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaDeviceSynchronize());
-    SARBP_TRY(run_launch(d, p, g, NULL));
+    SARBP_TRY(run_launch(d, p, g, NULL, 1));
     SARBP_TRY(run_wait(d, p, t));
     CUDA_TRY(cudaMemcpy(d->h_img, d->img, b_img, cudaMemcpyDeviceToHost));
     const size_t n = g->nx * g->ny;
@@ -263,6 +265,7 @@ struct ffbp_cuda_plan {
     sarbp_d2h *copier;         /* the image's way back to the caller's memory */
     sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from flush to finish */
     int launched;              /* fp made and its run queued (flush) */
+    int chunks;                /* row chunks of its final sum */
     size_t pulse_bytes;        /* device bytes of pulse data, for stats */
     size_t kit_bytes;          /* of them, the block buffers and cuFFT work areas a kit keeps */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
@@ -647,11 +650,29 @@ static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
     return SARBP_OK;
 }
 
-/* The region's image, [ny][nx] on the device and final (run_wait waited
- * for it), into out: through the pinned bounce buffers (cuda_copy.h). */
+/* Row chunks of the final sum: a chunk's rows go back while the next ones
+ * are summed; 4 MiB a chunk at least (the copier's lanes a MiB each). */
+static int final_chunks(size_t nx, size_t ny)
+{
+    const size_t min_bytes = (size_t)4 << 20, bytes = nx * ny * sizeof(sarbp_c32);
+    size_t n = bytes / min_bytes;
+    if (n > SARBP_FFBP_MAX_CHUNKS) n = SARBP_FFBP_MAX_CHUNKS;
+    return n < 1 ? 1 : (int)n;
+}
+
+/* The region's image, [ny][nx] on the device, into out through the pinned
+ * bounce buffers (cuda_copy.h): chunk c of the final sum once its mark has
+ * passed, while the device sums the next. */
 static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out, size_t nx, size_t ny)
 {
-    return sarbp_d2h_copy(p->copier, out, p->dv.img, nx * ny * sizeof(sarbp_c32), NULL);
+    const int nch = p->chunks, m0 = 2 * p->fp.run.nstages;
+    size_t ends[SARBP_FFBP_MAX_CHUNKS];
+    cudaEvent_t evs[SARBP_FFBP_MAX_CHUNKS];
+    for (int c = 0; c < nch; c++) {
+        ends[c] = (size_t)sarbp_ffbp_chunk_row((int)ny, nch, c + 1) * nx * sizeof(sarbp_c32);
+        evs[c] = p->dv.marks[m0 + c];
+    }
+    return sarbp_d2h_copy_chunks(p->copier, out, p->dv.img, nch, ends, evs);
 }
 
 /* The region's grid (a band of the plan's grid, or all of it). */
@@ -684,7 +705,8 @@ static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
     geo.data32 = NULL;
     SARBP_TRY(sarbp_ffbp_gpu_plan_make(&geo, &bg, &p->prm, &p->fp));
     p->launched = 1;
-    SARBP_TRY(run_launch(&p->dv, &p->fp, &bg, p->crc.stream));
+    p->chunks = final_chunks(bg.nx, bg.ny);
+    SARBP_TRY(run_launch(&p->dv, &p->fp, &bg, p->crc.stream, p->chunks));
     if (stats) stats->finish_s += sarbp_now_s() - t0;
     return SARBP_OK;
 }
@@ -698,11 +720,11 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     sarbp_grid bg;
     SARBP_TRY(region_grid(p, &bg));
     sarbp_ffbp_cuda_times t = {0};
-    sarbp_status st = run_wait(&p->dv, &p->fp, &t);
+    sarbp_status st = image_to_host(p, out, bg.nx, bg.ny);
+    if (!st) st = run_wait(&p->dv, &p->fp, &t);
     sarbp_ffbp_gpu_plan_release(&p->fp);
     p->launched = 0;
     if (!st) st = count_blocks(p, stats);
-    if (!st) st = image_to_host(p, out, bg.nx, bg.ny);
     SARBP_TRY(st);
     if (stats) {
         stats->bp_s += t.total_ms * 1e-3;
