@@ -186,8 +186,9 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
                                     size_t budget, sarbp_bp_memory *m);
 /* Starts o->device and makes ready, in the process's caches, what a plan
  * for d will take: the host buffers it pins, a copier, and for direct
- * backprojection its kernel (loaded) and its streams, events and cuFFT
- * plans (sarbp_backend's prepare). */
+ * backprojection its kernel (loaded), its streams, events and cuFFT plans
+ * and the device memory of an image band of d->region's rows (the rows the
+ * device is expected to form) (sarbp_backend's prepare). */
 sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o);
 
 /* ---- the registry (backend_registry.c) ---- */

@@ -393,7 +393,12 @@ static void *warm_main(void *arg)
 static void warm_devices(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
                          const sarbp_rc_params *rc, const sarbp_bp_options *o)
 {
-    const sarbp_bp_desc d = {meta, g, rc, {0, g->ny}, 0, NULL};
+    /* the region: one device's expected share of the rows, or none when a
+     * budget asked for would cut it in bands */
+    const size_t n = be->multi_device && o->ndevices > 1 ? (size_t)o->ndevices : 1;
+    size_t rows = (g->ny + n - 1) / n;
+    if (o->gpu_mem && rows > o->gpu_mem / 2 / (g->nx * sizeof(sarbp_c32))) rows = 0;
+    const sarbp_bp_desc d = {meta, g, rc, {0, rows}, 0, NULL};
     if (be->prepare && (!be->multi_device || o->ndevices < 2)) { /* one device: here */
         const int dev = be->multi_device && o->ndevices > 0 ? o->devices[0] : o->device;
         const struct warm_job w = {be, &d, o, dev};

@@ -116,7 +116,8 @@ struct cuda_plan {
     void *d_filt;            /* CHIRP: matched filter with window and prefilter [nmf], float2 */
     size_t nmf;              /* CHIRP: matched-filter FFT length */
     float *d_waz;            /* [npulses] */
-    void *d_img;             /* [max_rows][nx] float2 */
+    void *d_img;             /* [max_rows][nx] float2 (img_alloc bytes) */
+    size_t img_alloc;
     sarbp_d2h *copier;       /* the image's way back to the caller's memory */
     /* kept profiles of pulses [0, keep_pulses) */
     void *d_keep;            /* [keep][nbins] bins */
@@ -131,8 +132,10 @@ struct cuda_plan {
 
 /* Making them costs a plan about a millisecond (three cuFFT plans, three
  * streams, two dozen events) and destroying them about as much again; a
- * plan gives them back here, one set per device, and the next plan on the
- * device with the same FFT shapes takes them. */
+ * plan gives them back here, one set per device, with its image band's
+ * device memory, and the next plan on the device with the same FFT shapes
+ * takes them (the memory if it fits; the memory model counts it free, and a
+ * plan that cannot use it frees it). */
 struct kit {
     int valid;
     size_t nbins, sub, nmf, fwd_batch; /* the FFT shapes (nmf 0: FREQ, no forward plans) */
@@ -140,6 +143,8 @@ struct kit {
     int fft_ok[NSLOT], fwd_ok[NSLOT];  /* made (kit_make may stop half way) */
     cudaStream_t stream[NSLOT];
     cudaEvent_t ev[NSLOT][5], prev_bp, chunk_ev[ROW_CHUNKS];
+    void *d_img;                       /* an image band's memory, img_bytes (or NULL) */
+    size_t img_bytes;
 };
 
 static pthread_mutex_t kit_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -157,6 +162,7 @@ static void kit_free(struct kit *k)
     if (k->prev_bp) cudaEventDestroy(k->prev_bp);
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
+    cudaFree(k->d_img);
     memset(k, 0, sizeof *k);
 }
 
@@ -218,6 +224,8 @@ static void kit_install(struct cuda_plan *p, struct kit *k)
     }
     p->prev_bp = k->prev_bp;
     memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
+    p->d_img = k->d_img;
+    p->img_alloc = k->img_bytes;
     p->kit_ready = 1;
     memset(k, 0, sizeof *k);
 }
@@ -230,7 +238,13 @@ static int take_kit(struct cuda_plan *p)
     struct kit *k = &kits[p->device];
     const int ok = k->valid && k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
                    k->fwd_batch == (p->nmf ? p->base.block : 0);
-    if (ok) kit_install(p, k);
+    if (ok) {
+        kit_install(p, k);
+    } else if (k->valid && k->d_img) { /* its image memory is this plan's to take */
+        cudaFree(k->d_img);
+        k->d_img = NULL;
+        k->img_bytes = 0;
+    }
     pthread_mutex_unlock(&kit_mu);
     return ok;
 }
@@ -264,11 +278,39 @@ static int give_kit(struct cuda_plan *p)
         }
         k->prev_bp = p->prev_bp;
         memcpy(k->chunk_ev, p->chunk_ev, sizeof k->chunk_ev);
+        k->d_img = p->d_img;
+        k->img_bytes = p->d_img ? p->img_alloc : 0;
+        p->d_img = NULL;
         p->prev_bp = NULL;
         memset(p->chunk_ev, 0, sizeof p->chunk_ev);
     }
     pthread_mutex_unlock(&kit_mu);
     return ok;
+}
+
+size_t sarbp_cuda_kit_image_bytes(int device)
+{
+    if (device < 0 || device >= SARBP_MAX_DEVICES) return 0;
+    pthread_mutex_lock(&kit_mu);
+    const size_t n = kits[device].valid ? kits[device].img_bytes : 0;
+    pthread_mutex_unlock(&kit_mu);
+    return n;
+}
+
+void sarbp_cuda_drop_kit_image(int device)
+{
+    if (device < 0 || device >= SARBP_MAX_DEVICES) return;
+    pthread_mutex_lock(&kit_mu);
+    void *img = kits[device].d_img;
+    kits[device].d_img = NULL;
+    kits[device].img_bytes = 0;
+    pthread_mutex_unlock(&kit_mu);
+    if (!img) return;
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    cudaFree(img);
+    if (prev >= 0) cudaSetDevice(prev);
 }
 
 void sarbp_cuda_release_kits(void)
@@ -451,7 +493,8 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->per_kept_pulse = prof_row + sizeof(sarbp_dpulse) + sizeof(float);
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    free_b += sarbp_cuda_ffbp_kit_bytes(o->device); /* a plan frees it before it allocates */
+    /* kept memory: a plan takes or frees it before it allocates */
+    free_b += sarbp_cuda_ffbp_kit_bytes(o->device) + sarbp_cuda_kit_image_bytes(o->device);
     m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
     if (m->budget > free_b) m->budget = free_b;
     m->row_align = (size_t)cfg.tile_y;
@@ -479,8 +522,8 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
 }
 
 /* For the bp plan that d and o describe: its kernel loaded, and its
- * streams, events and cuFFT plans made and kept for it (take_kit) unless the
- * device keeps a set already. Both cost a plan's first unit or its setup
+ * streams, events, cuFFT plans and image band (d's rows) made and kept for
+ * it (take_kit) unless the device keeps a set already. Both cost a plan's first unit or its setup
  * milliseconds (the kernel's load 20-27 ms on an H100; cuFFT plans are made
  * one device at a time) that the device's start hides. Best effort: what
  * fails here fails again, and is reported, in the plan. */
@@ -515,6 +558,21 @@ static void prepare_bp(const sarbp_bp_desc *d, const sarbp_cuda_options *o, size
     pthread_mutex_unlock(&kit_mu);
     struct kit k;
     if (have || kit_make(&k, nbins, freq ? (block < 16 ? block : 16) : block, nmf, block)) return;
+    /* the image band of d's region (the device's expected share of the
+     * rows), when it takes at most half the free memory: cudaMalloc of a
+     * few hundred MiB cost a plan milliseconds, more with devices starting
+     * side by side */
+    const sarbp_grid *g = d->grid;
+    size_t rows = (d->region.nrows + (size_t)cfg.tile_y - 1) / (size_t)cfg.tile_y * (size_t)cfg.tile_y +
+                  (size_t)cfg.tile_y;
+    if (rows > g->ny || d->region.nrows == 0) rows = d->region.nrows ? g->ny : 0;
+    size_t free_b = 0, total_b = 0;
+    if (rows && g->nx <= SIZE_MAX / sizeof(sarbp_c32) / rows &&
+        cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && rows * g->nx * sizeof(sarbp_c32) <= free_b / 2 &&
+        cudaMalloc(&k.d_img, rows * g->nx * sizeof(sarbp_c32)) == cudaSuccess)
+        k.img_bytes = rows * g->nx * sizeof(sarbp_c32);
+    else
+        k.d_img = NULL;
     pthread_mutex_lock(&kit_mu);
     const int give = !kits[o->device].valid;
     if (give) kits[o->device] = k;
@@ -584,7 +642,18 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         if (!freq) CUFFT_TRY(cufftGetSize(p->s[k].fwd, &ws));
         *pb += freq ? 0 : ws;
     }
-    CUDA_TRY(dalloc(&p->d_img, p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32), &p->setup_bytes[1]));
+    /* the image band: a kept set's when it holds enough and not twice too
+     * much (prepare makes one for the expected share), else new */
+    const size_t img_need = p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32);
+    if (p->d_img && (p->img_alloc < img_need || p->img_alloc / 2 > img_need)) {
+        cudaFree(p->d_img);
+        p->d_img = NULL;
+    }
+    if (!p->d_img) {
+        p->img_alloc = 0;
+        CUDA_TRY(dalloc(&p->d_img, img_need, &p->img_alloc));
+    }
+    p->setup_bytes[1] += img_need;
     SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];

@@ -20,6 +20,10 @@ cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes);
 /* Frees the streams, events and cuFFT plans the bp plans keep for the next
  * plan (backend_cuda.c; sarbp_cuda_release_cached calls it). */
 void sarbp_cuda_release_kits(void);
+/* The image memory device's kept set holds (reclaimable, like the FFBP
+ * plans' below), and freeing it (a plan that is not a bp plan needs it). */
+size_t sarbp_cuda_kit_image_bytes(int device);
+void sarbp_cuda_drop_kit_image(int device);
 
 /* The FFBP plans' kept sets (ffbp_cuda.c): the device memory device's set
  * holds (reclaimable: the memory model counts it free), freeing it, and
