@@ -70,10 +70,12 @@
 struct slot {
     void *h_raw;             /* pinned [block][K] c32, or half2 (FREQ with raw_half) */
     sarbp_dpulse *h_pulses;  /* pinned [block] */
+    void *mem;               /* one device allocation, mem_bytes, holding the five below */
+    size_t mem_bytes;
     void *d_raw;             /* [block][K] raw samples */
     void *d_fft;             /* [sub][nbins] c32 FFT scratch (CHIRP: sub = block) */
     void *d_spec;            /* CHIRP: [block][nmf] c32, the echoes' spectra */
-    void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h); NULL when kept */
+    void *d_prof;            /* [block][nbins] interpolation-ready bins (bp_kernels.h); unused when kept */
     float *d_bound;          /* fp16, mixed: the block's magnitude bound */
     sarbp_dpulse *d_pulses;
     cufftHandle fft;         /* inverse, nbins, batch of sub pulses; one per slot (own work area) */
@@ -145,6 +147,8 @@ struct kit {
     cudaEvent_t ev[NSLOT][5], prev_bp, chunk_ev[ROW_CHUNKS];
     void *d_img;                       /* an image band's memory, img_bytes (or NULL) */
     size_t img_bytes;
+    void *slot_mem[NSLOT];             /* the slots' device buffers (slot_layout), slot_bytes each */
+    size_t slot_bytes;
 };
 
 static pthread_mutex_t kit_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -163,7 +167,30 @@ static void kit_free(struct kit *k)
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
     cudaFree(k->d_img);
+    for (int j = 0; j < NSLOT; j++) cudaFree(k->slot_mem[j]);
     memset(k, 0, sizeof *k);
+}
+
+/* Offsets in a slot's one allocation (slot_layout): raw samples, FFT
+ * scratch, CHIRP spectra, bins, pulse table, bound. */
+enum { SL_RAW, SL_FFT, SL_SPEC, SL_PROF, SL_PULSES, SL_BOUND, SL_N };
+
+/* The bytes of a slot's buffers for blocks of `block` pulses of K samples
+ * (raw_e bytes each), inverse FFTs of nbins in batches of sub, CHIRP
+ * spectra of nmf (0: FREQ) and bins of prof_row bytes a pulse; each
+ * buffer's offset into off[]. The bins are always there (a plan that keeps
+ * every pulse's profiles does not use them). */
+static size_t slot_layout(size_t block, size_t K, size_t raw_e, size_t sub, size_t nbins, size_t nmf,
+                          size_t prof_row, size_t off[SL_N])
+{
+    const size_t size[SL_N] = {block * K * raw_e, sub * nbins * 8, block * nmf * 8, block * prof_row,
+                               block * sizeof(sarbp_dpulse), sizeof(float)};
+    size_t n = 0;
+    for (int k = 0; k < SL_N; k++) {
+        off[k] = n;
+        n += (size[k] + 255) / 256 * 256;
+    }
+    return n;
 }
 
 /* A set on the current device for inverse FFTs of nbins bins in batches of
@@ -221,6 +248,8 @@ static void kit_install(struct cuda_plan *p, struct kit *k)
         s->fwd_ok = p->nmf != 0;
         s->stream = k->stream[j];
         memcpy(s->ev, k->ev[j], sizeof s->ev);
+        s->mem = k->slot_mem[j];
+        s->mem_bytes = k->slot_mem[j] ? k->slot_bytes : 0;
     }
     p->prev_bp = k->prev_bp;
     memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
@@ -240,10 +269,14 @@ static int take_kit(struct cuda_plan *p)
                    k->fwd_batch == (p->nmf ? p->base.block : 0);
     if (ok) {
         kit_install(p, k);
-    } else if (k->valid && k->d_img) { /* its image memory is this plan's to take */
+    } else if (k->valid) { /* its device memory is this plan's to take */
         cudaFree(k->d_img);
         k->d_img = NULL;
         k->img_bytes = 0;
+        for (int j = 0; j < NSLOT; j++) {
+            cudaFree(k->slot_mem[j]);
+            k->slot_mem[j] = NULL;
+        }
     }
     pthread_mutex_unlock(&kit_mu);
     return ok;
@@ -275,6 +308,9 @@ static int give_kit(struct cuda_plan *p)
             s->fft_ok = s->fwd_ok = 0;
             s->stream = NULL;
             memset(s->ev, 0, sizeof s->ev);
+            k->slot_mem[j] = s->mem;
+            k->slot_bytes = s->mem_bytes;
+            s->mem = NULL;
         }
         k->prev_bp = p->prev_bp;
         memcpy(k->chunk_ev, p->chunk_ev, sizeof k->chunk_ev);
@@ -292,7 +328,7 @@ size_t sarbp_cuda_kit_image_bytes(int device)
 {
     if (device < 0 || device >= SARBP_MAX_DEVICES) return 0;
     pthread_mutex_lock(&kit_mu);
-    const size_t n = kits[device].valid ? kits[device].img_bytes : 0;
+    const size_t n = kits[device].valid ? kits[device].img_bytes + NSLOT * kits[device].slot_bytes : 0;
     pthread_mutex_unlock(&kit_mu);
     return n;
 }
@@ -406,12 +442,7 @@ static void cuda_destroy(sarbp_bp_plan *bp)
         struct slot *s = &p->s[k];
         sarbp_pinned_put(s->h_raw);
         sarbp_pinned_put(s->h_pulses);
-        cudaFree(s->d_raw);
-        cudaFree(s->d_fft);
-        cudaFree(s->d_spec);
-        cudaFree(s->d_prof);
-        cudaFree(s->d_bound);
-        cudaFree(s->d_pulses);
+        cudaFree(s->mem);
         if (s->fft_ok) cufftDestroy(s->fft);
         if (s->fwd_ok) cufftDestroy(s->fwd);
         if (s->stream) cudaStreamDestroy(s->stream);
@@ -573,6 +604,18 @@ static void prepare_bp(const sarbp_bp_desc *d, const sarbp_cuda_options *o, size
         k.img_bytes = rows * g->nx * sizeof(sarbp_c32);
     else
         k.d_img = NULL;
+    /* the slots' buffers, when they take at most a quarter of what is free:
+     * made side by side on several devices, they cost each plan 3-8 ms */
+    const int half = o->precision == SARBP_FP16;
+    const size_t raw_e = half && o->raw_fp16 && freq ? 4 : 8, sub = freq ? (block < 16 ? block : 16) : block;
+    size_t off[SL_N];
+    const size_t sb = slot_layout(block, meta->nsamples, raw_e, sub, nbins, nmf,
+                                  SARBP_ROW_BYTES(half, mixed, cubic, nbins), off);
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && NSLOT * sb <= free_b / 4) {
+        k.slot_bytes = sb;
+        for (int j = 0; j < NSLOT; j++)
+            if (cudaMalloc(&k.slot_mem[j], sb) != cudaSuccess) k.slot_mem[j] = NULL;
+    }
     pthread_mutex_lock(&kit_mu);
     const int give = !kits[o->device].valid;
     if (give) kits[o->device] = k;
@@ -659,12 +702,26 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         struct slot *s = &p->s[k];
         SARBP_TRY(sarbp_pinned_get(block * p->K * raw_e, &s->h_raw));
         SARBP_TRY(sarbp_pinned_get(block * sizeof(sarbp_dpulse), (void **)&s->h_pulses));
-        CUDA_TRY(dalloc(&s->d_raw, block * p->K * raw_e, pb));
-        CUDA_TRY(dalloc(&s->d_fft, p->sub * p->nbins * 8, pb));
-        if (!freq) CUDA_TRY(dalloc(&s->d_spec, block * p->nmf * 8, pb));
-        if (keep < m->npulses) CUDA_TRY(dalloc(&s->d_prof, block * prof_row, pb));
-        CUDA_TRY(dalloc((void **)&s->d_pulses, block * sizeof(sarbp_dpulse), pb));
-        if (p->scaled) CUDA_TRY(dalloc((void **)&s->d_bound, sizeof(float), pb));
+        /* its buffers: a kept set's allocation when it fits (prepare makes
+         * them), else one new */
+        size_t off[SL_N];
+        const size_t need = slot_layout(block, p->K, raw_e, p->sub, p->nbins, p->nmf, prof_row, off);
+        if (s->mem && (s->mem_bytes < need || s->mem_bytes / 2 > need)) {
+            cudaFree(s->mem);
+            s->mem = NULL;
+        }
+        if (!s->mem) {
+            s->mem_bytes = 0;
+            CUDA_TRY(dalloc(&s->mem, need, &s->mem_bytes));
+        }
+        *pb += need;
+        char *b = s->mem;
+        s->d_raw = b + off[SL_RAW];
+        s->d_fft = b + off[SL_FFT];
+        s->d_spec = freq ? NULL : b + off[SL_SPEC];
+        s->d_prof = b + off[SL_PROF];
+        s->d_pulses = (sarbp_dpulse *)(b + off[SL_PULSES]);
+        s->d_bound = p->scaled ? (float *)(b + off[SL_BOUND]) : NULL;
         CUFFT_TRY(cufftSetStream(s->fft, s->stream));
         if (!freq) CUFFT_TRY(cufftSetStream(s->fwd, s->stream));
     }

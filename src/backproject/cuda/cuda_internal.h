@@ -20,8 +20,9 @@ cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes);
 /* Frees the streams, events and cuFFT plans the bp plans keep for the next
  * plan (backend_cuda.c; sarbp_cuda_release_cached calls it). */
 void sarbp_cuda_release_kits(void);
-/* The image memory device's kept set holds (reclaimable, like the FFBP
- * plans' below), and freeing it (a plan that is not a bp plan needs it). */
+/* The device memory (image band, slot buffers) device's kept set holds
+ * (reclaimable, like the FFBP plans' below), and freeing it (a plan that is
+ * not a bp plan needs it). */
 size_t sarbp_cuda_kit_image_bytes(int device);
 void sarbp_cuda_drop_kit_image(int device);
 
