@@ -70,6 +70,7 @@
 struct slot {
     void *h_raw;             /* pinned [block][K] c32, or half2 (FREQ with raw_half) */
     sarbp_dpulse *h_pulses;  /* pinned [block] */
+    size_t h_raw_n, h_pulses_n; /* their bytes */
     void *mem;               /* one device allocation, mem_bytes, holding the five below */
     size_t mem_bytes;
     void *d_raw;             /* [block][K] raw samples */
@@ -149,6 +150,8 @@ struct kit {
     size_t img_bytes;
     void *slot_mem[NSLOT];             /* the slots' device buffers (slot_layout), slot_bytes each */
     size_t slot_bytes;
+    void *h_raw[NSLOT], *h_pulses[NSLOT]; /* the slots' pinned staging (or NULL) */
+    size_t h_raw_n, h_pulses_n;
 };
 
 static pthread_mutex_t kit_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -167,7 +170,11 @@ static void kit_free(struct kit *k)
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
     cudaFree(k->d_img);
-    for (int j = 0; j < NSLOT; j++) cudaFree(k->slot_mem[j]);
+    for (int j = 0; j < NSLOT; j++) {
+        cudaFree(k->slot_mem[j]);
+        sarbp_pinned_put(k->h_raw[j]);
+        sarbp_pinned_put(k->h_pulses[j]);
+    }
     memset(k, 0, sizeof *k);
 }
 
@@ -250,6 +257,10 @@ static void kit_install(struct cuda_plan *p, struct kit *k)
         memcpy(s->ev, k->ev[j], sizeof s->ev);
         s->mem = k->slot_mem[j];
         s->mem_bytes = k->slot_mem[j] ? k->slot_bytes : 0;
+        s->h_raw = k->h_raw[j];
+        s->h_raw_n = k->h_raw[j] ? k->h_raw_n : 0;
+        s->h_pulses = k->h_pulses[j];
+        s->h_pulses_n = k->h_pulses[j] ? k->h_pulses_n : 0;
     }
     p->prev_bp = k->prev_bp;
     memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
@@ -276,6 +287,9 @@ static int take_kit(struct cuda_plan *p)
         for (int j = 0; j < NSLOT; j++) {
             cudaFree(k->slot_mem[j]);
             k->slot_mem[j] = NULL;
+            sarbp_pinned_put(k->h_raw[j]); /* back to the process's cache */
+            sarbp_pinned_put(k->h_pulses[j]);
+            k->h_raw[j] = k->h_pulses[j] = NULL;
         }
     }
     pthread_mutex_unlock(&kit_mu);
@@ -311,6 +325,12 @@ static int give_kit(struct cuda_plan *p)
             k->slot_mem[j] = s->mem;
             k->slot_bytes = s->mem_bytes;
             s->mem = NULL;
+            k->h_raw[j] = s->h_raw;
+            k->h_raw_n = s->h_raw_n;
+            k->h_pulses[j] = (void *)s->h_pulses;
+            k->h_pulses_n = s->h_pulses_n;
+            s->h_raw = NULL;
+            s->h_pulses = NULL;
         }
         k->prev_bp = p->prev_bp;
         memcpy(k->chunk_ev, p->chunk_ev, sizeof k->chunk_ev);
@@ -616,6 +636,13 @@ static void prepare_bp(const sarbp_bp_desc *d, const sarbp_cuda_options *o, size
         for (int j = 0; j < NSLOT; j++)
             if (cudaMalloc(&k.slot_mem[j], sb) != cudaSuccess) k.slot_mem[j] = NULL;
     }
+    /* and their pinned staging, this device's own */
+    k.h_raw_n = block * meta->nsamples * raw_e;
+    k.h_pulses_n = block * sizeof(sarbp_dpulse);
+    for (int j = 0; j < NSLOT; j++) {
+        if (sarbp_pinned_get(k.h_raw_n, &k.h_raw[j])) k.h_raw[j] = NULL;
+        if (sarbp_pinned_get(k.h_pulses_n, &k.h_pulses[j])) k.h_pulses[j] = NULL;
+    }
     pthread_mutex_lock(&kit_mu);
     const int give = !kits[o->device].valid;
     if (give) kits[o->device] = k;
@@ -627,14 +654,16 @@ sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options
 {
     SARBP_TRY(sarbp_cuda_check_device(o->device));
     CUDA_TRY(cudaSetDevice(o->device));
-    /* the slots' staging (the FFBP plan takes two of the same sizes) and a
-     * copier: pinned (0.3-0.4 ms a MiB, several devices taking turns) and
-     * started now, then given back to the caches setup takes them from */
+    /* the FFBP plan's staging (two blocks) and a copier: pinned (0.3-0.4 ms
+     * a MiB, several devices taking turns) and started now, then given back
+     * to the caches setup takes them from; a bp plan's staging is pinned
+     * into its kept set (prepare_bp) */
     const sarbp_phd *meta = d->meta;
     const size_t block = cuda_block(meta, o), raw_e = o->precision == SARBP_FP16 && o->raw_fp16 ? 4 : 8;
+    const int nstage = o->algorithm == SARBP_ALGO_FFBP ? 2 : 0;
     void *raw[NSLOT] = {NULL}, *pulses[NSLOT] = {NULL};
     sarbp_status st = SARBP_OK;
-    for (int k = 0; k < NSLOT && !st; k++) {
+    for (int k = 0; k < nstage && !st; k++) {
         st = sarbp_pinned_get(block * meta->nsamples * raw_e, &raw[k]);
         if (!st) st = sarbp_pinned_get(block * sizeof(sarbp_dpulse), &pulses[k]);
     }
@@ -700,8 +729,22 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
-        SARBP_TRY(sarbp_pinned_get(block * p->K * raw_e, &s->h_raw));
-        SARBP_TRY(sarbp_pinned_get(block * sizeof(sarbp_dpulse), (void **)&s->h_pulses));
+        /* pinned staging: a kept set's when its size is right (prepare
+         * pins them for this device: from the shared cache, two devices
+         * starting at once took each other's and pinned anew, 2 ms) */
+        const size_t raw_n = block * p->K * raw_e, pulses_n = block * sizeof(sarbp_dpulse);
+        if (s->h_raw && s->h_raw_n != raw_n) {
+            sarbp_pinned_put(s->h_raw);
+            s->h_raw = NULL;
+        }
+        if (s->h_pulses && s->h_pulses_n != pulses_n) {
+            sarbp_pinned_put(s->h_pulses);
+            s->h_pulses = NULL;
+        }
+        if (!s->h_raw) SARBP_TRY(sarbp_pinned_get(raw_n, &s->h_raw));
+        if (!s->h_pulses) SARBP_TRY(sarbp_pinned_get(pulses_n, (void **)&s->h_pulses));
+        s->h_raw_n = raw_n;
+        s->h_pulses_n = pulses_n;
         /* its buffers: a kept set's allocation when it fits (prepare makes
          * them), else one new */
         size_t off[SL_N];
