@@ -496,6 +496,19 @@ static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
     return e;
 }
 
+/* *ptr (*have bytes, or NULL) kept when it holds need bytes and not twice
+ * as many, else freed and need bytes allocated in its place. */
+static cudaError_t kept_or_new(void **ptr, size_t *have, size_t need)
+{
+    if (*ptr && (*have < need || *have / 2 > need)) {
+        cudaFree(*ptr);
+        *ptr = NULL;
+    }
+    if (*ptr) return cudaSuccess;
+    *have = 0;
+    return dalloc(ptr, need, have);
+}
+
 static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
 {
     const size_t dflt = o->algorithm == SARBP_ALGO_FFBP ? SARBP_CUDA_FFBP_BLOCK : CUDA_DEFAULT_BLOCK;
@@ -717,14 +730,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     /* the image band: a kept set's when it holds enough and not twice too
      * much (prepare makes one for the expected share), else new */
     const size_t img_need = p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32);
-    if (p->d_img && (p->img_alloc < img_need || p->img_alloc / 2 > img_need)) {
-        cudaFree(p->d_img);
-        p->d_img = NULL;
-    }
-    if (!p->d_img) {
-        p->img_alloc = 0;
-        CUDA_TRY(dalloc(&p->d_img, img_need, &p->img_alloc));
-    }
+    CUDA_TRY(kept_or_new(&p->d_img, &p->img_alloc, img_need));
     p->setup_bytes[1] += img_need;
     SARBP_TRY(sarbp_d2h_create(0, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
@@ -749,14 +755,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
          * them), else one new */
         size_t off[SL_N];
         const size_t need = slot_layout(block, p->K, raw_e, p->sub, p->nbins, p->nmf, prof_row, off);
-        if (s->mem && (s->mem_bytes < need || s->mem_bytes / 2 > need)) {
-            cudaFree(s->mem);
-            s->mem = NULL;
-        }
-        if (!s->mem) {
-            s->mem_bytes = 0;
-            CUDA_TRY(dalloc(&s->mem, need, &s->mem_bytes));
-        }
+        CUDA_TRY(kept_or_new(&s->mem, &s->mem_bytes, need));
         *pb += need;
         char *b = s->mem;
         s->d_raw = b + off[SL_RAW];
