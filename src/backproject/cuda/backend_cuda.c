@@ -157,6 +157,24 @@ struct kit {
 static pthread_mutex_t kit_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct kit kits[SARBP_MAX_DEVICES];
 
+/* Frees kit k's device memory (its device current) and gives its pinned
+ * staging back to the process's cache; its streams, events and cuFFT
+ * plans stay. */
+static void kit_free_memory(struct kit *k)
+{
+    cudaFree(k->d_img);
+    k->d_img = NULL;
+    k->img_bytes = 0;
+    for (int j = 0; j < NSLOT; j++) {
+        cudaFree(k->slot_mem[j]);
+        k->slot_mem[j] = NULL;
+        sarbp_pinned_put(k->h_raw[j]);
+        sarbp_pinned_put(k->h_pulses[j]);
+        k->h_raw[j] = k->h_pulses[j] = NULL;
+    }
+    k->slot_bytes = 0;
+}
+
 static void kit_free(struct kit *k)
 {
     for (int j = 0; j < NSLOT; j++) {
@@ -169,12 +187,7 @@ static void kit_free(struct kit *k)
     if (k->prev_bp) cudaEventDestroy(k->prev_bp);
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
-    cudaFree(k->d_img);
-    for (int j = 0; j < NSLOT; j++) {
-        cudaFree(k->slot_mem[j]);
-        sarbp_pinned_put(k->h_raw[j]);
-        sarbp_pinned_put(k->h_pulses[j]);
-    }
+    kit_free_memory(k);
     memset(k, 0, sizeof *k);
 }
 
@@ -281,16 +294,7 @@ static int take_kit(struct cuda_plan *p)
     if (ok) {
         kit_install(p, k);
     } else if (k->valid) { /* its device memory is this plan's to take */
-        cudaFree(k->d_img);
-        k->d_img = NULL;
-        k->img_bytes = 0;
-        for (int j = 0; j < NSLOT; j++) {
-            cudaFree(k->slot_mem[j]);
-            k->slot_mem[j] = NULL;
-            sarbp_pinned_put(k->h_raw[j]); /* back to the process's cache */
-            sarbp_pinned_put(k->h_pulses[j]);
-            k->h_raw[j] = k->h_pulses[j] = NULL;
-        }
+        kit_free_memory(k);
     }
     pthread_mutex_unlock(&kit_mu);
     return ok;
@@ -344,7 +348,7 @@ static int give_kit(struct cuda_plan *p)
     return ok;
 }
 
-size_t sarbp_cuda_kit_image_bytes(int device)
+size_t sarbp_cuda_kit_memory_bytes(int device)
 {
     if (device < 0 || device >= SARBP_MAX_DEVICES) return 0;
     pthread_mutex_lock(&kit_mu);
@@ -353,19 +357,15 @@ size_t sarbp_cuda_kit_image_bytes(int device)
     return n;
 }
 
-void sarbp_cuda_drop_kit_image(int device)
+void sarbp_cuda_drop_kit_memory(int device)
 {
     if (device < 0 || device >= SARBP_MAX_DEVICES) return;
-    pthread_mutex_lock(&kit_mu);
-    void *img = kits[device].d_img;
-    kits[device].d_img = NULL;
-    kits[device].img_bytes = 0;
-    pthread_mutex_unlock(&kit_mu);
-    if (!img) return;
     int prev = -1;
     cudaGetDevice(&prev);
     cudaSetDevice(device);
-    cudaFree(img);
+    pthread_mutex_lock(&kit_mu);
+    if (kits[device].valid) kit_free_memory(&kits[device]);
+    pthread_mutex_unlock(&kit_mu);
     if (prev >= 0) cudaSetDevice(prev);
 }
 
@@ -558,7 +558,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     size_t free_b = 0, total_b = 0;
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     /* kept memory: a plan takes or frees it before it allocates */
-    free_b += sarbp_cuda_ffbp_kit_bytes(o->device) + sarbp_cuda_kit_image_bytes(o->device);
+    free_b += sarbp_cuda_ffbp_kit_bytes(o->device) + sarbp_cuda_kit_memory_bytes(o->device);
     m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
     if (m->budget > free_b) m->budget = free_b;
     m->row_align = (size_t)cfg.tile_y;

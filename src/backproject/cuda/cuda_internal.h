@@ -23,8 +23,8 @@ void sarbp_cuda_release_kits(void);
 /* The device memory (image band, slot buffers) device's kept set holds
  * (reclaimable, like the FFBP plans' below), and freeing it (a plan that is
  * not a bp plan needs it). */
-size_t sarbp_cuda_kit_image_bytes(int device);
-void sarbp_cuda_drop_kit_image(int device);
+size_t sarbp_cuda_kit_memory_bytes(int device);
+void sarbp_cuda_drop_kit_memory(int device);
 
 /* The FFBP plans' kept sets (ffbp_cuda.c): the device memory device's set
  * holds (reclaimable: the memory model counts it free), freeing it, and

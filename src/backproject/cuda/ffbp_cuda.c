@@ -204,7 +204,7 @@ sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU takes FP32 or FP64 profiles");
     SARBP_TRY(sarbp_cuda_check_device(device));
     sarbp_cuda_ffbp_drop_kit(device); /* kept memory is this run's */
-    sarbp_cuda_drop_kit_image(device);
+    sarbp_cuda_drop_kit_memory(device);
     CUDA_TRY(cudaSetDevice(device));
     if (pr->npulses == 0) return SARBP_OK;
     sarbp_ffbp_gpu_plan p;
@@ -770,7 +770,7 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
     if (o->precision != SARBP_FP32)
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "ffbp runs in fp32 only (precision %s asked)",
                            sarbp_precision_name(o->precision));
-    sarbp_cuda_drop_kit_image(o->device); /* its memory is this plan's */
+    sarbp_cuda_drop_kit_memory(o->device); /* its memory is this plan's */
     struct ffbp_cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->o = *o;
