@@ -16,7 +16,10 @@
  *    garbage, banded: the pixels of a fresh image;
  *  - a NaN or Inf sample of an in-memory phase history, found block by
  *    block as form reads it, refused with its sample and pulse, also when
- *    several devices share the blocks read (none waits for ever). */
+ *    several devices share the blocks read (none waits for ever);
+ *  - the prefault (fresh image memory touched on the process's threads):
+ *    regions at odd addresses and sizes, several at once, each read zero
+ *    after its join and written whole; a region never started joins. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "test_util.h"
+#include "../src/core/prefault.h" /* internal header: tests link the library directly */
 
 /* Bands that split the FP32 path's 16 x 16 tiles change each pixel's
  * tile-relative arithmetic, at the level of FP32 against FP64 (about
@@ -494,12 +498,51 @@ static void test_large_block_check_names_first(void **state)
     free(x);
 }
 
+static void test_prefault_regions(void **state)
+{
+    (void)state;
+    /* sizes: below the threshold (nothing done), odd ones not on page or
+     * huge-page boundaries, and at odd offsets of their allocations */
+    const size_t sizes[] = {(size_t)1 << 20, ((size_t)17 << 20) + 12345, ((size_t)40 << 20) + 8,
+                            (size_t)33 << 20};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    unsigned char *mem[N];
+    struct sarbp_prefault pf[N];
+    for (int k = 0; k < N; k++) {
+        mem[k] = calloc(sizes[k] + 24, 1);
+        assert_non_null(mem[k]);
+        sarbp_prefault_start(&pf[k], mem[k] + 8 * k, sizes[k]); /* all at once */
+    }
+    for (int k = N - 1; k >= 0; k--) {
+        sarbp_prefault_join(&pf[k]);
+        unsigned char *m = mem[k] + 8 * k;
+        size_t nonzero = 0;
+        for (size_t i = 0; i < sizes[k]; i += 997) nonzero += m[i] != 0;
+        nonzero += m[sizes[k] - 1] != 0;
+        assert_int_equal(nonzero, 0);
+        memset(m, 0x5a, sizes[k]);
+        assert_int_equal(m[sizes[k] - 1], 0x5a);
+        free(mem[k]);
+    }
+    struct sarbp_prefault none = {0};
+    sarbp_prefault_join(&none); /* never started */
+    /* the same pool serves again */
+    unsigned char *m = calloc((size_t)20 << 20, 1);
+    assert_non_null(m);
+    sarbp_prefault_start(&pf[0], m, (size_t)20 << 20);
+    sarbp_prefault_join(&pf[0]);
+    sarbp_prefault_join(&pf[0]); /* twice is fine */
+    assert_int_equal(m[((size_t)20 << 20) - 1], 0);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_form_into),
         cmocka_unit_test(test_form_refuses_nonfinite_samples),
         cmocka_unit_test(test_large_block_check_names_first),
+        cmocka_unit_test(test_prefault_regions),
         cmocka_unit_test(test_banded_equals_one_piece),
         cmocka_unit_test(test_bands_that_split_tiles),
         cmocka_unit_test(test_resident_equals_streaming),

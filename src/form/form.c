@@ -317,7 +317,7 @@ static sarbp_status form_part(struct form_part_job *job)
         if (b > 0) st = sarbp_bp_plan_region(plan, (sarbp_region){row0, nrows});
         struct sarbp_prefault pf = {0};
         if (!st && sh->prefault)
-            sarbp_prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32), sh->nparts);
+            sarbp_prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32));
         const int reuse = pt->kept && b > 0; /* the profiles are resident */
         for (size_t p0 = 0; !st && p0 < P; p0 += block) {
             const size_t np = P - p0 < block ? P - p0 : block;

@@ -166,7 +166,7 @@ sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_b
     struct sarbp_prefault pf = {0};
     if (!st && g_rank == 0) {
         st = sarbp_image_alloc(g, &img);
-        if (!st) sarbp_prefault_start(&pf, img->data, g->nx * g->ny * sizeof(sarbp_c32), 1);
+        if (!st) sarbp_prefault_start(&pf, img->data, g->nx * g->ny * sizeof(sarbp_c32));
     }
     if (!st && nrows) {
         sarbp_grid bg;
