@@ -178,15 +178,22 @@ __global__ void __launch_bounds__(FINAL_THREADS) ffbp_final_kernel(final_args a)
 
 /* ---- launchers ------------------------------------------------------------- */
 
-/* The grid of one stage's row kernels, or an error when it does not fit. */
-static cudaError_t row_grid(const sarbp_ffbp_run *r, int s, int per_block, dim3 *grid)
+/* The grid of a stage's row kernels over its rows [ra, rb), or an error
+ * when it does not fit. */
+static cudaError_t row_grid(const sarbp_ffbp_run *r, int s, long long ra, long long rb, int per_block,
+                            dim3 *grid)
 {
-    const long long nrows = r->row0[s + 1] - r->row0[s];
+    const long long nrows = rb - ra;
     const long long nseg = ((long long)r->max_nr[s] + per_block - 1) / per_block;
-    if (nrows < 0 || nrows > 2147483647LL || nseg < 0 || nseg > 65535) return cudaErrorInvalidValue;
+    if (ra < 0 || rb > r->row0[s + 1] - r->row0[s] || nrows < 0 || nrows > 2147483647LL || nseg < 0 ||
+        nseg > 65535)
+        return cudaErrorInvalidValue;
     *grid = dim3((unsigned)nrows, (unsigned)nseg);
     return cudaSuccess;
 }
+
+/* stage s's rows, all of them */
+static long long stage_rows(const sarbp_ffbp_run *r, int s) { return r->row0[s + 1] - r->row0[s]; }
 
 static stage_args stage_of(const sarbp_ffbp_run *r, int s)
 {
@@ -205,14 +212,16 @@ static stage_args stage_of(const sarbp_ffbp_run *r, int s)
 }
 
 /* stage s's samples in buf[out] -> coefficients in buf[out], buf[1 - out]
- * as scratch */
-static cudaError_t launch_prefilter(const sarbp_ffbp_run *r, int s, int out, cudaStream_t st)
+ * as scratch, over its rows [ra, rb) */
+static cudaError_t launch_prefilter(const sarbp_ffbp_run *r, int s, int out, long long ra, long long rb,
+                                   cudaStream_t st)
 {
     dim3 grid;
-    cudaError_t e = row_grid(r, s, SARBP_FFBP_SEG, &grid);
+    cudaError_t e = row_grid(r, s, ra, rb, SARBP_FFBP_SEG, &grid);
     if (e != cudaSuccess) return e;
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     stage_args a = stage_of(r, s);
+    a.rows += ra;
     a.src = r->buf[out];
     a.dst = r->buf[1 - out];
     ffbp_prefilter_kernel<0><<<grid, SARBP_FFBP_SEG, 0, st>>>(a);
@@ -223,14 +232,16 @@ static cudaError_t launch_prefilter(const sarbp_ffbp_run *r, int s, int out, cud
     return cudaGetLastError();
 }
 
-static cudaError_t launch_stage0(const sarbp_ffbp_run *r, cudaStream_t st)
+/* stage 0 over its rows [ra, rb) */
+static cudaError_t launch_stage0(const sarbp_ffbp_run *r, long long ra, long long rb, cudaStream_t st)
 {
     dim3 grid;
-    cudaError_t e = row_grid(r, 0, SARBP_FFBP_RUN, &grid);
+    cudaError_t e = row_grid(r, 0, ra, rb, SARBP_FFBP_RUN, &grid);
     if (e != cudaSuccess) return e;
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     if (r->np <= 0 || r->nbins < 2 || !r->prof || !r->pulses) return cudaErrorInvalidValue;
     stage_args a = stage_of(r, 0);
+    a.rows += ra;
     a.src = r->prof;
     a.dst = r->buf[0];
     ffbp_stage0_kernel<<<grid, SARBP_FFBP_SEG, 0, st>>>(a);
@@ -241,7 +252,7 @@ static cudaError_t launch_stage0(const sarbp_ffbp_run *r, cudaStream_t st)
 static cudaError_t launch_merge(const sarbp_ffbp_run *r, int s, cudaStream_t st)
 {
     dim3 grid;
-    cudaError_t e = row_grid(r, s, SARBP_FFBP_RUN, &grid);
+    cudaError_t e = row_grid(r, s, 0, stage_rows(r, s), SARBP_FFBP_RUN, &grid);
     if (e != cudaSuccess) return e;
     if (grid.x == 0 || grid.y == 0) return cudaSuccess;
     stage_args a = stage_of(r, s);
@@ -296,14 +307,14 @@ extern "C" int sarbp_ffbp_launch(const sarbp_ffbp_run *r, void *stream, void *co
         !r->buf[0] || !r->buf[1] ||
         !r->img || !r->subs || !r->rows)
         return cudaErrorInvalidValue;
-    cudaError_t e = launch_stage0(r, st);
+    cudaError_t e = r->stage0_done ? cudaSuccess : launch_stage0(r, 0, stage_rows(r, 0), st);
     if (e == cudaSuccess) e = mark(marks, 0, st);
-    if (e == cudaSuccess) e = launch_prefilter(r, 0, 0, st);
+    if (e == cudaSuccess && !r->stage0_done) e = launch_prefilter(r, 0, 0, 0, stage_rows(r, 0), st);
     if (e == cudaSuccess) e = mark(marks, 1, st);
     for (int s = 1; s < r->nstages && e == cudaSuccess; s++) {
         e = launch_merge(r, s, st);
         if (e == cudaSuccess) e = mark(marks, 2 * s, st);
-        if (e == cudaSuccess) e = launch_prefilter(r, s, s & 1, st);
+        if (e == cudaSuccess) e = launch_prefilter(r, s, s & 1, 0, stage_rows(r, s), st);
         if (e == cudaSuccess) e = mark(marks, 2 * s + 1, st);
     }
     const int nch = r->final_chunks > 0 ? r->final_chunks : 1;
@@ -311,5 +322,17 @@ extern "C" int sarbp_ffbp_launch(const sarbp_ffbp_run *r, void *stream, void *co
         e = launch_final(r, sarbp_ffbp_chunk_row(r->ny, nch, c), sarbp_ffbp_chunk_row(r->ny, nch, c + 1), st);
         if (e == cudaSuccess) e = mark(marks, 2 * r->nstages + c, st);
     }
+    return (int)e;
+}
+
+extern "C" int sarbp_ffbp_launch_stage0(const sarbp_ffbp_run *r, long long row_a, long long row_b,
+                                        void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    if (r->nstages < 1 || r->nstages > SARBP_FFBP_MAX_STAGES || !r->buf[0] || !r->buf[1] || !r->subs ||
+        !r->rows)
+        return cudaErrorInvalidValue;
+    cudaError_t e = launch_stage0(r, row_a, row_b, st);
+    if (e == cudaSuccess) e = launch_prefilter(r, 0, 0, row_a, row_b, st);
     return (int)e;
 }

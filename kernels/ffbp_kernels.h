@@ -506,6 +506,8 @@ typedef struct {
     double x0, y0, dx, dy, z;          /* pixel (ix, iy) at (x0 + ix dx, y0 + iy dy, z) */
     double kc;                         /* demodulation wavenumber, rad/m */
     int final_chunks;                  /* the final sum in this many row chunks (0: one) */
+    int stage0_done;                   /* stage 0 and its prefilter ran already (streamed by
+                                          sarbp_ffbp_launch_stage0 as the pulses came) */
 } sarbp_ffbp_run;
 
 /* The buffer (0 or 1) that holds the last stage's coefficients after a run. */
@@ -536,6 +538,15 @@ static inline int sarbp_ffbp_chunk_row(int ny, int nchunks, int c)
  * cudaErrorInvalidValue when a precondition does not hold (sizes within
  * int, nstages within range). Never prints. */
 int sarbp_ffbp_launch(const sarbp_ffbp_run *run, void *stream, void *const *marks);
+
+/* Stage 0 and its prefilter over stage 0's rows [row_a, row_b) (counted
+ * from its first row; whole sub-images, which own consecutive rows), into
+ * buf[0] with buf[1] as scratch: the sub-apertures whose pulses are on the
+ * device already, while the rest are still being compressed. Each row is
+ * computed exactly as in sarbp_ffbp_launch; a run whose every stage-0 row
+ * went this way sets stage0_done before launching the rest. Returns a
+ * cudaError_t as int, as sarbp_ffbp_launch. */
+int sarbp_ffbp_launch_stage0(const sarbp_ffbp_run *run, long long row_a, long long row_b, void *stream);
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,8 @@ struct dev {
     sarbp_ffbp_dsub *subs;
     sarbp_ffbp_drow *rows;
     size_t n_prof, n_buf, n_img, n_pulses, n_subs, n_rows; /* bytes allocated */
-    cudaEvent_t e0, e1, e2;         /* start, tables uploaded, end */
+    cudaEvent_t e0, e1, e2, ef;     /* start, tables uploaded, end; the rest's start (stage 0's
+                                       rows not yet run, then the merges) */
     cudaEvent_t marks[2 * SARBP_FFBP_MAX_STAGES + SARBP_FFBP_MAX_CHUNKS];
     int nev, nmarks;                 /* created: of e0..e2, of marks */
     sarbp_c32 *h_img, *h_prof_tmp;
@@ -51,6 +52,7 @@ static void dev_free(struct dev *d)
     if (d->nev > 0) cudaEventDestroy(d->e0);
     if (d->nev > 1) cudaEventDestroy(d->e1);
     if (d->nev > 2) cudaEventDestroy(d->e2);
+    if (d->nev > 3) cudaEventDestroy(d->ef);
     for (int k = 0; k < d->nmarks; k++) cudaEventDestroy(d->marks[k]);
     free(d->h_img);
     free(d->h_prof_tmp);
@@ -86,13 +88,13 @@ static sarbp_status elapsed(cudaEvent_t a, cudaEvent_t b, double *ms)
     return SARBP_OK;
 }
 
-/* Queues plan p on the profiles already in d->prof on stream, after
- * whatever is queued there (the plan's range compression): the tables'
- * upload and the kernels between events, the final sum in `chunks` row
- * chunks (1 to SARBP_FFBP_MAX_CHUNKS; chunk c final at d->marks[2 nstages +
- * c]); the image will be in d->img ([g->ny][g->nx]) once run_wait returns. */
-static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
-                               cudaStream_t stream, int chunks)
+/* Opens plan p's run on the profiles in d->prof (filled before its stage
+ * 0 reads them, on the same stream): the buffers grown, the events made,
+ * the tables' upload queued between e0 and e1 on stream. The final sum
+ * will come in `chunks` row chunks (1 to SARBP_FFBP_MAX_CHUNKS; chunk c
+ * final at d->marks[2 nstages + c]). */
+static sarbp_status run_open(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
+                             cudaStream_t stream, int chunks)
 {
     size_t b_buf = 0, b_img = 0, b_pulses = 0, b_subs = 0, b_rows = 0;
     SARBP_TRY(bytes_of(p->buf_samples, sizeof(sarbp_c32), "a polar buffer", &b_buf));
@@ -115,13 +117,21 @@ static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, cons
     SARBP_TRY(grow((void **)&d->pulses, &d->n_pulses, b_pulses));
     SARBP_TRY(grow((void **)&d->subs, &d->n_subs, b_subs));
     SARBP_TRY(grow((void **)&d->rows, &d->n_rows, b_rows));
-    cudaEvent_t *const ev[3] = {&d->e0, &d->e1, &d->e2};
-    for (; d->nev < 3; d->nev++) CUDA_TRY(cudaEventCreate(ev[d->nev]));
+    cudaEvent_t *const ev[4] = {&d->e0, &d->e1, &d->e2, &d->ef};
+    for (; d->nev < 4; d->nev++) CUDA_TRY(cudaEventCreate(ev[d->nev]));
     const int nmarks = 2 * p->run.nstages + chunks;
     for (; d->nmarks < nmarks; d->nmarks++) CUDA_TRY(cudaEventCreate(&d->marks[d->nmarks]));
-    void *marks[2 * SARBP_FFBP_MAX_STAGES + SARBP_FFBP_MAX_CHUNKS];
-    for (int k = 0; k < nmarks; k++) marks[k] = (void *)d->marks[k];
+    CUDA_TRY(cudaEventRecord(d->e0, stream));
+    CUDA_TRY(cudaMemcpyAsync(d->pulses, p->h_pulses, b_pulses, cudaMemcpyHostToDevice, stream));
+    CUDA_TRY(cudaMemcpyAsync(d->subs, p->h_subs, b_subs, cudaMemcpyHostToDevice, stream));
+    CUDA_TRY(cudaMemcpyAsync(d->rows, p->h_rows, b_rows, cudaMemcpyHostToDevice, stream));
+    CUDA_TRY(cudaEventRecord(d->e1, stream));
+    return SARBP_OK;
+}
 
+/* Plan p's run with the device pointers of d. */
+static sarbp_ffbp_run run_of(const struct dev *d, const sarbp_ffbp_gpu_plan *p, int chunks)
+{
     sarbp_ffbp_run r = p->run;
     r.subs = d->subs;
     r.rows = d->rows;
@@ -131,29 +141,59 @@ static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, cons
     r.buf[1] = d->buf[1];
     r.img = d->img;
     r.final_chunks = chunks;
-    CUDA_TRY(cudaEventRecord(d->e0, stream));
-    CUDA_TRY(cudaMemcpyAsync(d->pulses, p->h_pulses, b_pulses, cudaMemcpyHostToDevice, stream));
-    CUDA_TRY(cudaMemcpyAsync(d->subs, p->h_subs, b_subs, cudaMemcpyHostToDevice, stream));
-    CUDA_TRY(cudaMemcpyAsync(d->rows, p->h_rows, b_rows, cudaMemcpyHostToDevice, stream));
-    CUDA_TRY(cudaEventRecord(d->e1, stream));
-    const int rc = sarbp_ffbp_launch(&r, stream, marks);
+    return r;
+}
+
+/* A launch's error as a status. */
+static sarbp_status launch_status(int rc, const sarbp_ffbp_run *r)
+{
     if (rc == (int)cudaErrorInvalidValue)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: a launch precondition failed "
-                           "(%d stages, %d x %d image)", r.nstages, r.nx, r.ny);
+                           "(%d stages, %d x %d image)", r->nstages, r->nx, r->ny);
     LAUNCH_TRY(rc);
+    return SARBP_OK;
+}
+
+/* Queues the rest of an opened run behind what stream holds (stage 0 too
+ * unless stage0_done: every stage-0 row was queued already), then e2: the
+ * image will be in d->img ([g->ny][g->nx]) once run_wait returns. The
+ * caller has recorded d->ef where the rest starts. */
+static sarbp_status run_rest(struct dev *d, const sarbp_ffbp_gpu_plan *p, cudaStream_t stream, int chunks,
+                             int stage0_done)
+{
+    const int nmarks = 2 * p->run.nstages + chunks;
+    void *marks[2 * SARBP_FFBP_MAX_STAGES + SARBP_FFBP_MAX_CHUNKS];
+    for (int k = 0; k < nmarks; k++) marks[k] = (void *)d->marks[k];
+    sarbp_ffbp_run r = run_of(d, p, chunks);
+    r.stage0_done = stage0_done;
+    SARBP_TRY(launch_status(sarbp_ffbp_launch(&r, stream, marks), &r));
     CUDA_TRY(cudaEventRecord(d->e2, stream));
     return SARBP_OK;
 }
 
-/* Waits for what run_launch queued for plan p; its device times into t. */
-static sarbp_status run_wait(struct dev *d, const sarbp_ffbp_gpu_plan *p, sarbp_ffbp_cuda_times *t)
+/* The whole run of plan p queued on stream (sarbp_ffbp_cuda's). */
+static sarbp_status run_launch(struct dev *d, const sarbp_ffbp_gpu_plan *p, const sarbp_grid *g,
+                               cudaStream_t stream, int chunks)
+{
+    SARBP_TRY(run_open(d, p, g, stream, chunks));
+    CUDA_TRY(cudaEventRecord(d->ef, stream));
+    return run_rest(d, p, stream, chunks, 0);
+}
+
+/* Waits for the run of plan p; its device times into t. s0_ms: the device
+ * time of stage-0 rows queued between the pulse blocks (before d->ef). */
+static sarbp_status run_wait(struct dev *d, const sarbp_ffbp_gpu_plan *p, double s0_ms,
+                             sarbp_ffbp_cuda_times *t)
 {
     const sarbp_ffbp_run r = p->run;
     CUDA_TRY(cudaEventSynchronize(d->e2));
     memset(t, 0, sizeof *t);
-    SARBP_TRY(elapsed(d->e0, d->e2, &t->total_ms));
+    double rest = 0;
+    SARBP_TRY(elapsed(d->ef, d->e2, &rest));
     SARBP_TRY(elapsed(d->e0, d->e1, &t->tables_ms));
-    SARBP_TRY(elapsed(d->e1, d->marks[0], &t->stage0_ms));
+    t->total_ms = t->tables_ms + s0_ms + rest;
+    SARBP_TRY(elapsed(d->ef, d->marks[0], &t->stage0_ms));
+    t->stage0_ms += s0_ms;
     for (int s = 0; s < r.nstages; s++) {
         double ms = 0;
         if (s > 0) {
@@ -184,7 +224,7 @@ static sarbp_status run_host(struct dev *d, const sarbp_ffbp_gpu_plan *p, const 
     CUDA_TRY(cudaMemcpy(d->prof, h_prof, b_prof, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaDeviceSynchronize());
     SARBP_TRY(run_launch(d, p, g, NULL, 1));
-    SARBP_TRY(run_wait(d, p, t));
+    SARBP_TRY(run_wait(d, p, 0, t));
     CUDA_TRY(cudaMemcpy(d->h_img, d->img, b_img, cudaMemcpyDeviceToHost));
     const size_t n = g->nx * g->ny;
     for (size_t i = 0; i < n; i++) {
@@ -236,16 +276,25 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
 #include "sarbp/progress.h"
 
 /* Pulses are range-compressed on the plan's stream as they come, a block
- * at a time, into their rows of the resident profiles; finish queues the
- * FFBP behind the last block on the same stream. Everything the device
- * holds is allocated at create except the FFBP's polar buffers, image and
- * tables, which grow to the largest region. */
+ * at a time, into their rows of the resident profiles. The region's
+ * factorization is planned at its first block (the geometry of every pulse
+ * is the metadata's), and stage 0 of each sub-aperture is queued behind
+ * the block that completes its pulses, so the device forms the first polar
+ * sub-images while the host still reads and stages the later blocks;
+ * flush queues the rest of the FFBP behind the last block on the same
+ * stream. On a lent H100 host stage 0 and its prefilter were 0.8 of the
+ * 2.1 ms the bench problem's FFBP took after the last block
+ * (kernels/BENCHMARKS.md). Everything the device holds is allocated at
+ * create except the FFBP's polar buffers, image and tables, which grow to
+ * the largest region. */
+#define STAGE_EVENTS 4
 /* A block's staging: the host fills it, the device uploads and compresses it. */
 struct ffbp_stage {
     void *h_raw, *d_raw;       /* [block][K] the block's samples, FP32; host pinned */
     sarbp_dpulse *h_pulses, *d_pulses; /* [block] its pulse table; host pinned */
-    cudaEvent_t ev[3];         /* its last block: before upload, uploaded, compressed */
-    int nev, pending;          /* ev[] created; recorded and not yet counted */
+    cudaEvent_t ev[STAGE_EVENTS]; /* its last block: before upload, uploaded, compressed, and
+                                     after the stage-0 rows queued behind it (s0) */
+    int nev, pending, s0;      /* ev[] created; recorded and not yet counted; ev[3] recorded */
 };
 
 struct ffbp_cuda_plan {
@@ -264,8 +313,13 @@ struct ffbp_cuda_plan {
     int inv_ok, fwd_ok;
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
     sarbp_d2h *copier;         /* the image's way back to the caller's memory */
-    sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from flush to finish */
-    int launched;              /* fp made and its run queued (flush) */
+    sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from its first block to finish */
+    int opened;                /* fp made, its buffers and tables on the device (run_open) */
+    int launched;              /* the rest of its run queued (flush) */
+    size_t prefix;             /* the region's pulses [0, prefix) are all compressed */
+    size_t s0_subs;            /* stage-0 sub-images queued, the first ones */
+    long long s0_rows;         /* their rows */
+    double s0_ms;              /* device time of the stage-0 rows queued between blocks */
     int chunks;                /* row chunks of its final sum */
     size_t pulse_bytes;        /* device bytes of pulse data, for stats */
     size_t kit_bytes;          /* of them, the block buffers and cuFFT work areas a kit keeps */
@@ -292,7 +346,7 @@ struct ffbp_kit {
     void *d_fft, *d_spec;
     void *d_raw[2];
     sarbp_dpulse *d_pulses[2];
-    cudaEvent_t ev[2][3];
+    cudaEvent_t ev[2][STAGE_EVENTS];
     int nev[2];
     struct dev dv;
     size_t bytes;                  /* device memory held */
@@ -395,7 +449,7 @@ static void fkit_give(struct ffbp_cuda_plan *p)
         !p->dv.prof || !c->d_fft || (c->nmf && !c->d_spec))
         return; /* a plan whose setup failed half way */
     for (int j = 0; j < 2; j++)
-        if (p->stage[j].nev < 3 || !p->stage[j].d_raw || !p->stage[j].d_pulses) return;
+        if (p->stage[j].nev < STAGE_EVENTS || !p->stage[j].d_raw || !p->stage[j].d_pulses) return;
     struct ffbp_kit k = {1, c->K, p->nbins, p->base.block, c->nmf, c->stream, c->inv, c->fwd,
                          p->inv_ok, p->fwd_ok, c->d_fft, c->d_spec, {NULL, NULL}, {NULL, NULL},
                          {{NULL}}, {0, 0}, p->dv, 0};
@@ -430,7 +484,7 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
     cudaSetDevice(p->o.device);
     if (p->crc.stream) cudaStreamSynchronize(p->crc.stream);
-    if (p->launched) sarbp_ffbp_gpu_plan_release(&p->fp);
+    if (p->opened) sarbp_ffbp_gpu_plan_release(&p->fp);
     fkit_give(p); /* what it keeps is cleared from p */
     dev_free(&p->dv);
     sarbp_d2h_destroy(p->copier);
@@ -493,6 +547,7 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
     SARBP_TRY(sarbp_profiles_alloc(P, 1, SARBP_FP32, &p->geo));
     p->geo->npulses = P;
     p->geo->interp = sarbp_rc_plan_interp(p->rc);
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(m, p->nbins, 0, i, p->geo, i);
     p->have = calloc(P, 1);
     if (!p->have) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
 
@@ -537,7 +592,7 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
         }
         for (int k = 0; k < 2; k++) {
             struct ffbp_stage *g = &p->stage[k];
-            for (; g->nev < 3; g->nev++) CUDA_TRY(cudaEventCreate(&g->ev[g->nev]));
+            for (; g->nev < STAGE_EVENTS; g->nev++) CUDA_TRY(cudaEventCreate(&g->ev[g->nev]));
             CUDA_TRY(dalloc(&g->d_raw, b_raw, kb));
             CUDA_TRY(dalloc((void **)&g->d_pulses, b_pulses, kb));
         }
@@ -564,26 +619,29 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
 }
 
 /* Waits for the last block of staging set g and adds its device times to
- * stats (may be NULL). */
-static sarbp_status count_block(struct ffbp_stage *g, sarbp_stage_times *stats)
+ * stats (may be NULL), and those of the stage-0 rows queued behind it to
+ * *s0_ms. */
+static sarbp_status count_block(struct ffbp_stage *g, sarbp_stage_times *stats, double *s0_ms)
 {
     if (!g->pending) return SARBP_OK;
-    CUDA_TRY(cudaEventSynchronize(g->ev[2]));
-    double up = 0, rc = 0;
+    CUDA_TRY(cudaEventSynchronize(g->ev[g->s0 ? 3 : 2]));
+    double up = 0, rc = 0, s0 = 0;
     SARBP_TRY(elapsed(g->ev[0], g->ev[1], &up));
     SARBP_TRY(elapsed(g->ev[1], g->ev[2], &rc));
+    if (g->s0) SARBP_TRY(elapsed(g->ev[2], g->ev[3], &s0));
     if (stats) {
         stats->transfer_s += 1e-3 * up;
         stats->rc_s += 1e-3 * rc;
     }
-    g->pending = 0;
+    *s0_ms += s0;
+    g->pending = g->s0 = 0;
     return SARBP_OK;
 }
 
 /* Both staging sets' last blocks, waited for and counted. */
 static sarbp_status count_blocks(struct ffbp_cuda_plan *p, sarbp_stage_times *stats)
 {
-    for (int k = 0; k < 2; k++) SARBP_TRY(count_block(&p->stage[k], stats));
+    for (int k = 0; k < 2; k++) SARBP_TRY(count_block(&p->stage[k], stats, &p->s0_ms));
     return SARBP_OK;
 }
 
@@ -592,17 +650,15 @@ static sarbp_status count_blocks(struct ffbp_cuda_plan *p, sarbp_stage_times *st
  * it), uploaded and compressed on the plan's stream into their rows of the
  * profiles; the host returns while the device works. */
 static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
-                             sarbp_stage_times *stats)
+                             sarbp_stage_times *stats, struct ffbp_stage **staged)
 {
     const sarbp_phd *m = p->base.meta;
     const cudaStream_t st = p->crc.stream;
     struct ffbp_stage *g = &p->stage[p->next];
     p->next ^= 1;
-    SARBP_TRY(count_block(g, stats));
-    for (size_t j = 0; j < np; j++) {
-        sarbp_rc_pulse_geometry(m, p->nbins, 0, p0 + j, p->geo, p0 + j);
-        g->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
-    }
+    *staged = g;
+    SARBP_TRY(count_block(g, stats, &p->s0_ms));
+    for (size_t j = 0; j < np; j++) g->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
     const size_t raw_bytes = np * p->crc.K * sizeof(sarbp_c32);
     sarbp_d2h_host_copy(p->copier, g->h_raw, samples, raw_bytes); /* the copier's threads */
     CUDA_TRY(cudaEventRecord(g->ev[0], st));
@@ -617,37 +673,13 @@ static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, con
     return SARBP_OK;
 }
 
-static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
-                                  sarbp_stage_times *stats)
+/* The region's grid (a band of the plan's grid, or all of it). */
+static sarbp_status region_grid(const struct ffbp_cuda_plan *p, sarbp_grid *bg)
 {
-    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
-    CUDA_TRY(cudaSetDevice(p->o.device));
-    const size_t block = p->base.block;
-    for (size_t q = p0; q < p0 + np; q += block) {
-        const size_t n = p0 + np - q < block ? p0 + np - q : block;
-        SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats));
-    }
-    for (size_t i = p0; i < p0 + np; i++) {
-        p->nhave += !p->have[i];
-        p->have[i] = 1;
-    }
-    return SARBP_OK;
-}
-
-static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
-{
-    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    (void)r; /* the pulses come again for every region */
-    if (p->launched) { /* a flushed region never finished: dropped */
-        CUDA_TRY(cudaSetDevice(p->o.device));
-        CUDA_TRY(cudaStreamSynchronize(p->crc.stream));
-        sarbp_ffbp_gpu_plan_release(&p->fp);
-        p->launched = 0;
-    }
-    memset(p->have, 0, p->base.meta->npulses);
-    p->nhave = 0;
+    const sarbp_region r = p->base.region;
+    *bg = p->base.grid;
+    if (r.row0 != 0 || r.nrows != p->base.grid.ny)
+        SARBP_TRY(sarbp_grid_band(&p->base.grid, r.row0, r.nrows, bg));
     return SARBP_OK;
 }
 
@@ -659,6 +691,90 @@ static int final_chunks(size_t nx, size_t ny)
     size_t n = bytes / min_bytes;
     if (n > SARBP_FFBP_MAX_CHUNKS) n = SARBP_FFBP_MAX_CHUNKS;
     return n < 1 ? 1 : (int)n;
+}
+
+/* Plans the region's factorization (from the geometry of every pulse, never
+ * their data) and opens its run on the device, once per region. */
+static sarbp_status cffbp_open(struct ffbp_cuda_plan *p)
+{
+    if (p->opened) return SARBP_OK;
+    sarbp_grid bg;
+    SARBP_TRY(region_grid(p, &bg));
+    sarbp_profiles geo = *p->geo;
+    geo.nbins = p->nbins;
+    geo.data32 = NULL;
+    SARBP_TRY(sarbp_ffbp_gpu_plan_make(&geo, &bg, &p->prm, &p->fp));
+    p->opened = 1;
+    p->s0_subs = 0;
+    p->s0_rows = 0;
+    p->s0_ms = 0;
+    p->chunks = final_chunks(bg.nx, bg.ny);
+    return run_open(&p->dv, &p->fp, &bg, p->crc.stream, p->chunks);
+}
+
+/* Queues stage 0 (and its prefilter) for the sub-apertures not yet queued
+ * whose pulses are all compressed, behind what the stream holds; g: the
+ * staging set of the block just queued, whose ev[3] then marks their end
+ * (NULL: untimed here). */
+static sarbp_status stream_stage0(struct ffbp_cuda_plan *p, struct ffbp_stage *g)
+{
+    const size_t P = p->base.meta->npulses;
+    while (p->prefix < P && p->have[p->prefix]) p->prefix++;
+    const sarbp_ffbp_run *r = &p->fp.run;
+    const size_t nsub0 = (size_t)(r->sub0[1] - r->sub0[0]);
+    size_t k = p->s0_subs;
+    long long rows = p->s0_rows;
+    while (k < nsub0 && (size_t)p->fp.h_subs[k].s1 <= p->prefix) rows += p->fp.h_subs[k++].nt;
+    if (k == p->s0_subs) return SARBP_OK;
+    const sarbp_ffbp_run run = run_of(&p->dv, &p->fp, p->chunks);
+    SARBP_TRY(launch_status(sarbp_ffbp_launch_stage0(&run, p->s0_rows, rows, p->crc.stream), &run));
+    if (g) {
+        CUDA_TRY(cudaEventRecord(g->ev[3], p->crc.stream));
+        g->s0 = 1;
+    }
+    p->s0_subs = k;
+    p->s0_rows = rows;
+    return SARBP_OK;
+}
+
+static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
+                                  sarbp_stage_times *stats)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
+    if (p->launched)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulses came after the region was flushed");
+    CUDA_TRY(cudaSetDevice(p->o.device));
+    SARBP_TRY(cffbp_open(p));
+    const size_t block = p->base.block;
+    for (size_t q = p0; q < p0 + np; q += block) {
+        const size_t n = p0 + np - q < block ? p0 + np - q : block;
+        struct ffbp_stage *g = NULL;
+        SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats, &g));
+        for (size_t i = q; i < q + n; i++) {
+            p->nhave += !p->have[i];
+            p->have[i] = 1;
+        }
+        SARBP_TRY(stream_stage0(p, g));
+    }
+    return SARBP_OK;
+}
+
+static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
+{
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    (void)r; /* the pulses come again for every region */
+    if (p->opened) { /* a region begun and never finished: dropped */
+        CUDA_TRY(cudaSetDevice(p->o.device));
+        CUDA_TRY(cudaStreamSynchronize(p->crc.stream));
+        sarbp_ffbp_gpu_plan_release(&p->fp);
+        p->opened = p->launched = 0;
+    }
+    memset(p->have, 0, p->base.meta->npulses);
+    p->nhave = 0;
+    p->prefix = 0;
+    return SARBP_OK;
 }
 
 /* The region's image, [ny][nx] on the device, into out through the pinned
@@ -676,19 +792,10 @@ static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out
     return sarbp_d2h_copy_chunks(p->copier, out, p->dv.img, nch, ends, evs);
 }
 
-/* The region's grid (a band of the plan's grid, or all of it). */
-static sarbp_status region_grid(const struct ffbp_cuda_plan *p, sarbp_grid *bg)
-{
-    const sarbp_region r = p->base.region;
-    *bg = p->base.grid;
-    if (r.row0 != 0 || r.nrows != p->base.grid.ny)
-        SARBP_TRY(sarbp_grid_band(&p->base.grid, r.row0, r.nrows, bg));
-    return SARBP_OK;
-}
-
-/* Plans the region's factorization and queues it behind the range
- * compression: the caller may do its own work (the image's memory) while
- * the device runs it. */
+/* Queues the rest of the region's FFBP behind the range compression (the
+ * stage-0 rows not yet queued, the merges, the final sum): the caller may
+ * do its own work (the image's memory) while the device runs it. A region
+ * whose profiles were kept from an earlier one opens here. */
 static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
@@ -698,16 +805,11 @@ static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
     if (p->nhave != P)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp needs every pulse: %zu of %zu came", p->nhave, P);
     CUDA_TRY(cudaSetDevice(p->o.device));
-    sarbp_grid bg;
-    SARBP_TRY(region_grid(p, &bg));
-    /* the planner reads the profiles' geometry only, never their data */
-    sarbp_profiles geo = *p->geo;
-    geo.nbins = p->nbins;
-    geo.data32 = NULL;
-    SARBP_TRY(sarbp_ffbp_gpu_plan_make(&geo, &bg, &p->prm, &p->fp));
+    SARBP_TRY(cffbp_open(p));
+    CUDA_TRY(cudaEventRecord(p->dv.ef, p->crc.stream));
+    SARBP_TRY(stream_stage0(p, NULL)); /* every pulse is here: the rest of stage 0 */
     p->launched = 1;
-    p->chunks = final_chunks(bg.nx, bg.ny);
-    SARBP_TRY(run_launch(&p->dv, &p->fp, &bg, p->crc.stream, p->chunks));
+    SARBP_TRY(run_rest(&p->dv, &p->fp, p->crc.stream, p->chunks, 1));
     if (stats) stats->finish_s += sarbp_now_s() - t0;
     return SARBP_OK;
 }
@@ -722,10 +824,10 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     SARBP_TRY(region_grid(p, &bg));
     sarbp_ffbp_cuda_times t = {0};
     sarbp_status st = image_to_host(p, out, bg.nx, bg.ny);
-    if (!st) st = run_wait(&p->dv, &p->fp, &t);
+    if (!st) st = count_blocks(p, stats); /* the last blocks' stage-0 rows into s0_ms */
+    if (!st) st = run_wait(&p->dv, &p->fp, p->s0_ms, &t);
     sarbp_ffbp_gpu_plan_release(&p->fp);
-    p->launched = 0;
-    if (!st) st = count_blocks(p, stats);
+    p->opened = p->launched = 0;
     SARBP_TRY(st);
     if (stats) {
         stats->bp_s += t.total_ms * 1e-3;
