@@ -4,11 +4,12 @@
  * device memory. Two users: sarbp_ffbp_cuda takes host profiles (uploaded
  * first, untimed) and adds the image into the caller's; the cuda back
  * end's FFBP plan (below) range-compresses every pulse block on the device
- * (cuda_rc.c) straight into the resident profiles, and at finish runs the
- * FFBP of the region and copies it into the caller's rows. No streaming
- * of pulse blocks and no banding inside one run: the whole aperture's
- * profiles and the largest stage's polar grids, twice, must fit on the
- * device (bands are the partition layer's regions). */
+ * (cuda_rc.c) straight into the resident profiles, queues each
+ * sub-aperture's stage 0 as soon as its pulses are there, the rest of the
+ * region's FFBP at flush, and at finish copies the image into the caller's
+ * rows. No banding inside one run: the whole aperture's profiles and the
+ * largest stage's polar grids, twice, must fit on the device (bands are the
+ * partition layer's regions). */
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <limits.h>
