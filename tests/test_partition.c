@@ -19,8 +19,11 @@
  *    several devices share the blocks read (none waits for ever);
  *  - the prefault (fresh image memory touched on the process's threads):
  *    regions at odd addresses and sizes, several at once, each read zero
- *    after its join and written whole; a region never started joins. */
+ *    after its join and written whole; a region never started joins;
+ *    ranges claimed and written while the threads touch the rest keep what
+ *    was written (no thread touches a claimed slice). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -536,6 +539,59 @@ static void test_prefault_regions(void **state)
     free(m);
 }
 
+/* Writers claim and fill 1 MiB pieces of a fresh region, in the copier's
+ * strided order, while the prefault threads touch it: every byte written
+ * survives (a touch after a claim would leave a zero), and the rest reads
+ * zero. */
+static void *claim_writer(void *arg)
+{
+    unsigned char **job = arg; /* {region, lane, lanes, size} as pointers */
+    unsigned char *m = job[0];
+    const size_t w = (size_t)job[1], L = (size_t)job[2], n = (size_t)job[3], piece = (size_t)1 << 20;
+    for (size_t j = w; j * piece < n; j += L) {
+        const size_t off = j * piece, len = n - off < piece ? n - off : piece;
+        if (j % 5 == 3) continue; /* left to the prefault */
+        sarbp_prefault_claim(m + off, len);
+        memset(m + off, (int)(1 + j % 250), len);
+    }
+    return NULL;
+}
+
+static void test_prefault_claims(void **state)
+{
+    (void)state;
+    const size_t n = ((size_t)96 << 20) + 4096 * 3 + 40, piece = (size_t)1 << 20;
+    for (int round = 0; round < 4; round++) {
+        unsigned char *mem = calloc(n + 64, 1);
+        assert_non_null(mem);
+        unsigned char *m = mem + 24 * round;
+        struct sarbp_prefault pf;
+        sarbp_prefault_start(&pf, m, n);
+        enum { L = 4 };
+        pthread_t th[L];
+        unsigned char *job[L][4];
+        for (size_t w = 0; w < L; w++) {
+            job[w][0] = m;
+            job[w][1] = (unsigned char *)w;
+            job[w][2] = (unsigned char *)(size_t)L;
+            job[w][3] = (unsigned char *)n;
+            assert_int_equal(pthread_create(&th[w], NULL, claim_writer, job[w]), 0);
+        }
+        for (size_t w = 0; w < L; w++) pthread_join(th[w], NULL);
+        sarbp_prefault_join(&pf);
+        size_t bad = 0;
+        for (size_t j = 0; j * piece < n; j++) {
+            const size_t off = j * piece, len = n - off < piece ? n - off : piece;
+            const unsigned char want = j % 5 == 3 ? 0 : (unsigned char)(1 + j % 250);
+            for (size_t i = 0; i < len; i++) bad += m[off + i] != want; /* every byte */
+        }
+        assert_int_equal(bad, 0);
+        free(mem);
+    }
+    size_t none = 0;
+    sarbp_prefault_claim(&none, sizeof none); /* memory of no region */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_form_refuses_nonfinite_samples),
         cmocka_unit_test(test_large_block_check_names_first),
         cmocka_unit_test(test_prefault_regions),
+        cmocka_unit_test(test_prefault_claims),
         cmocka_unit_test(test_banded_equals_one_piece),
         cmocka_unit_test(test_bands_that_split_tiles),
         cmocka_unit_test(test_resident_equals_streaming),

@@ -177,6 +177,9 @@ void sarbp_cuda_release_cached(void);
 typedef struct {
     size_t fixed, per_row, per_kept_pulse, budget, row_align;
     int in_place;              /* accumulates in the output image itself */
+    int claims;                /* writes the output only through copies that claim its fresh
+                                  pages from the prefault first (the CUDA plans' copier), so
+                                  form need not wait for them before finish */
 } sarbp_bp_memory;
 
 sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,

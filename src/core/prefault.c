@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #ifdef __linux__
@@ -18,11 +19,14 @@
 #define PREFAULT_MIN_BYTES ((size_t)16 << 20)
 #define SLICE ((uintptr_t)2 << 20) /* a huge page */
 
-/* the pool: threads started so far, and the regions with slices left */
+enum { SLICE_FREE, SLICE_BUSY, SLICE_DONE };
+
+/* the pool: threads started so far, and the registered regions */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_work = PTHREAD_COND_INITIALIZER, pool_fin = PTHREAD_COND_INITIALIZER;
 static int pool_threads;
 static struct sarbp_prefault *pool_list;
+static int pool_registered; /* regions in pool_list; read without the lock by claim */
 
 /* Slice s of pf's region: from one huge-page boundary to the next. */
 static void slice_range(const struct sarbp_prefault *pf, size_t s, unsigned char **a, unsigned char **b)
@@ -48,21 +52,18 @@ static void touch(unsigned char *a, unsigned char *b)
     if (n) m[n - 1] = 0;
 }
 
-/* Under pool_mu: a slice of the first region with slices left, or NULL. */
-static struct sarbp_prefault *take_slice(size_t *s)
+/* Under pool_mu: pf's first free slice, marked busy, or SIZE_MAX. */
+static size_t take_free(struct sarbp_prefault *pf)
 {
-    for (struct sarbp_prefault **q = &pool_list; *q; q = &(*q)->link) {
-        struct sarbp_prefault *pf = *q;
-        if (pf->next < pf->nslices) {
-            *s = pf->next++;
-            if (pf->next == pf->nslices) *q = pf->link; /* every slice handed out */
-            return pf;
-        }
-    }
-    return NULL;
+    if (pf->nfree == 0) return SIZE_MAX;
+    while (pf->state[pf->hint] != SLICE_FREE) pf->hint++; /* a free one exists */
+    pf->state[pf->hint] = SLICE_BUSY;
+    pf->nfree--;
+    pf->nbusy++;
+    return pf->hint++;
 }
 
-/* Under pool_mu (released while touching): slice s of pf touched. */
+/* Under pool_mu (released while touching): busy slice s of pf touched. */
 static void run_slice(struct sarbp_prefault *pf, size_t s)
 {
     unsigned char *a, *b;
@@ -70,7 +71,9 @@ static void run_slice(struct sarbp_prefault *pf, size_t s)
     pthread_mutex_unlock(&pool_mu);
     touch(a, b);
     pthread_mutex_lock(&pool_mu);
-    if (++pf->done == pf->nslices) pthread_cond_broadcast(&pool_fin);
+    pf->state[s] = SLICE_DONE;
+    pf->nbusy--;
+    pthread_cond_broadcast(&pool_fin);
 }
 
 static void *worker(void *arg)
@@ -83,8 +86,9 @@ static void *worker(void *arg)
 #endif
     pthread_mutex_lock(&pool_mu);
     for (;;) {
-        size_t s = 0;
-        struct sarbp_prefault *pf = take_slice(&s);
+        struct sarbp_prefault *pf = pool_list;
+        size_t s = SIZE_MAX;
+        for (; pf && (s = take_free(pf)) == SIZE_MAX; pf = pf->link) {}
         if (pf) run_slice(pf, s);
         else pthread_cond_wait(&pool_work, &pool_mu);
     }
@@ -112,21 +116,47 @@ void sarbp_prefault_start(struct sarbp_prefault *pf, void *mem, size_t n)
 {
     memset(pf, 0, sizeof *pf);
     if (n < PREFAULT_MIN_BYTES) return;
+    const uintptr_t base = (uintptr_t)mem & ~(SLICE - 1);
+    const size_t nslices = (size_t)(((uintptr_t)mem + n - base + SLICE - 1) / SLICE);
+    pf->state = calloc(nslices, 1); /* all free */
+    if (!pf->state) return; /* no prefault: the writes fault the pages */
     pf->p = mem;
     pf->n = n;
+    pf->nslices = pf->nfree = nslices;
 #ifdef MADV_HUGEPAGE
     {
         uintptr_t a = ((uintptr_t)mem + SLICE - 1) & ~(SLICE - 1), e = ((uintptr_t)mem + n) & ~(SLICE - 1);
         if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
     }
 #endif
-    const uintptr_t base = (uintptr_t)mem & ~(SLICE - 1);
-    pf->nslices = (size_t)(((uintptr_t)mem + n - base + SLICE - 1) / SLICE);
     pthread_mutex_lock(&pool_mu);
     pool_grow();
     pf->link = pool_list;
     pool_list = pf;
+    __atomic_store_n(&pool_registered, pool_registered + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool_work);
+    pthread_mutex_unlock(&pool_mu);
+}
+
+void sarbp_prefault_claim(void *p, size_t n)
+{
+    if (n == 0 || __atomic_load_n(&pool_registered, __ATOMIC_ACQUIRE) == 0) return;
+    const uintptr_t a = (uintptr_t)p, b = a + n;
+    pthread_mutex_lock(&pool_mu);
+    for (struct sarbp_prefault *pf = pool_list; pf; pf = pf->link) {
+        const uintptr_t lo = (uintptr_t)pf->p, hi = lo + pf->n;
+        if (b <= lo || a >= hi) continue;
+        const uintptr_t base = lo & ~(SLICE - 1);
+        const size_t s0 = (size_t)(((a > lo ? a : lo) - base) / SLICE);
+        const size_t s1 = (size_t)(((b < hi ? b : hi) - 1 - base) / SLICE);
+        for (size_t s = s0; s <= s1; s++) {
+            if (pf->state[s] == SLICE_FREE) { /* the caller's writes fault it */
+                pf->state[s] = SLICE_DONE;
+                pf->nfree--;
+            }
+            while (pf->state[s] == SLICE_BUSY) pthread_cond_wait(&pool_fin, &pool_mu);
+        }
+    }
     pthread_mutex_unlock(&pool_mu);
 }
 
@@ -134,17 +164,17 @@ void sarbp_prefault_join(struct sarbp_prefault *pf)
 {
     if (pf->nslices == 0) return;
     pthread_mutex_lock(&pool_mu);
-    while (pf->next < pf->nslices) { /* the caller waits anyway: it touches too */
-        size_t s = pf->next++;
-        if (pf->next == pf->nslices)
-            for (struct sarbp_prefault **q = &pool_list; *q; q = &(*q)->link)
-                if (*q == pf) {
-                    *q = pf->link;
-                    break;
-                }
-        run_slice(pf, s);
-    }
-    while (pf->done < pf->nslices) pthread_cond_wait(&pool_fin, &pool_mu);
+    size_t s;
+    while ((s = take_free(pf)) != SIZE_MAX) run_slice(pf, s); /* the caller waits anyway: it touches too */
+    while (pf->nbusy) pthread_cond_wait(&pool_fin, &pool_mu);
+    for (struct sarbp_prefault **q = &pool_list; *q; q = &(*q)->link)
+        if (*q == pf) {
+            *q = pf->link;
+            break;
+        }
+    __atomic_store_n(&pool_registered, pool_registered - 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&pool_mu);
+    free(pf->state);
+    pf->state = NULL;
     pf->nslices = 0;
 }

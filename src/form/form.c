@@ -121,6 +121,7 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
     if ((size_t)n > units) n = (int)units;
     out->nparts = n;
     out->in_place = m.in_place;
+    out->claims = m.claims;
     for (int k = 0; k < n; k++) {
         sarbp_form_part *pt = &out->part[k];
         pt->device = multi ? o->devices[k] : o->device;
@@ -177,6 +178,7 @@ struct form_shared {
     sarbp_progress *progress;
     size_t done, total;        /* pulses x bands, for progress */
     int prefault;              /* the back end does not accumulate in the image */
+    int claims;                /* its plans claim the image's pages as they write them */
     int nparts;
     struct block_share share;
 };
@@ -340,12 +342,16 @@ static sarbp_status form_part(struct form_part_job *job)
             part_progress(sh, np);
         }
         /* the device starts on what the plan held back while the band's
-         * fresh memory is still being touched */
+         * fresh memory is still being touched; a plan that claims pages
+         * writes the rows touched first while the rest are touched */
         if (!st) st = sarbp_bp_plan_flush(plan, stages);
-        const double tw = sarbp_now_s();
-        sarbp_prefault_join(&pf); /* before the band's rows are written */
+        double tw = sarbp_now_s();
+        if (!sh->claims) sarbp_prefault_join(&pf); /* before the band's rows are written */
         job->st.image_wait_s += sarbp_now_s() - tw;
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
+        tw = sarbp_now_s();
+        sarbp_prefault_join(&pf); /* what no write claimed (a plan that failed) */
+        job->st.image_wait_s += sarbp_now_s() - tw;
     }
     if (st && sh->share.enabled) share_fail(&sh->share);
     const double td = sarbp_now_s();
@@ -450,6 +456,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
      * that accumulates in the image touches it as it goes, and the caller's
      * image is taken as touched */
     sh.prefault = !lay.in_place && !given;
+    sh.claims = lay.claims;
     sh.nparts = lay.nparts;
     pthread_mutex_init(&sh.share.mu, NULL);
     pthread_cond_init(&sh.share.cv, NULL);

@@ -563,6 +563,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     if (m->budget > free_b) m->budget = free_b;
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
+    m->claims = 1; /* every write into the output is the copier's (cuda_copy.c) */
     if (o->algorithm == SARBP_ALGO_FFBP) {
         /* the FFBP plan: every pulse's FP32 profile and a block's range
          * compression buffers, the band's image and two polar buffers,

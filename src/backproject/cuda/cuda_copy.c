@@ -8,6 +8,7 @@
 
 #include "cuda_internal.h"
 #include "core/parallel.h"
+#include "core/prefault.h"
 #include "sarbp/backproject.h" /* sarbp_cpu_count */
 
 /* ---- the pinned cache ---------------------------------------------------- */
@@ -165,6 +166,7 @@ static void lane_run(struct sarbp_d2h *c, struct lane *l)
         e = cudaEventSynchronize(l->ev[i % 2]);
         if (e != cudaSuccess) break;
         const size_t off = ((size_t)l->w + i * L) * PIECE, len = c->n - off < PIECE ? c->n - off : PIECE;
+        sarbp_prefault_claim(c->dst + off, len); /* a fresh image's pages (core/prefault.h) */
         memcpy(c->dst + off, l->bounce + (i % 2) * PIECE, len);
         if (i + 2 < mine) e = lane_fetch(c, l, (size_t)l->w + (i + 2) * L, (int)(i % 2), &waited);
     }
