@@ -35,7 +35,11 @@ build-fuzz/) and runs each named one, or all of them:
   -h, --help        show this help
 
 Every finding is reproduced once and attributed by the first stack frame
-outside the sanitizer runtime, libFuzzer and libc:
+outside the sanitizer runtime, libFuzzer and libc. An out-of-memory over
+the RSS limit whose reproduction names no frame (its report lists what is
+live when the limit is crossed, which need not be what grew) is attributed
+by the live allocations of the run that found it, when those name an
+upstream library:
   sarbp       a frame in sarbp (or no usable stack): a bug to fix.
   upstream    a frame in libhdf5, libmatio or a compression library they
               use. 'contained' when the CLI on the same file ('sarbp info'
@@ -256,6 +260,17 @@ for h in "${names[@]}"; do
         set -e
         who=$(attribute "$rlog")
         alone=1
+        if [[ $kind == oom && $who == *"(no usable stack)"* ]]; then
+            # Seen 2026-11-26 (phd_h5): HDF5 reallocated 1.96 GB in the run
+            # that found the input; run alone, the report at the limit listed
+            # only libFuzzer's own 24 MB. The finding run's live allocations
+            # name the library that grew.
+            src=$(grep -l -F "written to $f" "$logdir"/run*.log 2>/dev/null | head -n 1 || true)
+            if [[ -n $src ]]; then
+                grown=$(attribute "$src")
+                [[ $grown != upstream* ]] || who=$grown
+            fi
+        fi
         if [[ $who == *"(no usable stack)"* ]] && ! grep -qE 'ERROR|SUMMARY|runtime error' "$rlog"; then
             # Not reproduced when run alone: the input needed the state that
             # earlier inputs left in the process. Take the stack from the

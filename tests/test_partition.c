@@ -562,7 +562,7 @@ static void test_prefault_claims(void **state)
     (void)state;
     const size_t n = ((size_t)96 << 20) + 4096 * 3 + 40, piece = (size_t)1 << 20;
     for (int round = 0; round < 4; round++) {
-        unsigned char *mem = calloc(n + 64, 1);
+        unsigned char *mem = calloc(n + 24 * 4, 1); /* four rounds, each 24 bytes further in */
         assert_non_null(mem);
         unsigned char *m = mem + 24 * round;
         struct sarbp_prefault pf;
