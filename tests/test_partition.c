@@ -543,11 +543,16 @@ static void test_prefault_regions(void **state)
  * strided order, while the prefault threads touch it: every byte written
  * survives (a touch after a claim would leave a zero), and the rest reads
  * zero. */
+struct claim_job {
+    unsigned char *m; /* the region */
+    size_t w, lanes, n; /* this writer, how many, the region's bytes */
+};
+
 static void *claim_writer(void *arg)
 {
-    unsigned char **job = arg; /* {region, lane, lanes, size} as pointers */
-    unsigned char *m = job[0];
-    const size_t w = (size_t)job[1], L = (size_t)job[2], n = (size_t)job[3], piece = (size_t)1 << 20;
+    const struct claim_job *job = arg;
+    unsigned char *m = job->m;
+    const size_t w = job->w, L = job->lanes, n = job->n, piece = (size_t)1 << 20;
     for (size_t j = w; j * piece < n; j += L) {
         const size_t off = j * piece, len = n - off < piece ? n - off : piece;
         if (j % 5 == 3) continue; /* left to the prefault */
@@ -569,13 +574,10 @@ static void test_prefault_claims(void **state)
         sarbp_prefault_start(&pf, m, n);
         enum { L = 4 };
         pthread_t th[L];
-        unsigned char *job[L][4];
+        struct claim_job job[L];
         for (size_t w = 0; w < L; w++) {
-            job[w][0] = m;
-            job[w][1] = (unsigned char *)w;
-            job[w][2] = (unsigned char *)(size_t)L;
-            job[w][3] = (unsigned char *)n;
-            assert_int_equal(pthread_create(&th[w], NULL, claim_writer, job[w]), 0);
+            job[w] = (struct claim_job){m, w, L, n};
+            assert_int_equal(pthread_create(&th[w], NULL, claim_writer, &job[w]), 0);
         }
         for (size_t w = 0; w < L; w++) pthread_join(th[w], NULL);
         sarbp_prefault_join(&pf);
