@@ -432,6 +432,66 @@ static void test_gpu_rc_chirp(void **state)
     sarbp_phd_free(p);
 }
 
+/* The cuda FFBP plan checks the samples of an in-memory phase history as
+ * it copies them into pinned memory (form leaves the check to it,
+ * sarbp_bp_memory.checks): a NaN or Inf is refused naming its sample and
+ * pulse as form's own check names it, and no image comes back. One scene
+ * whose blocks are one copier lane's (1.2 MiB), one whose blocks are cut
+ * into three lanes' slices (4.7 MiB): bad floats at the aperture's first
+ * and last float, inside a later lane's slice, and two in different lanes
+ * (the earlier is named). */
+static void nonfinite_case(const char *name, sarbp_phd *p, const sarbp_grid *g, size_t block)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    o.algorithm = SARBP_ALGO_FFBP;
+    o.pulse_block = block;
+    sarbp_form_layout lay;
+    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &o, &lay));
+    assert_int_equal(lay.checks, 1);
+    const size_t K = p->nsamples, n = 2 * K * p->npulses, blk = 2 * K * block;
+    const size_t at[][2] = {{0, 0}, {n - 1, n - 1}, {blk + blk / 2 + 3, blk + blk / 2 + 3},
+                            {2 * blk + blk - 2, 2 * blk + blk / 3 + 1}, {blk + 5, blk + blk - 1}};
+    float *f = (float *)p->data;
+    for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+        const size_t i = at[a][0], j = at[a][1], first = i < j ? i : j;
+        const float ki = f[i], kj = f[j];
+        f[i] = NAN;
+        f[j] = -INFINITY;
+        sarbp_image *im = (sarbp_image *)1;
+        assert_int_equal(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL),
+                         SARBP_ERR_INVALID);
+        assert_null(im);
+        char want[80];
+        snprintf(want, sizeof want, "sample %zu of pulse %zu is NaN or Inf", (first / 2) % K, first / 2 / K);
+        printf("%s, floats %zu and %zu bad: %s\n", name, i, j, sarbp_error_detail());
+        assert_non_null(strstr(sarbp_error_detail(), want));
+        f[i] = ki;
+        f[j] = kj;
+    }
+    sarbp_image *im = NULL;
+    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL));
+    sarbp_image_free(im);
+}
+
+static void test_form_nonfinite(void **state)
+{
+    (void)state;
+    sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 1200);
+    const sarbp_grid g = {96, 80, 0.25, 0.25, 0.5, -0.3, 0, 0, 0};
+    assert_int_equal(p->nsamples, 512);
+    nonfinite_case("freq, blocks of 300 pulses of 512 samples", p, &g, 300);
+    sarbp_phd_free(p);
+    p = tu_chirp_stripmap(800);
+    const sarbp_grid gl = {96, 80, 0.3, 0.3, 0, 0, 0, 0, 0};
+    assert_true(200 * p->nsamples * sizeof(sarbp_c32) > ((size_t)4 << 20));
+    nonfinite_case("chirp, blocks of 200 pulses", p, &gl, 200);
+    sarbp_phd_free(p);
+}
+
 /* sarbp form --backend cuda --algorithm ffbp (the cuda back end's FFBP plan:
  * profiles compressed on the device, the GPU FFBP at finish) against the cpu
  * back end's FFBP and direct backprojection, at the default request
@@ -503,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_linear_1024),
         cmocka_unit_test(test_gpu_rc_freq),
         cmocka_unit_test(test_gpu_rc_chirp),
+        cmocka_unit_test(test_form_nonfinite),
         cmocka_unit_test(test_form_cli),
         cmocka_unit_test(test_timing_4096),
     };

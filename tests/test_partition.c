@@ -16,7 +16,8 @@
  *    garbage, banded: the pixels of a fresh image;
  *  - a NaN or Inf sample of an in-memory phase history, found block by
  *    block as form reads it, refused with its sample and pulse, also when
- *    several devices share the blocks read (none waits for ever);
+ *    several devices share the blocks read (none waits for ever); the copy
+ *    that checks as it copies (a plan's staging) names the same float;
  *  - the prefault (fresh image memory touched on the process's threads):
  *    regions at odd addresses and sizes, several at once, each read zero
  *    after its join and written whole; a region never started joins;
@@ -30,7 +31,8 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "../src/core/prefault.h" /* internal header: tests link the library directly */
+#include "../src/core/prefault.h" /* internal headers: tests link the library directly */
+#include "../src/core/sample_check.h"
 
 /* Bands that split the FP32 path's 16 x 16 tiles change each pixel's
  * tile-relative arithmetic, at the level of FP32 against FP64 (about
@@ -501,6 +503,45 @@ static void test_large_block_check_names_first(void **state)
     free(x);
 }
 
+/* The copy that checks as it copies (a plan staging its samples,
+ * sarbp_bp_memory.checks): every byte copied when all are finite; else the
+ * first NaN or Inf named, wherever it lies against the 4096-float chunks
+ * it checks in, and named as sarbp_phd_check_samples names it. */
+static void test_copy_checked(void **state)
+{
+    (void)state;
+    const size_t K = 300, P = 50, n = 2 * K * P; /* 30000 floats: 7 chunks, the last partial */
+    sarbp_phd m;
+    memset(&m, 0, sizeof m);
+    m.nsamples = K;
+    float *src = malloc(n * sizeof *src), *dst = malloc(n * sizeof *dst);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < n; i++) src[i] = (float)i - 7.5f;
+    memset(dst, 0xff, n * sizeof *dst);
+    assert_int_equal(sarbp_samples_copy_checked(dst, src, n), n);
+    assert_memory_equal(dst, src, n * sizeof *dst);
+    assert_int_equal(sarbp_samples_copy_checked(dst, src, 0), 0);
+    const size_t at[] = {0, 1, 4095, 4096, 4097, 8191, 2 * K + 5, n - 2, n - 1};
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+        const float keep = src[at[a]];
+        src[at[a]] = bad[a % 3];
+        if (at[a] + 9 < n) src[at[a] + 9] = NAN; /* a later one is not the one named */
+        assert_int_equal(sarbp_samples_copy_checked(dst, src, n), at[a]);
+        assert_int_equal(sarbp_phd_bad_sample(&m, 10, at[a]), SARBP_ERR_INVALID);
+        char want[80];
+        snprintf(want, sizeof want, "sample %zu of pulse %zu is NaN or Inf", (at[a] / 2) % K, 10 + at[a] / 2 / K);
+        assert_non_null(strstr(sarbp_error_detail(), want));
+        assert_int_equal(sarbp_phd_check_samples(&m, 10, P, (const sarbp_c32 *)src), SARBP_ERR_INVALID);
+        assert_non_null(strstr(sarbp_error_detail(), want));
+        src[at[a]] = keep;
+        if (at[a] + 9 < n) src[at[a] + 9] = (float)(at[a] + 9) - 7.5f;
+    }
+    free(src);
+    free(dst);
+}
+
 static void test_prefault_regions(void **state)
 {
     (void)state;
@@ -600,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_form_into),
         cmocka_unit_test(test_form_refuses_nonfinite_samples),
         cmocka_unit_test(test_large_block_check_names_first),
+        cmocka_unit_test(test_copy_checked),
         cmocka_unit_test(test_prefault_regions),
         cmocka_unit_test(test_prefault_claims),
         cmocka_unit_test(test_banded_equals_one_piece),

@@ -180,6 +180,9 @@ typedef struct {
     int claims;                /* writes the output only through copies that claim its fresh
                                   pages from the prefault first (the CUDA plans' copier), so
                                   form need not wait for them before finish */
+    int checks;                /* checks the samples it is given for NaN and Inf as it stages
+                                  them, failing execute with sarbp_phd_check_samples' message,
+                                  so form need not check an in-memory phase history first */
 } sarbp_bp_memory;
 
 sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,

@@ -35,6 +35,7 @@ typedef struct {
     sarbp_form_part part[SARBP_MAX_DEVICES];
     int in_place;              /* the back end accumulates in the caller's image (sarbp_bp_memory) */
     int claims;                /* its plans claim the image's fresh pages as they write them */
+    int checks;                /* its plans check the samples for NaN and Inf themselves */
 } sarbp_form_layout;
 
 /* The layout sarbp_form would use (no image is formed): for tests, -v and

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "core/sample_check.h"
 
 static double *alloc_doubles(size_t n)
 {
@@ -168,6 +169,25 @@ static size_t first_bad(const float *f, size_t n)
     return n;
 }
 
+size_t sarbp_samples_copy_checked(float *dst, const float *src, size_t n)
+{
+    const size_t chunk = 4096; /* 16 KiB: checked while it is in L1 */
+    for (size_t c = 0; c < n; c += chunk) {
+        const size_t e = c + chunk < n ? c + chunk : n;
+        memcpy(dst + c, src + c, (e - c) * sizeof *dst);
+        const size_t i = first_bad(dst + c, e - c);
+        if (i < e - c) return c + i;
+    }
+    return n;
+}
+
+sarbp_status sarbp_phd_bad_sample(const sarbp_phd *p, size_t p0, size_t bad)
+{
+    const size_t i = bad / 2;
+    return sarbp_error(SARBP_ERR_INVALID, "sample %zu of pulse %zu is NaN or Inf", i % p->nsamples,
+                       p0 + i / p->nsamples);
+}
+
 /* Large blocks are scanned in parts of CHECK_PART floats on a few threads
  * (an in-memory phase history is checked as form reads it, on the way to
  * the devices); the first bad float of the block is still the one named. */
@@ -207,12 +227,7 @@ sarbp_status sarbp_phd_check_samples(const sarbp_phd *p, size_t p0, size_t np, c
     } else {
         bad = first_bad(f, n);
     }
-    if (bad < n) {
-        const size_t i = bad / 2;
-        return sarbp_error(SARBP_ERR_INVALID, "sample %zu of pulse %zu is NaN or Inf", i % p->nsamples,
-                           p0 + i / p->nsamples);
-    }
-    return SARBP_OK;
+    return bad < n ? sarbp_phd_bad_sample(p, p0, bad) : SARBP_OK;
 }
 
 static void copy_opt(double **dst, const double *src, size_t i0, size_t n, int *ok)

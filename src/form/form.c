@@ -122,6 +122,7 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
     out->nparts = n;
     out->in_place = m.in_place;
     out->claims = m.claims;
+    out->checks = m.checks;
     for (int k = 0; k < n; k++) {
         sarbp_form_part *pt = &out->part[k];
         pt->device = multi ? o->devices[k] : o->device;
@@ -423,6 +424,23 @@ static void warm_devices(const sarbp_phd *meta, const sarbp_grid *g, const sarbp
         if (started[k]) pthread_join(th[k], NULL);
 }
 
+/* no copy: the plans read the caller's samples (execute does not keep them) */
+static sarbp_status read_memory_unchecked(void *src, size_t p0, size_t np, sarbp_c32 *buf,
+                                          const sarbp_c32 **data)
+{
+    (void)np;
+    (void)buf;
+    const sarbp_phd *phd = src;
+    *data = phd->data + p0 * phd->nsamples;
+    return SARBP_OK;
+}
+
+static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data)
+{
+    SARBP_TRY(read_memory_unchecked(src, p0, np, buf, data));
+    return sarbp_phd_check_samples(src, p0, np, *data);
+}
+
 /* Forms into *out: a new image, or (given) the caller's image of g's size,
  * every pixel of which is written. */
 static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,
@@ -436,14 +454,16 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
         return sarbp_error(SARBP_ERR_INVALID, "the image to form into is not %zu x %zu", g->nx, g->ny);
     SARBP_TRY(sarbp_grid_validate(g));
     /* the metadata here; samples block by block as they are read (a
-     * reader checks its own; read_memory checks the phase history's), so
-     * that the scan runs while the devices work */
+     * reader checks its own; read_memory checks the phase history's, or
+     * the plans do as they stage them), so that the scan runs while the
+     * devices work */
     sarbp_phd meta_only = *meta;
     meta_only.data = NULL;
     SARBP_TRY(sarbp_phd_validate(&meta_only));
     warm_devices(meta, g, be, rc, o);
     sarbp_form_layout lay;
     SARBP_TRY(sarbp_form_plan_layout(meta, g, be, rc, o, &lay));
+    if (rd == read_memory && lay.checks) rd = read_memory_unchecked;
     sarbp_image *img = given;
     if (!img) SARBP_TRY(sarbp_image_alloc(g, &img));
     else if (lay.in_place) /* it accumulates onto zero */
@@ -531,15 +551,6 @@ static sarbp_status read_reader(void *src, size_t p0, size_t np, sarbp_c32 *buf,
 {
     *data = buf;
     return sarbp_reader_read(src, p0, np, buf);
-}
-
-/* no copy: the plans read the caller's samples (execute does not keep them) */
-static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data)
-{
-    (void)buf;
-    const sarbp_phd *phd = src;
-    *data = phd->data + p0 * phd->nsamples;
-    return sarbp_phd_check_samples(phd, p0, np, *data);
 }
 
 sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,

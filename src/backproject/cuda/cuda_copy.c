@@ -3,12 +3,14 @@
 #include "cuda_copy.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 #include "core/parallel.h"
 #include "core/prefault.h"
+#include "core/sample_check.h"
 #include "sarbp/backproject.h" /* sarbp_cpu_count */
 
 /* ---- the pinned cache ---------------------------------------------------- */
@@ -87,7 +89,13 @@ void sarbp_pinned_put(void *ptr)
  * a job a chunk, with a lane a piece, left each lane one piece and no
  * overlap of its own (2026-11-26, kernels/BENCHMARKS.md). */
 #define PIECE ((size_t)1 << 20)
-#define HOST_PIECE ((size_t)256 << 10)
+/* A host copy (a block of samples into pinned memory) takes a lane per 2
+ * MiB: the bench problem's 1 MiB blocks are the caller's alone. Waking
+ * lanes for them cost the first block 1.8-2.4 ms on lent H200 hosts while
+ * the prefault threads touched a fresh image (the woken threads waited for
+ * cores), against 0.14 ms copied by the caller, and about 0.07 ms either
+ * way once the touching was done (kernels/BENCHMARKS.md). */
+#define HOST_PIECE ((size_t)2 << 20)
 #define SLICE_ALIGN ((size_t)64 << 10) /* slices start on 64 KiB: no shared cache lines or pages */
 #define MAX_THREADS 16
 
@@ -100,6 +108,7 @@ struct lane {
     int nev;
     unsigned char *bounce;       /* [2][PIECE], inside the copier's pinned block */
     cudaError_t err;             /* of its last job */
+    size_t bad;                  /* a host job: the first NaN or Inf float of its slice, else SIZE_MAX */
 };
 
 struct sarbp_d2h {
@@ -121,7 +130,7 @@ struct sarbp_d2h {
     const size_t *ends;
     const cudaEvent_t *evs;
     int nlanes;                  /* lanes taking part: the job's size decides */
-    int host;                    /* 1: src is host memory, a plain copy (no device) */
+    int host;                    /* 1: src is host memory, samples copied and checked (no device) */
 };
 
 /* Piece j of the job into lane l's bounce buffer `buf`, its event after
@@ -149,11 +158,16 @@ static cudaError_t lane_fetch(struct sarbp_d2h *c, struct lane *l, size_t j, int
 static void lane_run(struct sarbp_d2h *c, struct lane *l)
 {
     l->err = cudaSuccess;
+    l->bad = SIZE_MAX;
     if (l->w >= c->nlanes) return;
-    if (c->host) { /* one slice a lane */
+    if (c->host) { /* one slice a lane; slices start on whole floats */
         const size_t q = (c->n / (size_t)c->nlanes + SLICE_ALIGN - 1) & ~(SLICE_ALIGN - 1);
         const size_t a = q * (size_t)l->w, b = a + q < c->n ? a + q : c->n;
-        if (a < b) memcpy(c->dst + a, c->src + a, b - a);
+        if (a < b) {
+            const size_t nf = (b - a) / sizeof(float);
+            const size_t i = sarbp_samples_copy_checked((float *)(c->dst + a), (const float *)(c->src + a), nf);
+            if (i < nf) l->bad = a / sizeof(float) + i;
+        }
         return;
     }
     const size_t total = (c->n + PIECE - 1) / PIECE, L = (size_t)c->nlanes;
@@ -260,8 +274,7 @@ static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, 
 {
     if (n == 0) return SARBP_OK;
     /* a lane a piece at least (small copies are one lane's), all of them
-     * from nth pieces up; a host copy's pieces are smaller (no DMA to
-     * pipeline: a block of samples is a MiB or a few) */
+     * from nth pieces up */
     const size_t unit = host ? HOST_PIECE : PIECE;
     size_t lanes = (n + unit - 1) / unit;
     if (lanes > (size_t)c->nth) lanes = (size_t)c->nth;
@@ -304,9 +317,14 @@ sarbp_status sarbp_d2h_copy_chunks(sarbp_d2h *c, void *dst, const void *src, int
     return run_job(c, dst, src, ends[nchunks - 1], nchunks, ends, after, 0);
 }
 
-void sarbp_d2h_host_copy(sarbp_d2h *c, void *dst, const void *src, size_t n)
+size_t sarbp_d2h_host_copy(sarbp_d2h *c, float *dst, const float *src, size_t n)
 {
-    (void)run_job(c, dst, src, n, 0, NULL, NULL, 1); /* a host copy does not fail */
+    if (n == 0) return 0;
+    (void)run_job(c, dst, src, n * sizeof(float), 0, NULL, NULL, 1); /* a host copy does not fail */
+    size_t bad = n;
+    for (int w = 0; w < c->nlanes; w++)
+        if (c->lane[w].bad < bad) bad = c->lane[w].bad;
+    return bad;
 }
 
 void sarbp_d2h_destroy(sarbp_d2h *c)

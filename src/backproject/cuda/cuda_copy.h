@@ -38,9 +38,11 @@ sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, 
  * made; returns when dst holds them all. */
 sarbp_status sarbp_d2h_copy_chunks(sarbp_d2h *c, void *dst, const void *src, int nchunks,
                                    const size_t *ends, const cudaEvent_t *after);
-/* Copies n bytes from host memory src to host memory dst on c's threads
- * (staging a block of samples into pinned memory); returns when done. */
-void sarbp_d2h_host_copy(sarbp_d2h *c, void *dst, const void *src, size_t n);
+/* Copies the n floats (n even) of samples src to dst, both host memory,
+ * on c's threads (staging a block of samples into pinned memory), checking
+ * them as it goes; returns when done, with the index of the first NaN or
+ * Inf float of src, or n (then dst holds src; else only part of it). */
+size_t sarbp_d2h_host_copy(sarbp_d2h *c, float *dst, const float *src, size_t n);
 /* Gives c back (NULL is fine): kept, threads and bounce buffers, for the
  * next copier on its device, or freed. */
 void sarbp_d2h_destroy(sarbp_d2h *c);

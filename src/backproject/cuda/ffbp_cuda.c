@@ -23,6 +23,7 @@
 #include "cuda_rc.h"
 #include "ffbp_kernels.h"
 #include "backproject/ffbp_gpu_plan.h"
+#include "core/sample_check.h"
 #include "sarbp/ffbp.h"
 
 /* The device side of FFBP runs. The polar buffers, image and tables grow to
@@ -660,8 +661,10 @@ static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, con
     *staged = g;
     SARBP_TRY(count_block(g, stats, &p->s0_ms));
     for (size_t j = 0; j < np; j++) g->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
-    const size_t raw_bytes = np * p->crc.K * sizeof(sarbp_c32);
-    sarbp_d2h_host_copy(p->copier, g->h_raw, samples, raw_bytes); /* the copier's threads */
+    const size_t raw_bytes = np * p->crc.K * sizeof(sarbp_c32), nf = 2 * np * p->crc.K;
+    /* checked here, not by form (sarbp_bp_memory.checks) */
+    const size_t bad = sarbp_d2h_host_copy(p->copier, g->h_raw, (const float *)samples, nf);
+    if (bad < nf) return sarbp_phd_bad_sample(m, p0, bad);
     CUDA_TRY(cudaEventRecord(g->ev[0], st));
     CUDA_TRY(cudaMemcpyAsync(g->d_pulses, g->h_pulses, np * sizeof(sarbp_dpulse),
                              cudaMemcpyHostToDevice, st));
