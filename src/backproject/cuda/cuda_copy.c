@@ -240,7 +240,11 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out)
     *out = NULL;
     int device = 0;
     CUDA_TRY(cudaGetDevice(&device));
-    if (threads <= 0) threads = sarbp_cpu_count() / 2; /* 16 threads: 58 GB/s on the H200 host */
+    /* three quarters of the cores: 16 threads copied 58 GB/s on a 32-core
+     * H200 host; on lent 16-core H200 hosts 12 lanes brought the bench
+     * problem's 128 MiB back 0.3-0.5 ms sooner than 8, and 16 no sooner
+     * (kernels/BENCHMARKS.md) */
+    if (threads <= 0) threads = sarbp_cpu_count() * 3 / 4;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     pthread_mutex_lock(&idle_mu);
