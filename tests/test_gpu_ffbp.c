@@ -348,6 +348,17 @@ static void test_timing_4096(void **state)
 #define GPU_RC_MEASURED 136.0
 #define GPU_RC_HEADROOM 6.0
 
+/* The options of a cuda FFBP form: cubic FP32 profiles (what FFBP reads),
+ * pulse blocks of `block` (0: the plan's). */
+static void ffbp_form_options(size_t block, sarbp_rc_params *rc, sarbp_bp_options *o)
+{
+    sarbp_rc_params_default(rc);
+    sarbp_rc_params_default_for(rc, SARBP_FP32, 1);
+    sarbp_bp_options_default(o);
+    o->algorithm = SARBP_ALGO_FFBP;
+    o->pulse_block = block;
+}
+
 /* SER of sarbp_form_phd (cuda, ffbp, pulse blocks of `block`, budget
  * gpu_mem: 0 for one piece) against sarbp_ffbp_cuda on p's host FP32
  * profiles region by region as the form's layout cuts the image; the
@@ -356,12 +367,8 @@ static double form_vs_host(const sarbp_phd *p, const sarbp_grid *g, size_t block
                            size_t *bands)
 {
     sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
-    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1); /* ffbp reads cubic profiles */
     sarbp_bp_options o;
-    sarbp_bp_options_default(&o);
-    o.algorithm = SARBP_ALGO_FFBP;
-    o.pulse_block = block;
+    ffbp_form_options(block, &rc, &o);
     o.gpu_mem = gpu_mem;
     sarbp_image *im = NULL;
     tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL));
@@ -443,12 +450,8 @@ static void test_gpu_rc_chirp(void **state)
 static void nonfinite_case(const char *name, sarbp_phd *p, const sarbp_grid *g, size_t block)
 {
     sarbp_rc_params rc;
-    sarbp_rc_params_default(&rc);
-    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1);
     sarbp_bp_options o;
-    sarbp_bp_options_default(&o);
-    o.algorithm = SARBP_ALGO_FFBP;
-    o.pulse_block = block;
+    ffbp_form_options(block, &rc, &o);
     sarbp_form_layout lay;
     tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &o, &lay));
     assert_int_equal(lay.checks, 1);
