@@ -4,8 +4,9 @@
  * library; sarbp_phd_check_samples is the public check).
  *
  * One pass instead of two: on the bench problem the separate check cost
- * the host 0.1 ms a pulse block, as much as the copy into pinned memory,
- * and the host's staging sets the pace of the blocks (kernels/BENCHMARKS.md). */
+ * the host 0.10-0.13 ms a pulse block, as much as the copy into pinned
+ * memory, while the host's staging set the pace of the blocks
+ * (kernels/BENCHMARKS.md). */
 #ifndef SARBP_SAMPLE_CHECK_H
 #define SARBP_SAMPLE_CHECK_H
 
@@ -14,8 +15,9 @@
 #include "sarbp/phd.h"
 
 /* Copies the n floats of src to dst (n even: whole samples) and returns the
- * index of the first NaN or Inf among them, or n; the copy stops a little
- * past a bad float, so dst then holds only part of src. */
+ * index of the first NaN or Inf among them, or n; the copy stops at the end
+ * of the 4096-float chunk that holds a bad float, so dst then holds only
+ * part of src. */
 size_t sarbp_samples_copy_checked(float *dst, const float *src, size_t n);
 /* SARBP_ERR_INVALID naming float `bad` of the samples of pulses p0, ...
  * of phd ([pulse][nsamples] complex samples), as sarbp_phd_check_samples
