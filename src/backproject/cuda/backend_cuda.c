@@ -564,7 +564,6 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
     m->claims = 1; /* every write into the output is the copier's (cuda_copy.c) */
-    m->checks = o->algorithm == SARBP_ALGO_FFBP; /* its copy into pinned memory checks (ffbp_cuda.c) */
     if (o->algorithm == SARBP_ALGO_FFBP) {
         /* the FFBP plan: every pulse's FP32 profile and a block's range
          * compression buffers, the band's image and two polar buffers,
@@ -583,6 +582,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
         m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
         m->per_kept_pulse = SIZE_MAX;
         m->row_align = 1;
+        m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
     }
     return SARBP_OK;
 }

@@ -798,8 +798,8 @@ static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out
 
 /* Queues the rest of the region's FFBP behind the range compression (the
  * stage-0 rows not yet queued, the merges, the final sum): the caller may
- * do its own work (the image's memory) while the device runs it. A region
- * whose profiles were kept from an earlier one opens here. */
+ * do its own work (the image's memory) while the device runs it. The
+ * region was opened by its first block (every pulse came). */
 static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
@@ -808,8 +808,8 @@ static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
     const size_t P = p->base.meta->npulses;
     if (p->nhave != P)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp needs every pulse: %zu of %zu came", p->nhave, P);
+    if (!p->opened) return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: a region flushed before it opened");
     CUDA_TRY(cudaSetDevice(p->o.device));
-    SARBP_TRY(cffbp_open(p));
     CUDA_TRY(cudaEventRecord(p->dv.ef, p->crc.stream));
     SARBP_TRY(stream_stage0(p, NULL)); /* every pulse is here: the rest of stage 0 */
     p->launched = 1;
