@@ -518,7 +518,7 @@ extern "C" int sarbp_bp_config_resolve(sarbp_bp_config *cfg, char *why, size_t n
         if (!cfg->tile_y) cfg->tile_y = 16;
         cfg->ppt = 1;
     } else {
-        /* defaults from sarbp bench on an H200 (kernels/BENCHMARKS.md):
+        /* defaults from sarbp bench on an H200 (docs/benchmarks/2026-11-journal.md):
          * 16 x 32 pixels, 8 per thread, 64 threads a block: within 1% of
          * 32 x 32 (969 vs 979 Gbp/s) and 6 dB more accurate (smaller tiles);
          * the register bound by profile format (launch_tiled) */
@@ -584,7 +584,7 @@ static int series1_ok(const sarbp_bp_config *cfg, const sarbp_bp_launch *a)
 /* Launches kernel k, or with load set only loads it: under CUDA's lazy
  * module loading (the default since CUDA 12.2) the first launch of a
  * kernel in a process loads it, which blocked the host 20-27 ms at a plan's
- * first unit on an H100 (2026-11-26, kernels/BENCHMARKS.md); asking for its
+ * first unit on an H100 (2026-11-26, docs/benchmarks/2026-11-journal.md); asking for its
  * attributes loads it without running it. */
 template <typename... P, typename... A>
 static cudaError_t go(bool load, void (*k)(P...), dim3 grid, dim3 block, size_t shm, cudaStream_t st,
@@ -608,7 +608,7 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     const dim3 grid((a.nx + cfg->tile_x - 1) / cfg->tile_x, (a.ny + cfg->tile_y - 1) / cfg->tile_y);
     const int b64 = block.x * block.y == 64;
     /* the default register bound, from sarbp bench on an H200
-     * (kernels/BENCHMARKS.md): 16 resident 64-thread blocks pays for FP16
+     * (docs/benchmarks/2026-11-journal.md): 16 resident 64-thread blocks pays for FP16
      * linear (+4%), FP32 cubic (+6%), the quadratic (M without C: +1%
      * narrow, +9% on the wide problem) and FP32 linear (+6%: 1027 against
      * 969 Gbp/s, 2026-11-26); it costs FP16 cubic 4% (872 against 910).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-checks.sh - the GPU checks that CI cannot run, by group, on a machine
 # with one or two NVIDIA GPUs and a built tree (build/sarbp, the test
-# programs). Each figure it prints goes into kernels/BENCHMARKS.md.
+# programs). Each figure it prints goes into docs/benchmarks/2026-11-journal.md.
 set -uo pipefail
 
 usage() {

@@ -7,7 +7,7 @@
  * use fails it (tu_gpu_precondition).
  *
  * Bars: each is the figure measured on an NVIDIA H200 with the final code
- * of issues 4/5 (kernels/BENCHMARKS.md, "GPU tests and checks") minus a
+ * of issues 4/5 (docs/benchmarks/2026-11-journal.md, "GPU tests and checks") minus a
  * stated headroom; every check prints a 'BAR' line with the value, the bar
  * and the share of the headroom used. The issue's floors (70 dB, Gotcha
  * 60 dB, 100 dB streamed/banded) lie below every bar here.

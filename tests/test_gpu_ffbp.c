@@ -9,7 +9,7 @@
  * pulses (a measurement, printed, not asserted).
  *
  * Bars: the worst figure of each kind measured on an H200 (2026-11-26,
- * kernels/BENCHMARKS.md) less 3 dB of headroom, all above the issue's
+ * docs/benchmarks/2026-11-journal.md) less 3 dB of headroom, all above the issue's
  * floors (70 dB FP32 against FP64 FFBP, 60 dB against direct BP and the
  * exact image): FP32 against FP64 FFBP 98.8 dB, against direct BP 66.5 dB,
  * against the exact image 67.2 dB, against the CPU emulation of the same

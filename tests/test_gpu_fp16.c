@@ -13,7 +13,7 @@
  *  - streamed and banded images equal the one-piece image.
  *
  * Bars: each is the figure measured on an NVIDIA H200 with the final code
- * of issue 5 (kernels/BENCHMARKS.md, "GPU tests and checks"; session note
+ * of issue 5 (docs/benchmarks/2026-11-journal.md, "GPU tests and checks"; session note
  * of stop 7) minus a stated headroom; every check prints a 'BAR' line with
  * the value, the bar and the share of the headroom used. The issue's
  * floors (SER 50 dB, PSLR 0.5 dB, ISLR 1 dB, 100 dB streamed) lie below

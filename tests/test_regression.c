@@ -27,7 +27,7 @@
  * every row measures is mostly the interpolation, so FP64 and FP32 read
  * alike. cpu: this machine class (2-core AMD EPYC; the quadratic's rows on
  * an AVX2 one, 2026-11-26), Release build with GCC; the clang ASan/UBSan
- * build reads within 0.1 dB. cuda: NVIDIA H200 (kernels/BENCHMARKS.md),
+ * build reads within 0.1 dB. cuda: NVIDIA H200 (docs/benchmarks/2026-11-journal.md),
  * default variant v3; the fp32 rows with the quadratic on one of a
  * two-H200 host, 2026-11-26. Headroom: 3 dB for the CPU rows (rounding of the
  * build), 5 dB for CUDA FP32, 5 dB for CUDA FP16 (issue 11's floors: 70 dB

@@ -16,7 +16,7 @@
 #define GOTCHA_FORM_ARGS "--grid 512x512 --spacing 0.2"
 
 /* Measured: cpu on this machine class (2-core AMD EPYC); cuda on an NVIDIA
- * H200 (kernels/BENCHMARKS.md), default variant v3, raw samples in FP32.
+ * H200 (docs/benchmarks/2026-11-journal.md), default variant v3, raw samples in FP32.
  * The issue's floors were 60 dB (FP32) and 50 dB (FP16). */
 static const reg_row ROWS[] = {
     /* data set back end precision measured headroom */

@@ -63,7 +63,7 @@ sarbp_status sarbp_phd_alloc(sarbp_domain domain, size_t npulses, size_t nsample
 sarbp_status sarbp_phd_alloc_optional(sarbp_phd *phd, double **field);
 void sarbp_phd_free(sarbp_phd *phd); /* NULL is a no-op */
 
-/* Plausibility limits on metadata (README.md): distances (positions, r0,
+/* Plausibility limits on metadata (docs/formats.md): distances (positions, r0,
  * r_correct) and angles within SARBP_PHD_MAX_DISTANCE in magnitude;
  * frequencies (f0, df, the last sample f0 + (K-1) df, fs, fc) within
  * SARBP_PHD_MAX_FREQ; df and fs at least SARBP_PHD_MIN_STEP;

@@ -2,7 +2,7 @@
  *
  * Inputs sarbp reads (detected from the file's content, not its name):
  *  - sarbp's own HDF5 layout (attribute "sarbp_format" = "sarbp-phd", version
- *    checked on load; documented in README.md);
+ *    checked on load; documented in docs/formats.md);
  *  - Gotcha MATLAB files (v5 through matio; v7.3 through matio or HDF5), one
  *    struct `data` with fields fp, freq, x, y, z, r0, th, phi, af.r_correct,
  *    af.ph_correct;
@@ -35,7 +35,7 @@ extern "C" {
 #define SARBP_PHD_FORMAT_NAME "sarbp-phd"
 #define SARBP_PHD_FORMAT_VERSION 1
 
-/* Plausibility limits on what one input file may declare (README.md, "The
+/* Plausibility limits on what one input file may declare (docs/formats.md, "The
  * sarbp-phd file"). Beyond them a file is refused before anything is
  * allocated for it; within them every declared size is still checked
  * against the bytes the file holds. */

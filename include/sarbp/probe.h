@@ -1,7 +1,7 @@
 /* sarbp/probe.h - input files opened first in a disposable process.
  *
  * Some malformed HDF5 and MATLAB files crash or hang inside HDF5 1.10 or
- * matio themselves, where no check of sarbp's can reach (README.md lists the
+ * matio themselves, where no check of sarbp's can reach (docs/formats.md lists the
  * known ones). So before a reader touches an HDF5 or MATLAB input's
  * metadata, it repeats the same metadata reads in a forked child (no exec)
  * under a memory limit and a time limit (and with core dumps off). A child that dies on a signal, runs

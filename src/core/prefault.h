@@ -11,7 +11,7 @@
  * lowest priority (nice 19): on a lent 16-core H100 host, 12 threads
  * started for each image and running at the form's own priority took the
  * cores from the copier's threads, and the first block of samples waited
- * 2.2 ms for its copy into pinned memory (kernels/BENCHMARKS.md).
+ * 2.2 ms for its copy into pinned memory (docs/benchmarks/2026-11-journal.md).
  *
  * A region is touched in huge-page slices, in address order. A writer that
  * claims a range (sarbp_prefault_claim) may write it while the threads are

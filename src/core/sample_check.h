@@ -6,7 +6,7 @@
  * One pass instead of two: on the bench problem the separate check cost
  * the host 0.10-0.13 ms a pulse block, as much as the copy into pinned
  * memory, while the host's staging set the pace of the blocks
- * (kernels/BENCHMARKS.md). */
+ * (docs/benchmarks/2026-11-journal.md). */
 #ifndef SARBP_SAMPLE_CHECK_H
 #define SARBP_SAMPLE_CHECK_H
 

@@ -4,7 +4,7 @@
  * Every file is written to a temporary beside the target (tempfile.h:
  * exclusive creation, fsync, rename) and renamed when complete, so a failure
  * or an interrupted run leaves no partial output. Reading is
- * phd_read_h5.c's. The layout, for the README:
+ * phd_read_h5.c's. The layout, as docs/formats.md gives it:
  *
  * ## The sarbp-phd file (version 1)
  *

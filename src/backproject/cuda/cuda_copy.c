@@ -87,14 +87,14 @@ void sarbp_pinned_put(void *ptr)
  * whole team piece after piece, woke every thread for every piece: 24 GB/s
  * for a 128 MiB image on an H100 host, against 55 GB/s for a pinned copy;
  * a job a chunk, with a lane a piece, left each lane one piece and no
- * overlap of its own (2026-11-26, kernels/BENCHMARKS.md). */
+ * overlap of its own (2026-11-26, docs/benchmarks/2026-11-journal.md). */
 #define PIECE ((size_t)1 << 20)
 /* A host copy (a block of samples into pinned memory) takes a lane per 2
  * MiB: the bench problem's 1 MiB blocks are the caller's alone. Waking
  * lanes for them cost the first block 1.8-2.4 ms on lent H200 hosts while
  * the prefault threads touched a fresh image (the woken threads waited for
  * cores), against 0.14 ms copied by the caller, and about 0.07 ms either
- * way once the touching was done (kernels/BENCHMARKS.md). */
+ * way once the touching was done (docs/benchmarks/2026-11-journal.md). */
 #define HOST_PIECE ((size_t)2 << 20)
 #define SLICE_ALIGN ((size_t)64 << 10) /* slices start on 64 KiB: no shared cache lines or pages */
 #define MAX_THREADS 16
@@ -243,7 +243,7 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out)
     /* three quarters of the cores: 16 threads copied 58 GB/s on a 32-core
      * H200 host; on lent 16-core H200 hosts 12 lanes brought the bench
      * problem's 128 MiB back 0.3-0.5 ms sooner than 8, and 16 no sooner
-     * (kernels/BENCHMARKS.md) */
+     * (docs/benchmarks/2026-11-journal.md) */
     if (threads <= 0) threads = sarbp_cpu_count() * 3 / 4;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;

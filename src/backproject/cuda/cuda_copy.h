@@ -2,7 +2,7 @@
  * pinned buffers kept for the next plan, and a device-to-host copy into
  * ordinary (pageable) memory at the speed of a pinned one.
  *
- * Measured on the H200 host (kernels/BENCHMARKS.md): a copy from the
+ * Measured on the H200 host (docs/benchmarks/2026-11-journal.md): a copy from the
  * device into pageable memory runs at 9.3 GB/s, into pinned memory at 55
  * GB/s; pinning costs 0.3-0.4 ms a MiB with cudaMallocHost. So the image
  * comes back through small pinned bounce buffers: each host thread copies

@@ -286,7 +286,7 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
  * flush queues the rest of the FFBP behind the last block on the same
  * stream. On a lent H100 host stage 0 and its prefilter were 0.8 of the
  * 2.1 ms the bench problem's FFBP took after the last block
- * (kernels/BENCHMARKS.md). Everything the device holds is allocated at
+ * (docs/benchmarks/2026-11-journal.md). Everything the device holds is allocated at
  * create except the FFBP's polar buffers, image and tables, which grow to
  * the largest region. */
 #define STAGE_EVENTS 4
