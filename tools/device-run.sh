@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# device-run.sh - on a lent GPU machine, unpacks what scripts/device-pack.sh
+# device-run.sh - on a lent GPU machine, unpacks what tools/device-pack.sh
 # packed and runs the named steps, each step's output to $OUT/<step>.log.
 set -uo pipefail
 
 usage() {
     cat <<'EOF'
-usage: scripts/device-run.sh STEP...   (on the GPU machine, from the repository root)
+usage: tools/device-run.sh STEP...   (on the GPU machine, from the repository root)
 
-Places the tree at the paths the build recorded (/work/main, /work/shared)
+Places the tree at the paths the build recorded (its CMake source directory
+and ../shared beside it)
 with symbolic links, unpacks .devlibs/build.tar.zst into build/, sets
 LD_LIBRARY_PATH, then runs each STEP, a shell command line, with its output
 to $OUT/step-N.log (and the last lines to stdout). Steps go on after a
 failure; the exit status is the number of failed steps (at most 100).
 Example:
-  scripts/device-run.sh 'nvidia-smi -L' 'cd build && ctest -L gpu --output-on-failure'
+  tools/device-run.sh 'nvidia-smi -L' 'cd build && ctest -L gpu --output-on-failure'
 EOF
 }
 case "${1:-}" in -h | --help | "") usage; exit 0 ;; esac
@@ -21,16 +22,22 @@ case "${1:-}" in -h | --help | "") usage; exit 0 ;; esac
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-/tmp/device-out}
 mkdir -p "$out"
-if [[ $(cd /work/main 2>/dev/null && pwd -P) != "$(cd "$root" && pwd -P)" ]]; then
-    [[ ! -e /work/main || -L /work/main ]] || { echo "device-run.sh: /work/main exists" >&2; exit 100; }
-    mkdir -p /work
-    rm -f /work/main
-    ln -s "$root" /work/main
-fi
-[[ -d /work/shared/data ]] || { rm -f /work/shared; ln -s "$root/.devlibs/shared" /work/shared; }
-mkdir -p "$root/build/tests/tmp"
 unzstd() { LD_LIBRARY_PATH="$root/.devlibs/bin/lib" "$root/.devlibs/bin/zstd" -q -d --long=27 -c "$1"; }
+mkdir -p "$root/build"
 unzstd "$root/.devlibs/build.tar.zst" | tar xf - -C "$root/build"
+# The tests were built with absolute paths to the source tree and to
+# ../shared beside it: make those paths lead here.
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$root/build/CMakeCache.txt")
+[[ -n $src ]] || { echo "device-run.sh: no source directory in build/CMakeCache.txt" >&2; exit 100; }
+if [[ $(cd "$src" 2>/dev/null && pwd -P) != "$(cd "$root" && pwd -P)" ]]; then
+    [[ ! -e $src || -L $src ]] || { echo "device-run.sh: $src exists" >&2; exit 100; }
+    mkdir -p "$(dirname "$src")"
+    rm -f "$src"
+    ln -s "$root" "$src"
+fi
+shared=$(dirname "$src")/shared
+[[ -d $shared/data ]] || { rm -f "$shared"; ln -s "$root/.devlibs/shared" "$shared"; }
+mkdir -p "$root/build/tests/tmp"
 [[ -d $root/.devlibs/lib ]] || unzstd "$root/.devlibs/lib.tar.zst" | tar xf - -C "$root/.devlibs"
 
 cuda_lib=

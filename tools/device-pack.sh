@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # device-pack.sh - packs a CUDA build for a lent GPU machine that has the
 # NVIDIA driver and the CUDA toolkit but none of the distribution's packages
-# (see scripts/device-run.sh, which unpacks and runs it there).
+# (see tools/device-run.sh, which unpacks and runs it there).
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: scripts/device-pack.sh [--before BUILD_DIR] [-h|--help]
+usage: tools/device-pack.sh [--before BUILD_DIR] [-h|--help]
 
 Writes .devlibs/ at the repository root (ignored by git):
-  build.tar.zst  build/sarbp, every test program and the CTest files
+  build.tar.zst  build/sarbp, every test program, the CTest files and
+                 CMakeCache.txt (where the sources were)
   lib.tar.zst    lib/: the shared libraries they load that a bare machine
                  lacks (from ldd), except glibc, the NVIDIA driver, cuFFT
                  (the toolkit there has it) and Open MPI (lib-mpi/, used
@@ -17,9 +18,9 @@ Writes .devlibs/ at the repository root (ignored by git):
   bin/zstd       to unpack them there (its own libraries in bin/lib/)
   shared/data/   the Gotcha files and the bad inputs from ../shared/data
   before/sarbp   with --before DIR: the sarbp of an earlier build (DIR/sarbp),
-                 for scripts/gpu-checks.sh before
+                 for tools/gpu-checks.sh before
 Build first (scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 for an H100/H200),
-then name .devlibs in the device call's carry and run scripts/device-run.sh.
+then name .devlibs in the device call's carry and run tools/device-run.sh.
 
 exit codes: 0 packed, 1 failure, 2 usage error.
 EOF
@@ -63,7 +64,7 @@ while read -r name arrow path _; do
 done < <(ldd /usr/bin/zstd)
 (cd "$out" && tar cf - lib lib-mpi | zstd -q -T0 -15 -o lib.tar.zst && rm -rf lib lib-mpi)
 
-(cd "$build" && tar cf - sarbp tests/test_* CTestTestfile.cmake tests/CTestTestfile.cmake) |
+(cd "$build" && tar cf - sarbp tests/test_* CTestTestfile.cmake tests/CTestTestfile.cmake CMakeCache.txt) |
     zstd -q -T0 --long=27 -15 -o "$out/build.tar.zst"
 if [[ -n $before ]]; then
     [[ -x $before/sarbp ]] || die "no sarbp in '$before'"

@@ -6,7 +6,7 @@ set -uo pipefail
 
 usage() {
     cat <<'EOF'
-usage: scripts/gpu-checks.sh GROUP...
+usage: tools/gpu-checks.sh GROUP...
 
 Groups (each prints what it measured; a failed check makes the exit 1):
   tests     ctest -L gpu (every GPU test program, the CUDA regression rows)
@@ -159,7 +159,7 @@ g_before() {
         "pt|$d/point_targets.h5|--grid 201x201 --spacing 0.11"
         "cl|$d/clutter.h5|--grid 201x201 --spacing 0.25 --window hamming --az-window hamming"
         "st|$d/stripmap_chirp.h5|--grid 161x161 --spacing 0.125,0.8"
-        "go|/work/shared/data/gotcha/pass1/HH|--grid 512x512 --spacing 0.2")
+        "go|${SARBP_SHARED_DIR:-$root/../shared}/data/gotcha/pass1/HH|--grid 512x512 --spacing 0.2")
     for c in "${cases[@]}"; do
         IFS='|' read -r name input opts <<<"$c"
         for p in fp32 fp16; do
