@@ -38,6 +38,15 @@ int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer)
 
 int sarbp_mpi_drain(int failed) { return failed ? 0 : -1; }
 
+int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value)
+{
+    (void)d;
+    (void)n;
+    if (item) *item = -1;
+    if (value) *value = 0;
+    return -1;
+}
+
 sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, int *code_out)
 {
     (void)from;
