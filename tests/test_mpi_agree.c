@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ARGS "--backend cpu --grid 40x37 --spacing 0.3"
+#define ARGS "--backend cpu --grid 40x37 --spacing 0.2"
 
 static char err_text[65536];
 
@@ -100,7 +100,7 @@ static void test_form_disagreements(void **state)
         snprintf(other, sizeof other, "form -i '%s' " ARGS " -o '%s/%s'", neg, SARBP_TEST_TMP, out);
         refused(n, 1, same, other, "read different samples", out);
         /* another grid on the last rank */
-        snprintf(other, sizeof other, "form -i '%s' --backend cpu --grid 40x37 --spacing 0.31 -o '%s/%s'",
+        snprintf(other, sizeof other, "form -i '%s' --backend cpu --grid 40x37 --spacing 0.21 -o '%s/%s'",
                  good, SARBP_TEST_TMP, out);
         refused(n, n - 1, same, other, "has a different grid", out);
         /* other options */

@@ -1,7 +1,12 @@
 /* test_slow_batch.c - scripts/batch-form.sh over the four Gotcha files with
  * 1-degree windows: four PNG and four .h5 images and a four-row summary; and
  * a window that fails (an injected failure) is reported without stopping
- * the others, and makes the exit status 1. Skipped without the Gotcha data. */
+ * the others, and makes the exit status 1. With --outputs, every window
+ * writes each format asked (SICD and KMZ with the scene reference and pulse
+ * times given in --form-args, each SICD starting at its own first pulse); -o
+ * in --form-args is refused before anything is made; an input that cannot
+ * be read beside the Gotcha folder is a row of the summary and makes the
+ * exit status 1. Skipped without the Gotcha data. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -9,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define FORM_ARGS "--grid 512x512 --spacing 0.2"
 
@@ -122,6 +128,76 @@ static void test_failed_window_does_not_stop_others(void **state)
     remove(wrapper);
 }
 
+/* 'sarbp batch' itself, its stderr into err[] */
+static char out[8192], err[8192];
+
+static int count_text(const char *path, const char *needle)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "grep -ao '%s' '%s' | wc -l", needle, path);
+    if (tu_sh(out, sizeof out, "%s", cmd) != 0) return -1;
+    return atoi(out);
+}
+
+static void test_outputs_and_refusals(void **state)
+{
+    (void)state;
+    char outdir[1024], p[1200];
+    snprintf(outdir, sizeof outdir, "%s/batch_gotcha_outputs", SARBP_TEST_TMP);
+    snprintf(p, sizeof p, "rm -rf '%s'", outdir);
+    assert_int_equal(system(p), 0);
+    /* -o inside --form-args: refused before anything, one line */
+    int rc = tu_run("batch -j 2 --form-args '" FORM_ARGS " -o x.npy' -o '%s' '%s'", outdir,
+                    tu_gotcha_dir());
+    print_message("exit %d: %s", rc, err);
+    assert_int_equal(rc, 2);
+    assert_int_equal(tu_count_prefix_lines(err, "sarbp:"), 1);
+    assert_non_null(strstr(err, "same file"));
+    assert_int_equal(access(outdir, F_OK), -1);
+    /* a geolocated format without a scene reference (Gotcha has none) */
+    rc = tu_run("batch -j 2 --outputs kmz --form-args '" FORM_ARGS "' -o '%s' '%s'", outdir,
+                tu_gotcha_dir());
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(err, "--scene-ref"));
+    assert_int_equal(access(outdir, F_OK), -1);
+
+    /* every format, and an input that cannot be read beside the folder */
+    char missing[1100];
+    snprintf(missing, sizeof missing, "%s/batch_gotcha_missing.mat", SARBP_TEST_TMP);
+    remove(missing);
+    rc = tu_run("batch -j 2 --window-deg 1 --outputs png,h5,npy,nitf,kmz --form-args '--grid "
+                "128x128 --spacing 0.1 --scene-ref 39.78,-84.08,240 --prf 2000 --collect-start "
+                "2008-06-01T12:00:00Z' -o '%s' '%s' '%s'", outdir, tu_gotcha_dir(), missing);
+    print_message("exit %d: %s", rc, err);
+    assert_int_equal(rc, 1);
+    static const char *const exts[] = {"png", "h5", "npy", "nitf", "kmz"};
+    for (int w = 0; w < 4; w++)
+        for (int e = 0; e < 5; e++) {
+            snprintf(p, sizeof p, "%s/win_%03d.%s", outdir, w, exts[e]);
+            struct stat st;
+            if (stat(p, &st) || st.st_size == 0) fail_msg("'%s' is missing or empty", p);
+        }
+    snprintf(p, sizeof p, "%s/summary.csv", outdir);
+    assert_int_equal(count_lines(p, NULL), 6); /* header, 4 windows, the missing input */
+    assert_int_equal(count_lines(p, ",ok,"), 4);
+    assert_int_equal(count_lines(p, "batch_gotcha_missing.mat"), 1);
+    assert_int_equal(count_lines(p, "No such file or directory"), 1);
+    snprintf(p, sizeof p, "%s/summary.json", outdir);
+    assert_int_equal(count_lines(p, "\"status\": \"failed\""), 1);
+    assert_int_equal(count_lines(p, "\"nitf\": \""), 4);
+    /* four SICDs, four collection starts: the first at the given time */
+    char starts[4][64];
+    for (int w = 0; w < 4; w++) {
+        snprintf(p, sizeof p, "%s/win_%03d.nitf", outdir, w);
+        assert_int_equal(count_text(p, "<CollectStart>"), 1);
+        assert_int_equal(tu_sh(out, sizeof out, "grep -ao '<CollectStart>[^<]*' '%s'", p), 0);
+        snprintf(starts[w], sizeof starts[w], "%.63s", out);
+        print_message("win_%03d: %s", w, starts[w]);
+        for (int v = 0; v < w; v++) assert_string_not_equal(starts[v], starts[w]);
+    }
+    assert_non_null(strstr(starts[0], "2008-06-01T12:00:00Z"));
+}
+
 int main(void)
 {
     if (!tu_have_gotcha()) {
@@ -131,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_four_windows),
         cmocka_unit_test(test_failed_window_does_not_stop_others),
+        cmocka_unit_test(test_outputs_and_refusals),
     };
     return tu_run_tests(tests);
 }

@@ -21,7 +21,18 @@
  *    included) reports no error and no warning on sarbp's SICD, and SARkit's
  *    NitfReader gives pixels equal to sarbp's .npy output (a flipped or
  *    transposed view of it, as the SICD orientation rule makes it), one
- *    image segment or several (SARBP_TEST_SICD_SEGMENT_BYTES). */
+ *    image segment or several (SARBP_TEST_SICD_SEGMENT_BYTES);
+ *  - the default grid: a CPHD rewritten by SARkit, formed with no grid
+ *    options into a SICD: sicdcheck exits 0 with no finding (its
+ *    oversampling test wants 1 / (ImpRespBW SS) from 1.1 to 2.2; the SICD
+ *    default spacing gives 2); sarpy's SICDType.is_valid(recursive=True) is
+ *    True (a venv of its own, tests/venv-sarpy; skipped offline) and logs
+ *    no error, only the warnings the README states (ImageFormAlgo OTHER, no
+ *    Radiometric, no Timeline/IPP);
+ *  - SICD written by SARkit: SARkit's NitfWriter copies sarbp's SICD (its
+ *    own NITF headers); sarbp reads it back into the same image, and with
+ *    sarbp's Processing parameters removed reads it as a foreign SICD
+ *    (NumCols x NumRows, same pixels). */
 #include "test_util.h"
 
 #include <math.h>
@@ -312,6 +323,140 @@ static void test_sicd_by_sarkit(void **state)
     }
 }
 
+#define VENV_SARPY SARBP_TEST_TMP "/../venv-sarpy"
+
+static int have_sarpy(void)
+{
+    static int state = -1;
+    if (state >= 0) return state;
+    if (system(VENV_SARPY "/bin/python -c 'import sarpy.io.complex' >/dev/null 2>&1") == 0)
+        return state = 1;
+    int rc = system("(python3 -m venv '" VENV_SARPY "' && timeout 600 '" VENV_SARPY "/bin/pip' "
+                    "install -q sarpy) >'" SARBP_TEST_TMP "/pip_sarpy.log' 2>&1");
+    state = rc == 0 &&
+            system(VENV_SARPY "/bin/python -c 'import sarpy.io.complex' >/dev/null 2>&1") == 0;
+    if (!state) print_message("sarpy could not be installed (see %s/pip_sarpy.log)\n",
+                              SARBP_TEST_TMP);
+    return state;
+}
+
+/* sarpy's validity check; prints its log; exit 0 when valid and no error
+ * and no warning beyond the three the README states */
+static const char *const sarpy_py =
+    "import sys, logging, io\n"
+    "buf = io.StringIO()\n"
+    "logging.basicConfig(stream=buf, level=logging.WARNING, format='%(levelname)s %(message)s')\n"
+    "from sarpy.io.complex.converter import open_complex\n"
+    "ok = open_complex(sys.argv[1]).sicd_meta.is_valid(recursive=True)\n"
+    "log = buf.getvalue()\n"
+    "stated = ('Image formation algorithm populated as \"OTHER\"', 'No Radiometric data',\n"
+    "          'No Timeline.IPP provided')\n"
+    "lines = [l for l in log.splitlines() if l.startswith(('WARNING', 'ERROR', 'CRITICAL'))]\n"
+    "other = [l for l in lines if not (l.startswith('WARNING') and any(s in l for s in stated))]\n"
+    "print('is_valid', ok, '; warnings stated:', len(lines) - len(other), '; other:', other)\n"
+    "sys.exit(0 if ok and not other else 1)\n";
+
+/* argv: sarbp's SICD in, SARkit's copy out, and "keep" or "strip" (remove
+ * sarbp's Processing parameters) */
+static const char *const copy_py =
+    "import sys, sarkit.sicd as ss\n"
+    "with open(sys.argv[1], 'rb') as f:\n"
+    "    r = ss.NitfReader(f)\n"
+    "    x = r.metadata.xmltree\n"
+    "    a = r.read_image()\n"
+    "if sys.argv[3] == 'strip':\n"
+    "    for p in x.findall('{*}ImageFormation/{*}Processing'):\n"
+    "        p.getparent().remove(p)\n"
+    "sec = ss.NitfSecurityFields(clas='U')\n"
+    "m = ss.NitfMetadata(xmltree=x, file_header_part=ss.NitfFileHeaderPart(ostaid='sarkit', security=sec),\n"
+    "    im_subheader_part=ss.NitfImSubheaderPart(isorce='sarkit', security=sec),\n"
+    "    de_subheader_part=ss.NitfDeSubheaderPart(security=sec))\n"
+    "with open(sys.argv[2], 'wb') as f:\n"
+    "    with ss.NitfWriter(f, m) as w:\n"
+    "        w.write_image(a)\n";
+
+static void test_default_grid_sicd(void **state)
+{
+    (void)state;
+#ifndef SARBP_HAVE_LIBXML2
+    tu_skip("sarbp was built without libxml2, so it reads no CPHD");
+#endif
+    if (!have_sarkit()) tu_skip("no sarkit: cannot install it from PyPI here (offline?)");
+    char py[1024], nitf[1024], theirs[1024];
+    snprintf(py, sizeof py, "%s", tu_tmp("rewrite.py"));
+    write_text(py, rewrite_py);
+    const sarbp_target t[] = {{0, 0, 0, 1}, {2, -1.5, 0, 0.5}};
+    sarbp_phd *p = tu_targets(t, 2, 128);
+    sarbp_scene_ref r;
+    tu_ok(sarbp_scene_ref_set(&r, 34.05, -118.25, 35, 0));
+    struct cphd_gen g = {.fmt = "CF8"};
+    const char *mine = tu_tmp("dg_mine.cphd"), *sk = tu_tmp("dg_sarkit.cphd");
+    tu_write_cphd(mine, p, &r, &g);
+    sarbp_phd_free(p);
+    if (sh(VENV "/bin/python %s %s %s 2>&1", py, mine, sk) != 0)
+        fail_msg("sarkit could not rewrite the CPHD:\n%s", out);
+    snprintf(nitf, sizeof nitf, "%s", tu_tmp("dg.nitf"));
+    assert_int_equal(tu_run("form -i %s -o %s --backend cpu -v", sk, nitf), 0);
+    assert_non_null(strstr(err, "sarbp: form: SICD output: default spacing"));
+    int rc = sh(VENV "/bin/sicdcheck --no-color %s 2>&1", nitf);
+    print_message("sicdcheck (default grid): exit %d, %zu bytes of findings\n", rc, strlen(out));
+    if (rc != 0 || strstr(out, "[Error]") || strstr(out, "[Warning]"))
+        fail_msg("sicdcheck on %s:\n%s", nitf, out);
+
+    /* SARkit's copy of it, then one without sarbp's parameters */
+    sarbp_image *own;
+    tu_ok(sarbp_image_read(nitf, &own));
+    snprintf(py, sizeof py, "%s", tu_tmp("sicd_by_sarkit.py"));
+    write_text(py, copy_py);
+    snprintf(theirs, sizeof theirs, "%s", tu_tmp("dg_by_sarkit.nitf"));
+    for (int strip = 0; strip < 2; strip++) {
+        if (sh(VENV "/bin/python %s %s %s %s 2>&1", py, nitf, theirs, strip ? "strip" : "keep"))
+            fail_msg("SARkit could not write the SICD:\n%s", out);
+        sarbp_image *im;
+        tu_ok(sarbp_image_read(theirs, &im));
+        const size_t n = im->grid.nx * im->grid.ny;
+        assert_int_equal(n, own->grid.nx * own->grid.ny);
+        if (!strip) {
+            assert_int_equal(im->grid.nx, own->grid.nx);
+            assert_memory_equal(im->data, own->data, n * sizeof *im->data);
+        } else { /* the same pixels in SICD order (ix = column, iy = row): exactly one
+                  * of the 8 flips and transposes of sarbp's own image */
+            const size_t nr = im->grid.ny, nc = im->grid.nx, ox = own->grid.nx, oy = own->grid.ny;
+            int hits = 0;
+            for (int v = 0; v < 8; v++) {
+                const int tr = v & 4, fr = v & 2, fc = v & 1;
+                if ((tr ? oy : ox) != nc || (tr ? ox : oy) != nr) continue;
+                int same = 1;
+                for (size_t rr = 0; same && rr < nr; rr++)
+                    for (size_t cc = 0; same && cc < nc; cc++) {
+                        const size_t a = fr ? nr - 1 - rr : rr, b = fc ? nc - 1 - cc : cc;
+                        const size_t ix = tr ? a : b, iy = tr ? b : a;
+                        same = !memcmp(&im->data[rr * nc + cc], &own->data[iy * ox + ix],
+                                       sizeof *im->data);
+                    }
+                hits += same;
+            }
+            assert_int_equal(hits, 1);
+            /* spacings: Col/SS along ix, Row/SS along iy */
+            const int transposed = own->grid.nx != nc;
+            assert_true(im->grid.dx == (transposed ? own->grid.dy : own->grid.dx));
+            assert_true(im->grid.dy == (transposed ? own->grid.dx : own->grid.dy));
+        }
+        print_message("SICD written by SARkit (%s): read as %zu x %zu at %g x %g m\n",
+                      strip ? "no sarbp parameters" : "sarbp's XML", im->grid.nx, im->grid.ny,
+                      im->grid.dx, im->grid.dy);
+        sarbp_image_free(im);
+    }
+    sarbp_image_free(own);
+
+    if (!have_sarpy()) tu_skip("no sarpy: cannot install it from PyPI here (offline?)");
+    snprintf(py, sizeof py, "%s", tu_tmp("sarpy_valid.py"));
+    write_text(py, sarpy_py);
+    rc = sh(VENV_SARPY "/bin/python %s %s 2>&1", py, nitf);
+    print_message("sarpy: %s", out);
+    if (rc != 0) fail_msg("sarpy's validity check on %s:\n%s", nitf, out);
+}
+
 /* A Gotcha pass with --scene-ref (and the pulse times Gotcha lacks) gives
  * a SICD that sicdcheck finds nothing in. */
 static void test_gotcha_sicd(void **state)
@@ -336,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_toa_by_standard),
         cmocka_unit_test(test_sicd_by_sarkit),
         cmocka_unit_test(test_gotcha_sicd),
+        cmocka_unit_test(test_default_grid_sicd),
     };
     return tu_run_tests(tests);
 }

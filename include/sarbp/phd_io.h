@@ -54,13 +54,23 @@ sarbp_status sarbp_reader_open(const char *const *inputs, size_t ninputs, sarbp_
 /* Options for opening; a NULL options pointer means all defaults. */
 typedef struct {
     const char *channel; /* CPHD: the Data/Channel/Identifier to read; NULL: the first */
+    /* "HH", "VV", "HV" or "VH" (transmit, receive): keep only the files of
+     * that polarisation (and, in a CPHD without channel, its first channel
+     * of that polarisation); SARBP_ERR_INVALID when a file's polarisation
+     * is unknown or none is left. NULL: every file. */
+    const char *polarisation;
 } sarbp_reader_options;
 sarbp_status sarbp_reader_open_opts(const char *const *inputs, size_t ninputs,
                                     const sarbp_reader_options *o, sarbp_reader **out);
 
+/* Files whose pulses repeat or overlap in azimuth (the HH and VV copies of
+ * the same pulses in one folder, a file given under two names) are refused
+ * at open: SARBP_ERR_INVALID naming two such files. Files are taken to
+ * overlap when their azimuth spans [first, last pulse] meet. */
+
 /* What the inputs say about the collection: the scene reference point
  * (has_ref) and names; all empty for inputs that carry none (sarbp's own
- * HDF5, Gotcha). Owned by the reader. Inputs with a reference must agree on
+ * HDF5, Gotcha), but for the polarisation their names or attribute give. Owned by the reader. Inputs with a reference must agree on
  * it (SARBP_ERR_MISMATCH at open otherwise). */
 const sarbp_collection *sarbp_reader_collection(const sarbp_reader *rd);
 /* Supplies the scene reference of inputs that carry none (Gotcha's
@@ -88,6 +98,27 @@ const char *sarbp_reader_file(const sarbp_reader *rd, size_t i);
  * azimuth order. */
 size_t sarbp_reader_file_npulses(const sarbp_reader *rd, size_t i);
 const char *sarbp_reader_file_format(const sarbp_reader *rd, size_t i);
+
+/* Polarisation of the i-th file as "T:R" (transmit:receive, "H:H"), or NULL
+ * when unknown; *from (may be NULL) says where it came from: "the CPHD
+ * channel", "the file's polarisation attribute" (sarbp-phd), "the file
+ * name" (Gotcha's data_3dsar_pass1_az001_HH.mat) or "the directory name"
+ * (the AFRL layout .../pass1/HH/...). Owned by the reader. The reader's
+ * collection()->polarisation holds it when every file agrees. */
+const char *sarbp_reader_file_polarisation(const sarbp_reader *rd, size_t i, const char **from);
+
+/* Parses "HH", "hh", "H:H" (and VV, HV, VH) into "H:H" in out[n]; -1 for
+ * anything else. */
+int sarbp_polarisation_parse(const char *s, char *out, size_t n);
+
+/* The channels of a CPHD file, for listing (sarbp info): *out gets n
+ * entries the caller frees with free(). Reads the header and XML only. */
+typedef struct {
+    char id[128];           /* Data/Channel/Identifier */
+    char polarisation[32];  /* "T:R" from Channel/Parameters/Polarization, "" unknown */
+    size_t nvectors, nsamples;
+} sarbp_cphd_channel;
+sarbp_status sarbp_cphd_channels(const char *path, sarbp_cphd_channel **out, size_t *n);
 
 /* Reads samples of pulses [p0, p0 + np) (selected indices) into
  * dst[np][nsamples]. Checks every sample is finite (SARBP_ERR_INVALID naming

@@ -110,10 +110,15 @@ void cli_json_fstr(FILE *f, const char *s);
 void cli_json_str(const char *s);
 void cli_json_num(double v);
 
-/* Progress line on stderr (pulses done, Mbp/s, time left), throttled to
- * ~4 Hz; enabled when stderr is a terminal and verbosity >= 1. pairs_per_unit
- * converts units (pulses) to pixel-pulse pairs. Returns NULL when disabled
- * (a NULL progress is a no-op for the library). */
+/* Progress on stderr (pulses done, rate, time left) at verbosity >= 1 (-q
+ * silences it) on rank 0. When stderr is a terminal: one line rewritten in
+ * place, throttled to ~4 Hz. Otherwise (pipes, log files, schedulers): a
+ * plain line such as "sarbp: form: 45% (212 of 469 pulses), 1.20 Gbp/s,
+ * about 40 s left" every 20 s, the first 20 s after the start (so shorter
+ * runs print none); the environment variable SARBP_PROGRESS_INTERVAL
+ * (seconds, 0.01 to 86400) sets another interval, e.g. for tests.
+ * pairs_per_unit converts units (pulses) to pixel-pulse pairs. Returns NULL
+ * when disabled (a NULL progress is a no-op for the library). */
 sarbp_progress *cli_progress_start(const char *label, double pairs_per_unit);
 void cli_progress_end(sarbp_progress *p);
 

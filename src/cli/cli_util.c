@@ -437,38 +437,83 @@ void cli_json_num(double v)
 
 /* ---- progress ------------------------------------------------------------ */
 
+/* Two forms: on a terminal one line rewritten in place (\r) at most 4 times
+ * a second; otherwise (a pipe, a log file, a scheduler's output) a plain
+ * line of its own every log interval, the first one interval after the
+ * start, so a run shorter than that prints nothing. */
+#define PROGRESS_TTY_S 0.25
+#define PROGRESS_LOG_S 20.0
+
 struct cli_progress {
     sarbp_progress base;
     const char *label;
     double pairs_per_unit;
     double t_start, t_last;
+    double interval; /* seconds between lines */
+    int tty;         /* stderr is a terminal */
     int printed;
 };
+
+/* SARBP_PROGRESS_INTERVAL (seconds, 0.01 to 86400) when set and valid,
+ * else PROGRESS_LOG_S */
+static double progress_log_interval(void)
+{
+    const char *e = getenv("SARBP_PROGRESS_INTERVAL");
+    double v;
+    if (e && *e && !cli_parse_double(e, 0.01, 86400, &v)) return v;
+    return PROGRESS_LOG_S;
+}
+
+/* "under 1 s left", "about 40 s left", "about 12 min left", "about 3.5 h left" */
+static void format_left(char *buf, size_t n, double s)
+{
+    if (s < 1) snprintf(buf, n, "under 1 s left");
+    else if (s < 120) snprintf(buf, n, "about %.0f s left", s);
+    else if (s < 7200) snprintf(buf, n, "about %.0f min left", s / 60);
+    else snprintf(buf, n, "about %.1f h left", s / 3600);
+}
 
 static void progress_update(sarbp_progress *base, size_t done, size_t total)
 {
     struct cli_progress *p = (struct cli_progress *)base;
     double t = sarbp_now_s();
-    if (done < total && t - p->t_last < 0.25) return;
-    p->t_last = t;
+    if (done < total && t - p->t_last < p->interval) return;
     double el = t - p->t_start;
     double rate = el > 0 ? done * p->pairs_per_unit / el / 1e6 : 0;
     double left = (done > 0 && done < total) ? el * (double)(total - done) / done : 0;
-    fprintf(stderr, "\r%s: %zu/%zu pulses, %.0f Mbp/s, %.0f s left   ", p->label, done, total,
-            rate, left);
-    p->printed = 1;
+    if (p->tty) {
+        p->t_last = t;
+        fprintf(stderr, "\r%s: %zu/%zu pulses, %.0f Mbp/s, %.0f s left   ", p->label, done,
+                total, rate, left);
+        p->printed = 1;
+        return;
+    }
+    if (done >= total) return; /* the end needs no line: the run's own messages follow */
+    p->t_last = t;
+    char lbuf[48] = "time left unknown";
+    if (done > 0) format_left(lbuf, sizeof lbuf, left);
+    const int pct = total ? (int)(100.0 * (double)done / (double)total) : 0; /* never 100 early */
+    if (rate >= 1000)
+        fprintf(stderr, "sarbp: %s: %d%% (%zu of %zu pulses), %.2f Gbp/s, %s\n", p->label, pct,
+                done, total, rate / 1000, lbuf);
+    else
+        fprintf(stderr, "sarbp: %s: %d%% (%zu of %zu pulses), %.1f Mbp/s, %s\n", p->label, pct,
+                done, total, rate, lbuf);
+    fflush(stderr);
 }
 
 sarbp_progress *cli_progress_start(const char *label, double pairs_per_unit)
 {
-    if (cli_verbosity < 1 || cli_mpi_rank > 0 || !isatty(STDERR_FILENO)) return NULL;
+    if (cli_verbosity < 1 || cli_mpi_rank > 0) return NULL;
     struct cli_progress *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->base.update = progress_update;
     p->label = label;
     p->pairs_per_unit = pairs_per_unit;
+    p->tty = isatty(STDERR_FILENO);
+    p->interval = p->tty ? PROGRESS_TTY_S : progress_log_interval();
     p->t_start = p->t_last = sarbp_now_s();
-    p->t_last -= 1; /* print the first update */
+    if (p->tty) p->t_last -= 1; /* print the first update */
     return &p->base;
 }
 

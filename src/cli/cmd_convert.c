@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "sarbp/output.h"
@@ -30,6 +31,10 @@ static void help(FILE *f)
           "  -i, --input IN       an input, like a positional IN (may be repeated)\n"
           "      --pulses I0:I1   keep pulses I0 to I1-1 of the concatenated inputs\n"
           "      --azimuth A0:A1  keep the pulses with azimuth in [A0, A1] degrees\n"
+          "      --channel ID     CPHD: the channel (Data/Channel/Identifier) to convert\n"
+          "                       (default: the first)\n"
+          "      --polarisation P HH, VV, HV or VH: only the inputs of that polarisation\n"
+          "                       (inputs whose azimuths overlap are refused without it)\n"
           "      --autofocus      apply the Gotcha autofocus solution: af.r_correct is\n"
           "                       added to r0 and the samples are multiplied by\n"
           "                       exp(j af.ph_correct); the output carries no af fields\n"
@@ -38,8 +43,17 @@ static void help(FILE *f)
           "  -h, --help           show this help and exit\n"
           "\n"
           "exit codes: 0 success, 1 unreadable or invalid input or failed write, 2 usage\n"
-          "error.\n",
+          "error (an output that is one of the inputs included).\n",
           f);
+}
+
+/* a and b name the same file: the same path, or the same device and inode */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, b)) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 /* Reads the reader's (selected) pulses block by block into the writer. */
@@ -66,13 +80,16 @@ static sarbp_status copy_all(sarbp_reader *rd, const char *out)
 
 int cmd_convert(int argc, char **argv)
 {
-    enum { OPT_PULSES = 256, OPT_AZIMUTH, OPT_AUTOFOCUS };
+    enum { OPT_PULSES = 256, OPT_AZIMUTH, OPT_AUTOFOCUS, OPT_CHANNEL, OPT_POLARISATION };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"input", required_argument, NULL, 'i'},
         {"pulses", required_argument, NULL, OPT_PULSES},
         {"azimuth", required_argument, NULL, OPT_AZIMUTH},
         {"autofocus", no_argument, NULL, OPT_AUTOFOCUS},
+        {"channel", required_argument, NULL, OPT_CHANNEL},
+        {"polarisation", required_argument, NULL, OPT_POLARISATION},
+        {"polarization", required_argument, NULL, OPT_POLARISATION},
         CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
@@ -82,6 +99,8 @@ int cmd_convert(int argc, char **argv)
     const char *out = NULL;
     int have_pulses = 0, have_az = 0, autofocus = 0, c, rc = CLI_OK;
     double az[2] = {0, 0};
+    sarbp_reader_options ro = {NULL, NULL};
+    char pol[8];
     while (rc == CLI_OK && (c = cli_getopt("convert", argc, argv, "o:i:qvh", opts)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -99,6 +118,16 @@ int cmd_convert(int argc, char **argv)
             have_az = 1;
             break;
         case OPT_AUTOFOCUS: autofocus = 1; break;
+        case OPT_CHANNEL:
+            if (!*optarg) rc = cli_usage("convert", "--channel wants a channel identifier");
+            ro.channel = optarg;
+            break;
+        case OPT_POLARISATION:
+            if (sarbp_polarisation_parse(optarg, pol, sizeof pol))
+                rc = cli_usage("convert", "--polarisation wants HH, VV, HV or VH, not '%s'",
+                               optarg);
+            ro.polarisation = optarg;
+            break;
         case 'h':
             free(inputs);
             help(stdout);
@@ -112,6 +141,10 @@ int cmd_convert(int argc, char **argv)
         else if (!out) rc = cli_usage("convert", "no output given (-o OUT.h5)");
         else if (have_pulses && have_az)
             rc = cli_usage("convert", "--pulses and --azimuth cannot be combined");
+        for (size_t i = 0; rc == CLI_OK && i < ninputs; i++)
+            if (same_file(out, inputs[i]))
+                rc = cli_usage("convert", "output '%s' is the input '%s': it would be "
+                               "overwritten", out, inputs[i]);
     }
     if (rc != CLI_OK) {
         free(inputs);
@@ -119,9 +152,16 @@ int cmd_convert(int argc, char **argv)
     }
 
     sarbp_reader *rd;
-    sarbp_status st = sarbp_reader_open(inputs, ninputs, &rd);
+    sarbp_status st = sarbp_reader_open_opts(inputs, ninputs, &ro, &rd);
     free(inputs);
     if (st != SARBP_OK) return cli_fail_status("convert", st);
+    for (size_t i = 0; i < sarbp_reader_nfiles(rd); i++)
+        if (same_file(out, sarbp_reader_file(rd, i))) {
+            rc = cli_usage("convert", "output '%s' is the input '%s': it would be overwritten",
+                           out, sarbp_reader_file(rd, i));
+            sarbp_reader_free(rd);
+            return rc;
+        }
     /* the output before any pulse is read */
     if ((st = sarbp_output_check_path(out)) != SARBP_OK) {
         sarbp_reader_free(rd);

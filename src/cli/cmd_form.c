@@ -1,8 +1,10 @@
 /* cmd_form.c - sarbp form: phase histories in, images out. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "sarbp/date.h"
@@ -36,6 +38,10 @@ static void help(void)
 "      --autofocus       apply the Gotcha autofocus corrections when the input has them\n"
 "      --channel ID      CPHD: the channel (Data/Channel/Identifier) to read (default:\n"
 "                        the first)\n"
+"      --polarisation P  HH, VV, HV or VH: read only the inputs of that polarisation\n"
+"                        (Gotcha file or folder names, the sarbp .h5 attribute, a\n"
+"                        CPHD channel's); inputs whose azimuths repeat or overlap\n"
+"                        (HH and VV copies in one folder) are refused without it\n"
 "      --scene-ref LAT,LON,HEIGHT[,HEADING]\n"
 "                        where the scene origin is on the Earth (WGS-84 degrees and\n"
 "                        metres above the ellipsoid) for inputs that do not say (Gotcha,\n"
@@ -49,7 +55,8 @@ static void help(void)
 "      --collect-start T the collection start, ISO 8601 UTC (2008-06-01T12:00:00Z)\n"
 "      --complex         .tif outputs hold the complex image (CFloat32), not dB\n"
 "\n"
-"image grid (default: the alias-free scene at half-resolution spacing):\n"
+"image grid (default: the alias-free scene at half-resolution spacing; with a SICD\n"
+"output, two samples a cycle of the ground-plane band, as sicdcheck wants):\n"
 "      --grid NXxNY      pixels, e.g. 512x512\n"
 "      --spacing D|DX,DY pixel spacing in metres\n"
 "      --center X,Y[,Z]  grid centre in metres (scene frame; default 0,0,0)\n"
@@ -107,8 +114,11 @@ static void help(void)
 "                        below a bright one can drown in FP16 quantisation spurs)\n"
 "      --variant V       cuda kernel variant (see 'sarbp bench --help'); --tile TXxTY,\n"
 "      --ppt N, --pulse-block N  tune it (defaults chosen by measurement)\n"
-"      --db-range DB     dynamic range of .png outputs (default 50)\n"
-"  -q, --quiet           no progress or notes\n"
+"      --db-range DB     the dB quick looks (.png, .kmz, dB .tif) show DB below the\n"
+"                        peak to the peak (default: chosen from the image, its 1st to\n"
+"                        its 99.99th percentile of dB; -v says which)\n"
+"  -q, --quiet           no progress or notes (progress: a line rewritten on a terminal;\n"
+"                        otherwise a line every 20 s, or SARBP_PROGRESS_INTERVAL s)\n"
 "  -v, --verbose         also the sizes, the time and throughput, and where the time\n"
 "                        and memory went (setup, read, transfer, range compression,\n"
 "                        backprojection, finish; pulse-data and image MiB)\n"
@@ -129,7 +139,7 @@ enum {
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
     OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_RAWFP16,
     OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX,
-    OPT_ALGORITHM, OPT_MAXERR
+    OPT_ALGORITHM, OPT_MAXERR, OPT_POLARISATION
 };
 
 static const struct option longopts[] = {
@@ -159,6 +169,8 @@ static const struct option longopts[] = {
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
     {"channel", required_argument, NULL, OPT_CHANNEL},
+    {"polarisation", required_argument, NULL, OPT_POLARISATION},
+    {"polarization", required_argument, NULL, OPT_POLARISATION},
     {"scene-ref", required_argument, NULL, OPT_SCENEREF},
     {"prf", required_argument, NULL, OPT_PRF},
     {"collect-start", required_argument, NULL, OPT_COLLECTSTART},
@@ -169,8 +181,152 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* What was applied, for the image's provenance (sarbp/image.h) and -v. */
+struct provenance {
+    int ffbp;
+    sarbp_ffbp_params fp;
+    sarbp_ffbp_prediction pd;
+    double max_error_db;
+    char selection[128];
+    int autofocus; /* asked */
+};
+
+/* The provenance attributes of img (sarbp/image.h) and the one -v line
+ * saying what was applied. */
+static sarbp_status record_provenance(sarbp_image *img, const struct provenance *pv,
+                                      const sarbp_phd *meta, const sarbp_backend *be,
+                                      const sarbp_bp_options *bo, int argc, char **argv)
+{
+    char buf[976], dev[96] = "";
+    const int has_af = meta->r_correct || meta->ph_correct;
+    const char *af = pv->autofocus ? (has_af ? "applied (Gotcha r0 and phase corrections)"
+                                             : "not applied (asked; the input has no corrections)")
+                                   : has_af ? "not applied (the input has corrections)"
+                                            : "not applied";
+    if (be == &sarbp_backend_cuda && bo->ndevices > 0) {
+        size_t n = (size_t)snprintf(dev, sizeof dev, "cuda devices");
+        for (int i = 0; i < bo->ndevices && n < sizeof dev; i++)
+            n += (size_t)snprintf(dev + n, sizeof dev - n, "%s%d", i ? "," : " ", bo->devices[i]);
+    } else if (be == &sarbp_backend_cuda) {
+        snprintf(dev, sizeof dev, "cuda device %d", bo->device);
+    } else {
+        snprintf(dev, sizeof dev, "cpu, %d threads", bo->threads ? bo->threads : sarbp_cpu_count());
+    }
+    SARBP_TRY(sarbp_image_set_attr(img, "algorithm", pv->ffbp ? "ffbp" : "bp"));
+    if (pv->ffbp) {
+        snprintf(buf, sizeof buf, "%.17g", pv->max_error_db);
+        SARBP_TRY(sarbp_image_set_attr(img, "max_error_db", buf));
+        snprintf(buf, sizeof buf, "%zu", pv->fp.base);
+        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_base", buf));
+        snprintf(buf, sizeof buf, "%zu", pv->fp.merge);
+        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_merge", buf));
+        snprintf(buf, sizeof buf, "%.17g", pv->fp.os_theta);
+        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_os_theta", buf));
+        snprintf(buf, sizeof buf, "%.17g", pv->fp.os_rho);
+        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_os_rho", buf));
+        snprintf(buf, sizeof buf, "%d", pv->pd.stages);
+        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_stages", buf));
+        snprintf(buf, sizeof buf, "%.17g", pv->pd.error_db);
+        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_predicted_error_db", buf));
+    }
+    SARBP_TRY(sarbp_image_set_attr(img, "selection", pv->selection));
+    SARBP_TRY(sarbp_image_set_attr(img, "autofocus", af));
+    SARBP_TRY(sarbp_image_set_attr(img, "device", dev));
+    /* the command line, shell-quoted where needed */
+    size_t n = (size_t)snprintf(buf, sizeof buf, "sarbp");
+    for (int i = 0; i < argc && n < sizeof buf; i++) {
+        const char *a = argv[i];
+        const int plain = *a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789-_./:,=+@%") == strlen(a);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, plain ? " %s" : " '%s'", a);
+    }
+    SARBP_TRY(sarbp_image_set_attr(img, "command_line", buf));
+    const char *rw = sarbp_image_get_attr(img, "range_window");
+    const char *aw = sarbp_image_get_attr(img, "azimuth_window");
+    const char *ip = sarbp_image_get_attr(img, "interp");
+    const char *pol = sarbp_image_get_attr(img, "polarisation");
+    const char *up = sarbp_image_get_attr(img, "upsample");
+    char alg[128] = "bp";
+    if (pv->ffbp)
+        snprintf(alg, sizeof alg, "ffbp (base %zu, merge %zu, predicted %.1f dB, asked %.1f dB)",
+                 pv->fp.base, pv->fp.merge, pv->pd.error_db, pv->max_error_db);
+    cli_info(2, "sarbp: form: applied: %s; %s; range window %s, azimuth window %s; autofocus %s; "
+             "%s interpolation, upsampling %s; %s; %s; polarisation %s", alg, pv->selection,
+             rw ? rw : "none", aw ? aw : "none", af, ip ? ip : "none (exact)", up ? up : "none",
+             sarbp_precision_name(bo->precision), dev, pol && *pol ? pol : "unknown");
+    return SARBP_OK;
+}
+
+/* a and b name the same file: the same path, or the same device and inode */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, b)) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* An output that is one of the inputs (as given, or a file of a directory
+ * or glob once the reader expanded them): its name, or NULL. */
+static const char *output_over_input(const char *const *outputs, size_t nout,
+                                     const char *const *inputs, size_t nin,
+                                     const sarbp_reader *rd, const char **input)
+{
+    for (size_t o = 0; o < nout; o++) {
+        for (size_t i = 0; i < nin; i++)
+            if (same_file(outputs[o], inputs[i])) {
+                *input = inputs[i];
+                return outputs[o];
+            }
+        for (size_t i = 0; rd && i < sarbp_reader_nfiles(rd); i++)
+            if (same_file(outputs[o], sarbp_reader_file(rd, i))) {
+                *input = sarbp_reader_file(rd, i);
+                return outputs[o];
+            }
+    }
+    return NULL;
+}
+
+/* Warnings where the image cannot be right, before forming (-q silences
+ * them): a grid reaching beyond the alias-free scene, pixels coarser than
+ * the resolution. The alias-free scene is the one sarbp_grid_default covers
+ * (grid.c): c / (2 df) in range, lambda / (2 dtheta) across, the smaller of
+ * the two on both axes, about the origin; computed here without the
+ * default's cap on pixels. */
+static void warn_grid(const char *cmd, const sarbp_phd *meta, const sarbp_grid *g)
+{
+    sarbp_phd_summary s;
+    if (sarbp_phd_summarize(meta, &s) != SARBP_OK) return;
+    double extent = s.extent_range;
+    if (meta->npulses > 1 && s.aperture_deg > 0) {
+        const double dth = s.aperture_deg * M_PI / 180.0 / (double)(meta->npulses - 1);
+        const double cross = SARBP_C / s.fcenter / (2 * dth);
+        if (cross < extent) extent = cross;
+    }
+    /* the outermost pixel centres: the default grid's stay inside */
+    const double reach_x = fabs(g->xc) + 0.5 * (double)(g->nx - 1) * g->dx;
+    const double reach_y = fabs(g->yc) + 0.5 * (double)(g->ny - 1) * g->dy;
+    const double half = 0.5 * extent, tol = 1e-3 * half;
+    const double over_x = reach_x - half > tol ? reach_x - half : 0;
+    const double over_y = reach_y - half > tol ? reach_y - half : 0;
+    if (isfinite(extent) && (over_x > 0 || over_y > 0))
+        cli_info(1, "sarbp: %s: warning: the grid reaches beyond the alias-free scene (+-%.1f m "
+                 "about the origin) by %.1f m in x and %.1f m in y: pixels there hold replicas "
+                 "or nothing", cmd, half, over_x, over_y);
+    double res = s.range_res;
+    if (isfinite(s.az_res) && s.az_res < res) res = s.az_res;
+    if (isfinite(res) && (g->dx > res * (1 + 1e-9) || g->dy > res * (1 + 1e-9))) {
+        char az[48] = "no aperture";
+        if (isfinite(s.az_res)) snprintf(az, sizeof az, "%.3g m in azimuth", s.az_res);
+        cli_info(1, "sarbp: %s: warning: pixels of %g x %g m are coarser than the resolution "
+                 "(%.3g m in range, %s): the image is aliased", cmd, g->dx, g->dy,
+                 s.range_res, az);
+    }
+}
+
 int cmd_form(int argc, char **argv)
 {
+    struct provenance pv = {0};
     const char *cmd = "form";
     const char *inputs[MAX_IO], *outputs[MAX_IO];
     size_t nin = 0, nout = 0;
@@ -184,7 +340,7 @@ int cmd_form(int argc, char **argv)
     int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     int have_interp = 0;
     size_t pulses[2];
-    double az[2], db_range = 50;
+    double az[2], db_range = SARBP_DB_RANGE_AUTO;
     sarbp_reader_options ro = {NULL};
     sarbp_scene_ref scene_ref;
     int have_scene_ref = 0;
@@ -315,6 +471,13 @@ int cmd_form(int argc, char **argv)
             if (!*optarg) return cli_usage(cmd, "--channel wants a channel identifier");
             ro.channel = optarg;
             break;
+        case OPT_POLARISATION: {
+            char pol[8];
+            if (sarbp_polarisation_parse(optarg, pol, sizeof pol))
+                return cli_usage(cmd, "--polarisation wants HH, VV, HV or VH, not '%s'", optarg);
+            ro.polarisation = optarg;
+            break;
+        }
         case OPT_SCENEREF:
             if (sarbp_scene_ref_parse(optarg, &scene_ref))
                 return cli_usage(cmd, "--scene-ref: %s", sarbp_error_detail());
@@ -356,6 +519,10 @@ int cmd_form(int argc, char **argv)
     }
     if (nin == 0) return cli_usage(cmd, "no input: give -i FILE");
     if (nout == 0) return cli_usage(cmd, "no output: give -o IMAGE.png (or .h5, .npy)");
+    const char *over_in, *over = output_over_input(outputs, nout, inputs, nin, NULL, &over_in);
+    if (over)
+        return cli_usage(cmd, "output '%s' is the input '%s': it would be overwritten", over,
+                         over_in);
     /* the default kernel: quadratic, but cubic where the quadratic has no
      * form (fp16) or is not read (ffbp) */
     if (!have_interp) rc.interp = sarbp_interp_default(bo.precision, !strcmp(algorithm, "ffbp"));
@@ -417,7 +584,16 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         return cli_fail_status(cmd, st);
     }
-    if (fell_back) cli_info(1, "sarbp: form: no usable CUDA device; using the cpu back end");
+    /* auto chose the cpu: news only with -v (a GPU-less machine hears it on no run) */
+    if (fell_back) cli_info(2, "sarbp: form: no usable CUDA device; using the cpu back end");
+    if ((over = output_over_input(outputs, nout, inputs, nin, rd, &over_in))) {
+        sarbp_reader_free(rd);
+        return cli_usage(cmd, "output '%s' is the input '%s': it would be overwritten", over,
+                         over_in);
+    }
+    if (autofocus && !sarbp_reader_meta(rd)->r_correct && !sarbp_reader_meta(rd)->ph_correct)
+        cli_info(1, "sarbp: form: warning: --autofocus: the inputs carry no autofocus "
+                 "corrections (af.r_correct, af.ph_correct); nothing to apply");
     sarbp_reader_set_autofocus(rd, autofocus);
     const sarbp_phd *meta = sarbp_reader_meta(rd);
     if (have_pulses) {
@@ -427,11 +603,18 @@ int cmd_form(int argc, char **argv)
             return cli_fail(cmd, "--pulses %zu:%zu is outside the %zu pulses of the input",
                             pulses[0], pulses[1], np);
         }
+        snprintf(pv.selection, sizeof pv.selection, "pulses %zu:%zu of %zu", pulses[0],
+                 pulses[1], meta->npulses);
         st = sarbp_reader_select(rd, pulses[0], pulses[1]);
     } else if (have_az) {
         size_t i0, i1;
         st = sarbp_phd_azimuth_range(meta, az[0], az[1], &i0, &i1);
+        if (!st)
+            snprintf(pv.selection, sizeof pv.selection, "azimuth %g:%g deg: pulses %zu:%zu of "
+                     "%zu", az[0], az[1], i0, i1, meta->npulses);
         if (!st) st = sarbp_reader_select(rd, i0, i1);
+    } else {
+        snprintf(pv.selection, sizeof pv.selection, "all %zu pulses", meta->npulses);
     }
     if (st) {
         sarbp_reader_free(rd);
@@ -446,6 +629,19 @@ int cmd_form(int argc, char **argv)
         return cli_fail_status(cmd, st);
     }
     double extent_x = g.dx * (double)g.nx, extent_y = g.dy * (double)g.ny;
+    /* a SICD on the default grid: the spacing that puts two samples on each
+     * cycle of the ground-plane band (the default's half the slant
+     * resolution oversamples a ground grid 1 / cos(grazing) more, beyond
+     * the 1.1 to 2.2 sicdcheck accepts) over the same scene */
+    int sicd_out = 0;
+    for (size_t i = 0; i < nout; i++)
+        sicd_out |= sarbp_image_format_from_name(outputs[i]) == SARBP_IMG_SICD;
+    if (sicd_out && !have_spacing && !gnx &&
+        sarbp_image_sicd_spacing(meta, center[0], center[1], center[2], 2.0, spacing) == SARBP_OK) {
+        have_spacing = 1;
+        cli_info(2, "sarbp: form: SICD output: default spacing %g x %g m (2 samples a cycle of "
+                 "the ground-plane band)", spacing[0], spacing[1]);
+    }
     if (have_spacing) {
         g.dx = spacing[0];
         g.dy = spacing[1];
@@ -475,6 +671,7 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         return cli_usage(cmd, "%s", sarbp_error_detail());
     }
+    warn_grid(cmd, meta, &g);
     /* every output before any pulse is read: its path, its format's limits
      * for this grid, the geolocation it needs (rank 0 writes them) */
     if (sarbp_mpi_rank() == 0) {
@@ -519,6 +716,10 @@ int cmd_form(int argc, char **argv)
         if (reached && (want_ffbp || pd.cost_ratio < 1.0)) {
             bo.algorithm = SARBP_ALGO_FFBP;
             rc = rc_ffbp;
+            pv.ffbp = 1;
+            pv.fp = fp;
+            pv.pd = pd;
+            pv.max_error_db = max_error_db;
             cli_info(2, "sarbp: form: ffbp: base %zu, merge %zu, %zu sub-images summed at the pixels, "
                      "os_theta %.2f, os_rho %.2f; %d stages, %.1f Msamples of polar grids; predicted "
                      "error %.1f dB (asked %.1f), %.2f of direct backprojection's time",
@@ -551,13 +752,17 @@ int cmd_form(int argc, char **argv)
         return st ? (peer_failed ? CLI_FAIL : cli_fail_status(cmd, st)) : CLI_OK;
     }
     st = sarbp_image_set_collection(img, sarbp_reader_collection(rd));
+    pv.autofocus = autofocus;
+    if (!st) st = record_provenance(img, &pv, sarbp_reader_meta(rd), be, &bo, argc, argv);
     if (st) {
         sarbp_reader_free(rd);
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
     }
 
-    sarbp_image_context ctx = {sarbp_reader_meta(rd), sarbp_reader_times(rd), tiff_complex};
+    sarbp_image_display display; /* the quick looks' dB range, as written */
+    sarbp_image_context ctx = {.meta = sarbp_reader_meta(rd), .times = sarbp_reader_times(rd),
+                               .tiff_complex = tiff_complex, .display = &display};
     double *times = NULL;
     if ((prf > 0 || collect_start) && (ctx.times || sarbp_image_get_attr(img, "collect_start"))) {
         sarbp_reader_free(rd);
@@ -579,15 +784,30 @@ int cmd_form(int argc, char **argv)
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
     }
+    for (size_t i = 0; i < nout; i++) { /* the dB range of the 8-bit outputs, once */
+        const sarbp_image_format f = sarbp_image_format_from_name(outputs[i]);
+        if (f != SARBP_IMG_PNG && f != SARBP_IMG_KMZ && (f != SARBP_IMG_GEOTIFF || tiff_complex))
+            continue;
+        cli_info(2, "sarbp: form: quick looks show %.1f to %.1f dB relative to the peak (black to "
+                 "white; %s)", display.floor_db, display.top_db,
+                 display.automatic ? "chosen from the image: its 1st and 99.99th percentiles of "
+                                     "dB; --db-range DB shows DB below the peak to the peak"
+                                   : "--db-range");
+        break;
+    }
     cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s, "
              "waiting for the image's memory %.3f s), %.1f Mbp/s", stats.total_s, stats.init_s,
              stats.read_s, stats.image_wait_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
     const sarbp_stage_times *t = &stats.stages;
+    /* ffbp on the cpu sums straight into the output image and counts no buffer
+     * of its own: then the image itself is the memory that holds it */
+    const size_t image_bytes =
+        t->image_bytes ? t->image_bytes : img->grid.nx * img->grid.ny * sizeof(sarbp_c32);
     cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
              "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
              t->setup_s, stats.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
-             (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
+             (double)t->pulse_bytes / (1 << 20), (double)image_bytes / (1 << 20));
     cli_report_layout("form", &stats);
     sarbp_image_free(img);
     return CLI_OK;

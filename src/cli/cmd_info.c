@@ -22,12 +22,15 @@ static void help(FILE *f)
           "Gotcha field names, or an NGA CPHD), a directory (its .mat, .h5, .hdf5 and\n"
           ".cphd files) or a glob pattern (quote it). Several inputs are concatenated\n"
           "in azimuth order. A CPHD also tells where the scene is (its scene reference\n"
-          "point), the collector, the polarisation and the pulse times.\n"
+          "point), the collector and the pulse times, and lists its channels. The\n"
+          "polarisation comes from a CPHD channel, a sarbp .h5 attribute or Gotcha's\n"
+          "file and folder names (..._HH.mat, pass1/HH/).\n"
           "\n"
           "options:\n"
           "  -i, --input IN   an input, like a positional IN (may be repeated)\n"
           "      --json       print one JSON object instead of text\n"
           "      --channel ID CPHD: the channel to describe (default: the first)\n"
+          "      --polarisation P  HH, VV, HV or VH: only the inputs of that polarisation\n"
           "  -q, --quiet      print nothing on stderr but errors\n"
           "  -v, --verbose    also say how long reading the metadata took\n"
           "  -h, --help       show this help and exit\n"
@@ -65,14 +68,82 @@ static void gather(const sarbp_phd *m, struct facts *f)
 
 /* ---- text ------------------------------------------------------------------ */
 
+/* "H:H" -> "HH" (buf[8]); CPHD's own "T:R" notation is kept for CPHD. */
+static const char *pol_text(const char *p, const char *from, char *buf)
+{
+    if (from && strcmp(from, "the CPHD channel") && strlen(p) == 3 && p[1] == ':')
+        snprintf(buf, 8, "%c%c", p[0], p[2]);
+    else
+        snprintf(buf, 8, "%s", cli_safe(p));
+    return buf;
+}
+
+/* The polarisation of the inputs: "HH (from the file name)", "unknown" or
+ * "mixed (see files)" into buf. */
+static const char *pol_line(const sarbp_reader *rd, char *buf, size_t n)
+{
+    const sarbp_collection *c = sarbp_reader_collection(rd);
+    const char *from = NULL, *p0 = sarbp_reader_file_polarisation(rd, 0, &from);
+    char s[8];
+    if (c->polarisation[0] && p0)
+        snprintf(buf, n, "%s (from %s)", pol_text(c->polarisation, from, s), from);
+    else if (c->polarisation[0])
+        snprintf(buf, n, "%s", cli_safe(c->polarisation));
+    else
+        snprintf(buf, n, "%s", p0 ? "mixed (see files)" : "unknown");
+    return buf;
+}
+
+/* A CPHD's channels, one line each (text) or a JSON array; which was read. */
+static void print_channels(const char *path, const sarbp_reader_options *ro, int json)
+{
+    sarbp_cphd_channel *ch;
+    size_t n;
+    if (sarbp_cphd_channels(path, &ch, &n) != SARBP_OK) {
+        if (json) printf(", \"channels\": null");
+        return;
+    }
+    char want[8] = "";
+    if (!ro->channel && ro->polarisation)
+        sarbp_polarisation_parse(ro->polarisation, want, sizeof want);
+    int chosen_done = 0;
+    if (json) printf(", \"channels\": [");
+    for (size_t k = 0; k < n; k++) {
+        int chosen = 0;
+        if (!chosen_done) {
+            chosen = ro->channel ? !strcmp(ch[k].id, ro->channel)
+                                 : want[0] ? !strcmp(ch[k].polarisation, want) : 1;
+            chosen_done = chosen;
+        }
+        if (json) {
+            printf("%s{\"id\": ", k ? ", " : "");
+            cli_json_str(ch[k].id);
+            printf(", \"polarisation\": ");
+            if (ch[k].polarisation[0]) cli_json_str(ch[k].polarisation);
+            else printf("null");
+            printf(", \"nvectors\": %zu, \"nsamples\": %zu, \"read\": %s}", ch[k].nvectors,
+                   ch[k].nsamples, chosen ? "true" : "false");
+        } else {
+            printf("    channel '%s': polarisation %s, %zu vectors of %zu samples%s\n",
+                   cli_safe(ch[k].id), ch[k].polarisation[0] ? cli_safe(ch[k].polarisation)
+                                                             : "unknown",
+                   ch[k].nvectors, ch[k].nsamples, chosen ? " (read)" : "");
+        }
+    }
+    if (json) printf("]");
+    free(ch);
+}
+
 /* A file's string for the text output: sanitised (cli_safe), "unknown" when empty. */
 static const char *or_unknown(const char *s)
 {
     return s && *s ? cli_safe(s) : "unknown";
 }
 
-static void print_text(const struct facts *f, const sarbp_reader *rd)
+static void print_text(const struct facts *f, const sarbp_reader *rd,
+                       const sarbp_reader_options *ro)
 {
+    char pl[96];
     const sarbp_phd *m = f->m;
     const sarbp_phd_summary *s = &f->s;
     printf("pulses:             %zu\n", m->npulses);
@@ -106,6 +177,7 @@ static void print_text(const struct facts *f, const sarbp_reader *rd)
     printf("elevation:          %.3f deg\n", s->elevation_deg);
     printf("autofocus data:     %s\n", m->r_correct || m->ph_correct
                                            ? "yes (apply with --autofocus)" : "no");
+    printf("polarisation:       %s\n", pol_line(rd, pl, sizeof pl));
     const sarbp_collection *c = sarbp_reader_collection(rd);
     if (c->has_ref)
         printf("scene reference:    %.9f, %.9f deg, %.3f m (WGS-84); ECEF (%.3f, %.3f, %.3f) m; "
@@ -116,7 +188,6 @@ static void print_text(const struct facts *f, const sarbp_reader *rd)
     if (c->source_format[0] || c->collector[0]) {
         printf("collector:          %s\n", or_unknown(c->collector));
         printf("collection:         %s\n", or_unknown(c->core_name));
-        printf("polarisation:       %s\n", or_unknown(c->polarisation));
         printf("collection start:   %s\n", or_unknown(c->collect_start));
     }
     const double *t = sarbp_reader_times(rd);
@@ -127,9 +198,16 @@ static void print_text(const struct facts *f, const sarbp_reader *rd)
                f->grid.zc);
     size_t n = sarbp_reader_nfiles(rd);
     printf("files:              %zu\n", n);
-    for (size_t i = 0; i < n; i++)
-        printf("  %s (%zu pulses, %s)\n", cli_safe(sarbp_reader_file(rd, i)),
+    for (size_t i = 0; i < n; i++) {
+        const char *from, *p = sarbp_reader_file_polarisation(rd, i, &from);
+        char ps[8];
+        printf("  %s (%zu pulses, %s)", cli_safe(sarbp_reader_file(rd, i)),
                sarbp_reader_file_npulses(rd, i), cli_safe(sarbp_reader_file_format(rd, i)));
+        if (p) printf(": %s from %s", pol_text(p, from, ps), from);
+        printf("\n");
+        if (!strcmp(sarbp_reader_file_format(rd, i), "CPHD"))
+            print_channels(sarbp_reader_file(rd, i), ro, 0);
+    }
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -143,7 +221,8 @@ static void json_num(const char *key, double v, int comma)
     printf(comma ? ",\n" : "\n");
 }
 
-static void print_json(const struct facts *f, const sarbp_reader *rd)
+static void print_json(const struct facts *f, const sarbp_reader *rd,
+                       const sarbp_reader_options *ro)
 {
     const sarbp_phd *m = f->m;
     const sarbp_phd_summary *s = &f->s;
@@ -197,6 +276,12 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
         else printf("null");
         printf(",\n");
     }
+    const char *pol_from = NULL;
+    sarbp_reader_file_polarisation(rd, 0, &pol_from);
+    printf("  \"polarisation_from\": ");
+    if (c->polarisation[0] && pol_from) cli_json_str(pol_from);
+    else printf("null");
+    printf(",\n");
     const double *t = sarbp_reader_times(rd);
     if (t) {
         json_num("time_first_s", t[0], 1);
@@ -209,6 +294,12 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
         cli_json_str(sarbp_reader_file(rd, i));
         printf(", \"npulses\": %zu, \"format\": ", sarbp_reader_file_npulses(rd, i));
         cli_json_str(sarbp_reader_file_format(rd, i));
+        const char *from, *p = sarbp_reader_file_polarisation(rd, i, &from);
+        printf(", \"polarisation\": ");
+        if (p) cli_json_str(p);
+        else printf("null");
+        if (!strcmp(sarbp_reader_file_format(rd, i), "CPHD"))
+            print_channels(sarbp_reader_file(rd, i), ro, 1);
         printf("}");
     }
     printf("\n  ]\n}\n");
@@ -216,11 +307,13 @@ static void print_json(const struct facts *f, const sarbp_reader *rd)
 
 int cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CHANNEL };
+    enum { OPT_JSON = 256, OPT_CHANNEL, OPT_POLARISATION };
     static const struct option opts[] = {
         {"input", required_argument, NULL, 'i'},
         {"json", no_argument, NULL, OPT_JSON},
         {"channel", required_argument, NULL, OPT_CHANNEL},
+        {"polarisation", required_argument, NULL, OPT_POLARISATION},
+        {"polarization", required_argument, NULL, OPT_POLARISATION},
         CLI_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
@@ -234,6 +327,16 @@ int cmd_info(int argc, char **argv)
         case 'i': inputs[ninputs++] = optarg; break;
         case OPT_JSON: json = 1; break;
         case OPT_CHANNEL: ro.channel = optarg; break;
+        case OPT_POLARISATION: {
+            char pol[8];
+            if (sarbp_polarisation_parse(optarg, pol, sizeof pol)) {
+                free(inputs);
+                return cli_usage("info", "--polarisation wants HH, VV, HV or VH, not '%s'",
+                                 optarg);
+            }
+            ro.polarisation = optarg;
+            break;
+        }
         case 'h':
             free(inputs);
             help(stdout);
@@ -265,8 +368,8 @@ int cmd_info(int argc, char **argv)
         return cli_fail_status("info", st);
     }
     f.have_grid = sarbp_grid_default(f.m, &f.grid) == SARBP_OK;
-    if (json) print_json(&f, rd);
-    else print_text(&f, rd);
+    if (json) print_json(&f, rd, &ro);
+    else print_text(&f, rd, &ro);
     sarbp_reader_free(rd);
     return CLI_OK; /* main checks that stdout was written */
 }

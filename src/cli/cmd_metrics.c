@@ -44,13 +44,18 @@ static void help(void)
            "  ISLR   sidelobe energy / mainlobe energy (dB)\n"
            "  entropy          -sum rho ln rho, rho = |x|^2 / sum|x|^2 (nats)\n"
            "  dynamic range    20 log10(max |I| / median of the nonzero |I|)\n"
+           "  isolated         whether the peak is a point target at all: it stands at least\n"
+           "                   %.0f dB above the patch's median |I| and both PSLRs are\n"
+           "                   below %.0f dB; otherwise a warning on stderr (clutter's\n"
+           "                   figures are not an impulse response) and \"isolated\": false\n"
            "A .npy image has no grid: positions and distances are then in pixels, x and y\n"
            "counted from the image centre.\n"
            "JSON: undefined values are null.\n"
            "\n"
            "exit codes: 0 success; 1 the image cannot be read or measured, or the plot cannot\n"
            "be written; 2 usage error.\n",
-           SARBP_PT_SEARCH, SARBP_PT_PATCH, SARBP_PT_PATCH, SARBP_PT_UPSAMPLE);
+           SARBP_PT_SEARCH, SARBP_PT_PATCH, SARBP_PT_PATCH, SARBP_PT_UPSAMPLE,
+           SARBP_PT_MIN_CONTRAST_DB, SARBP_PT_MAX_PSLR_DB);
 }
 
 
@@ -98,7 +103,9 @@ static void print_json(const char *path, const sarbp_image *img, const sarbp_pt_
     printf(", \"max_ix\": %zu, \"max_iy\": %zu", s->max_ix, s->max_iy);
     json_field("median_mag", s->median_mag);
     json_field("dynamic_range_db", s->dynamic_range_db);
-    fputs("}}\n", stdout);
+    fputs("}", stdout);
+    json_field("contrast_db", r->contrast_db);
+    printf(", \"isolated\": %s}\n", r->isolated ? "true" : "false");
 }
 
 static void row(const char *label, const char *fmt, double a, double b)
@@ -140,6 +147,28 @@ static void print_table(const char *path, const sarbp_image *img, const sarbp_pt
     printf("max |I|                 %.6g at ix %zu, iy %zu\n", s->max_mag, s->max_ix, s->max_iy);
     printf("median nonzero |I|      %.6g\n", s->median_mag);
     printf("dynamic range           %.2f dB (max / median of nonzero |I|)\n", s->dynamic_range_db);
+    printf("isolated point target   %s (peak %.1f dB above the patch's median |I|)\n",
+           r->isolated ? "yes" : "no", r->contrast_db);
+}
+
+/* One line when the peak is not an isolated point target: its figures
+ * describe clutter, not an impulse response. */
+static void warn_isolated(const sarbp_pt_result *r)
+{
+    if (r->isolated) return;
+    char why[128];
+    const double p0 = r->cut[0].pslr_db, p1 = r->cut[1].pslr_db;
+    const double worst = isnan(p0) ? p1 : isnan(p1) ? p0 : p0 > p1 ? p0 : p1;
+    if (r->contrast_db < SARBP_PT_MIN_CONTRAST_DB)
+        snprintf(why, sizeof why, "it stands only %.1f dB above the patch's median, under %.0f",
+                 r->contrast_db, SARBP_PT_MIN_CONTRAST_DB);
+    else if (isnan(worst))
+        snprintf(why, sizeof why, "a cut has no first nulls, so no PSLR");
+    else
+        snprintf(why, sizeof why, "PSLR %.2f dB, above %.0f dB", worst, SARBP_PT_MAX_PSLR_DB);
+    cli_info(1, "sarbp: metrics: warning: the peak at (%.3f, %.3f) is not an isolated point "
+             "target (%s): IRW, PSLR and ISLR do not describe an impulse response", r->x, r->y,
+             why);
 }
 
 int cmd_metrics(int argc, char **argv)
@@ -200,6 +229,7 @@ int cmd_metrics(int argc, char **argv)
     if (json) print_json(path, img, r);
     else print_table(path, img, r);
     cli_flush_stdout(); /* the figures before a plot's error; main checks the write */
+    warn_isolated(r);
     int rc = CLI_OK;
     if (plot) {
         s = sarbp_pointtarget_plot(plot, r, 800, 500);

@@ -75,6 +75,14 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
                        "without libxml2 (scripts/install-deps.sh installs it)", path);
 }
 
+sarbp_status sarbp_cphd_channels(const char *path, sarbp_cphd_channel **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': is a CPHD file, and this sarbp was built "
+                       "without libxml2 (scripts/install-deps.sh installs it)", path);
+}
+
 #else
 
 #include <fftw3.h>
@@ -473,6 +481,30 @@ static void polarisation(xmlNode *root, const char *id, char *out, size_t n)
     }
 }
 
+/* --polarisation without --channel: the first channel of that polarisation
+ * ("T:R") into id[n]. */
+static sarbp_status channel_of_polarisation(const char *path, xmlNode *root, const char *want,
+                                            char *id, size_t n)
+{
+    xmlNode *data = child(root, "Data");
+    char seen[256] = "";
+    for (xmlNode *c = data ? data->children : NULL; c; c = c->next) {
+        if (!is_elem(c, "Channel")) continue;
+        char cid[128], pol[32];
+        text(c, "Identifier", cid, sizeof cid);
+        polarisation(root, cid, pol, sizeof pol);
+        if (!strcmp(pol, want)) {
+            snprintf(id, n, "%s", cid);
+            return SARBP_OK;
+        }
+        const size_t l = strlen(seen);
+        snprintf(seen + l, sizeof seen - l, "%s'%s' %s", l ? ", " : "", cid,
+                 pol[0] ? pol : "unknown");
+    }
+    return sarbp_error(SARBP_ERR_INVALID, "'%s': no CPHD channel of polarisation %s (it has %s)",
+                       path, want, seen[0] ? seen : "no channels");
+}
+
 /* Checks the XML describes what this reader can read and fills the parts of
  * the implementation and collection that come from it. */
 static sarbp_status check_xml(const char *path, xmlNode *root, struct cphd_impl *c,
@@ -787,6 +819,55 @@ static sarbp_status toa_setup(const char *path, struct phd_file *f, struct cphd_
     return SARBP_OK;
 }
 
+sarbp_status sarbp_cphd_channels(const char *path, sarbp_cphd_channel **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *fp;
+    SARBP_TRY(input_fopen(path, &fp));
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0) {
+        int e = errno;
+        fclose(fp);
+        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
+    }
+    struct header h;
+    xmlDoc *doc = NULL;
+    sarbp_status st = parse_header(fp, path, (uint64_t)sb.st_size, &h);
+    if (!st) st = open_xml(fp, path, &h, &doc);
+    fclose(fp);
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    xmlNode *data = root ? child(root, "Data") : NULL;
+    size_t count = 0;
+    for (xmlNode *c = data ? data->children : NULL; c; c = c->next) count += is_elem(c, "Channel");
+    sarbp_cphd_channel *v = NULL;
+    if (!st && count) {
+        v = calloc(count, sizeof *v);
+        if (!v) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (xmlNode *c = data ? data->children : NULL; !st && c; c = c->next) {
+        if (!is_elem(c, "Channel")) continue;
+        uint64_t nvec = 0, nsamp = 0;
+        text(c, "Identifier", v[k].id, sizeof v[k].id);
+        polarisation(root, v[k].id, v[k].polarisation, sizeof v[k].polarisation);
+        if (!(st = need_u64(path, c, "NumVectors", &nvec)) &&
+            !(st = need_u64(path, c, "NumSamples", &nsamp))) {
+            v[k].nvectors = nvec > SIZE_MAX ? SIZE_MAX : (size_t)nvec;
+            v[k].nsamples = nsamp > SIZE_MAX ? SIZE_MAX : (size_t)nsamp;
+        }
+        k++;
+    }
+    if (doc) xmlFreeDoc(doc);
+    if (st) {
+        free(v);
+        return st;
+    }
+    *out = v;
+    *n = k;
+    return SARBP_OK;
+}
+
 sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
     const char *channel = o ? o->channel : NULL;
@@ -809,6 +890,12 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     uint64_t nbytes = 0;
     if (!st) st = check_xml(path, root, c, f->coll, &nbytes);
+    char by_pol[128], want[8];
+    if (!st && !channel && o && o->polarisation &&
+        sarbp_polarisation_parse(o->polarisation, want, sizeof want) == 0) {
+        st = channel_of_polarisation(path, root, want, by_pol, sizeof by_pol);
+        channel = by_pol;
+    }
     struct channel ch;
     if (!st) st = find_channel(path, root, channel, &ch);
     struct pvp_field pf[PV_N] = {

@@ -31,9 +31,11 @@ sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
                     const sarbp_image_context *ctx);
 
 /* 8-bit dB magnitude of img, north-up rows as the PNG writer makes them
- * (row 0 = largest y): 255 (1 + 20 log10(|I| / peak) / db_range), clipped.
- * *out malloc'd [ny][nx]; caller frees. (image_write.c) */
-sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **out);
+ * (row 0 = largest y): 255 (20 log10(|I| / peak) - d->floor_db) /
+ * (d->top_db - d->floor_db), clipped (sarbp/image.h: sarbp_image_display;
+ * the writers find d in ctx->display). *out malloc'd [ny][nx]; caller
+ * frees. (image_write.c) */
+sarbp_status image_db8(const sarbp_image *img, const sarbp_image_display *d, unsigned char **out);
 /* A PNG of pix[h][w] (gray) into memory: *out malloc'd, *n bytes. (image_write.c) */
 sarbp_status png8_to_memory(const unsigned char *pix, size_t w, size_t h, unsigned char **out,
                             size_t *n);

@@ -67,6 +67,7 @@ static void silent(const char *module, const char *fmt, va_list ap)
 sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
                         double db_range, const sarbp_image_context *ctx)
 {
+    (void)db_range; /* the dB display is ctx->display, chosen once for every output */
     const int complex_pixels = ctx && ctx->tiff_complex;
     SARBP_TRY(geotiff_check(path, img, ctx));
     sarbp_scene_ref r;
@@ -75,7 +76,7 @@ sarbp_status geotiff_to(sarbp_tempfile *t, const char *path, const sarbp_image *
     const size_t nx = g->nx, ny = g->ny;
     unsigned char *pix = NULL;
     if (!complex_pixels) {
-        sarbp_status st = image_db8(img, db_range, &pix);
+        sarbp_status st = image_db8(img, ctx->display, &pix);
         if (st) return sarbp_error(st, "cannot write '%s': %s", path, sarbp_error_detail());
     }
     /* tie points: raster (column, row) at pixel corners -> (lon, lat, 0);

@@ -1,4 +1,6 @@
-/* image_read.c - reads complex images from HDF5 (sarbp's layout) and .npy.
+/* image_read.c - reads complex images from HDF5 (sarbp's layout), .npy and
+ * SICD in NITF 2.1 (sarbp's own, restored to its grid, or any other with
+ * RE32F_IM32F or RE16I_IM16I pixels: sarbp/image.h).
  *
  * The format is told by the file's first bytes, not its name. HDF5: /image
  * must be a 2-D compound of two floats named {r, i} (also {re, im} or
@@ -16,6 +18,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <hdf5.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +101,8 @@ static herr_t h5_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, vo
     sarbp_image *img = data;
     static const char *const grid_names[] = {"nx", "ny", "dx", "dy", "xc", "yc", "zc"};
     if (name_in(name, grid_names, 7)) return 0;
+    const size_t nl = strlen(name); /* the writer's units companions (sarbp/image.h) */
+    if (nl > 6 && !strcmp(name + nl - 6, "_units")) return 0;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     if (a < 0) return 0;
     hid_t t = H5Aget_type(a);
@@ -118,6 +123,19 @@ static herr_t h5_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, vo
             char *buf = size && size <= 65536 ? calloc(size + 1, 1) : NULL;
             if (buf && H5Aread(a, t, buf) >= 0) sarbp_image_set_attr(img, name, buf);
             free(buf);
+        }
+    } else if (t >= 0 && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 &&
+               (H5Tget_class(t) == H5T_INTEGER || H5Tget_class(t) == H5T_FLOAT)) {
+        /* a number (the provenance's): back to the string the image holds */
+        char buf[40];
+        long long iv;
+        double dv;
+        if (H5Tget_class(t) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_LLONG, &iv) >= 0) {
+            snprintf(buf, sizeof buf, "%lld", iv);
+            sarbp_image_set_attr(img, name, buf);
+        } else if (H5Tget_class(t) == H5T_FLOAT && H5Aread(a, H5T_NATIVE_DOUBLE, &dv) >= 0) {
+            snprintf(buf, sizeof buf, "%.17g", dv);
+            sarbp_image_set_attr(img, name, buf);
         }
     }
     if (sp >= 0) H5Sclose(sp);
@@ -524,6 +542,315 @@ static sarbp_status read_npy(FILE *f, const char *path, sarbp_image **out)
     return SARBP_OK;
 }
 
+/* ---- SICD (NITF 2.1) ------------------------------------------------------ */
+
+/* The file header and subheaders are fixed-width ASCII fields (MIL-STD-2500C);
+ * what is read: the image segments' sizes, pixel type and mode, and the
+ * XML_DATA_CONTENT data extension holding the SICD XML. The XML is read
+ * by name, without a parser: the few fields needed are plain elements. */
+
+#define NITF_MAX_SEGS 999
+#define SICD_MAX_XML ((size_t)64 << 20)
+
+struct nitf_seg {
+    unsigned long long sub_off, sub_len, data_off, data_len;
+};
+
+/* Field [at, at + w) of buf (len bytes) as a whole number; -1 when it is
+ * not one or lies outside. */
+static long long nitf_num(const char *buf, size_t len, size_t at, size_t w)
+{
+    if (at + w > len || w == 0 || w > 18) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < w; i++) {
+        const char c = buf[at + i];
+        if (c < '0' || c > '9') return -1;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+static sarbp_status nitf_pread(FILE *f, const char *path, unsigned long long off, void *buf,
+                               size_t n)
+{
+    if (fseeko(f, (off_t)off, SEEK_SET) != 0 || fread(buf, 1, n, f) != n)
+        return sarbp_error(SARBP_ERR_FORMAT, "cannot read '%s': the NITF file ends before its "
+                           "segments do", path);
+    return SARBP_OK;
+}
+
+/* The element <name> (any namespace prefix) at or after from in xml: the
+ * start of its text in *text, and returns a pointer past its start tag, or
+ * NULL. */
+static const char *xml_find(const char *xml, const char *from, const char *name,
+                            const char **text)
+{
+    const size_t nl = strlen(name);
+    for (const char *p = from ? from : xml; (p = strchr(p, '<')); p++) {
+        const char *q = p + 1;
+        const char *colon = q;
+        while (*colon && *colon != ':' && *colon != '>' && *colon != ' ' && *colon != '/') colon++;
+        if (*colon == ':') q = colon + 1;
+        if (strncmp(q, name, nl) || (q[nl] != '>' && q[nl] != ' ')) continue;
+        const char *gt = strchr(q + nl, '>');
+        if (!gt) return NULL;
+        *text = gt + 1;
+        return gt + 1;
+    }
+    return NULL;
+}
+
+static int xml_double(const char *xml, const char *from, const char *name, double *v)
+{
+    const char *t;
+    if (!xml_find(xml, from, name, &t)) return 0;
+    char *end;
+    *v = strtod(t, &end);
+    return end != t && *end == '<' && isfinite(*v);
+}
+
+/* The text of <Parameter name="key">, entities undone, into out (n bytes);
+ * 1 when found. */
+static int xml_param(const char *xml, const char *key, char *out, size_t n)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "name=\"%s\">", key);
+    const char *p = strstr(xml, pat);
+    if (!p) return 0;
+    p += strlen(pat);
+    size_t k = 0;
+    static const struct { const char *ent; char c; } ents[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    while (*p && *p != '<' && k + 1 < n) {
+        char c = *p++;
+        if (c == '&')
+            for (size_t e = 0; e < sizeof ents / sizeof ents[0]; e++)
+                if (!strncmp(p - 1, ents[e].ent, strlen(ents[e].ent))) {
+                    c = ents[e].c;
+                    p += strlen(ents[e].ent) - 1;
+                    break;
+                }
+        out[k++] = c;
+    }
+    out[k] = '\0';
+    return 1;
+}
+
+static sarbp_status read_sicd(FILE *f, const char *path, sarbp_image **out)
+{
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0)
+        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    const unsigned long long fsize = (unsigned long long)sb.st_size;
+    char hdr[401 + 16 * NITF_MAX_SEGS + 2048];
+    const size_t hn = fsize < sizeof hdr ? (size_t)fsize : sizeof hdr;
+    SARBP_TRY(nitf_pread(f, path, 0, hdr, hn));
+    if (hn < 363 || memcmp(hdr, "NITF02.10", 9))
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s' is not a NITF 2.1 file", path);
+    const long long hl = nitf_num(hdr, hn, 354, 6), numi = nitf_num(hdr, hn, 360, 3);
+    if (hl < 0 || numi < 1 || (unsigned long long)hl > fsize)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': NITF header without an image segment", path);
+    struct nitf_seg im[NITF_MAX_SEGS];
+    size_t at = 363;
+    unsigned long long off = (unsigned long long)hl;
+    for (long long i = 0; i < numi; i++, at += 16) {
+        const long long lish = nitf_num(hdr, hn, at, 6), li = nitf_num(hdr, hn, at + 6, 10);
+        if (lish < 0 || li < 0)
+            return sarbp_error(SARBP_ERR_FORMAT, "'%s': bad NITF image segment sizes", path);
+        im[i] = (struct nitf_seg){off, (unsigned long long)lish, off + (unsigned long long)lish,
+                                  (unsigned long long)li};
+        off += (unsigned long long)lish + (unsigned long long)li;
+    }
+    /* graphics (LSSH 4, LS 6), NUMX, text (LTSH 4, LT 5), then the DES */
+    const long long nums = nitf_num(hdr, hn, at, 3);
+    at += 3;
+    int bad = 0;
+    for (long long i = 0; nums > 0 && i < nums; i++, at += 10) {
+        const long long a = nitf_num(hdr, hn, at, 4), b = nitf_num(hdr, hn, at + 4, 6);
+        bad |= a < 0 || b < 0;
+        off += (unsigned long long)(a + b);
+    }
+    at += 3; /* NUMX */
+    const long long numt = nitf_num(hdr, hn, at, 3);
+    at += 3;
+    for (long long i = 0; numt > 0 && i < numt; i++, at += 9) {
+        const long long a = nitf_num(hdr, hn, at, 4), b = nitf_num(hdr, hn, at + 4, 5);
+        bad |= a < 0 || b < 0;
+        off += (unsigned long long)(a + b);
+    }
+    const long long numdes = nitf_num(hdr, hn, at, 3);
+    at += 3;
+    if (nums < 0 || numt < 0 || numdes < 0 || bad)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': bad NITF segment counts", path);
+    char *xml = NULL;
+    for (long long i = 0; i < numdes && !xml; i++, at += 13) {
+        const long long ldsh = nitf_num(hdr, hn, at, 4), ld = nitf_num(hdr, hn, at + 4, 9);
+        if (ldsh < 27 || ld < 0 || off + (unsigned long long)ldsh + (unsigned long long)ld > fsize)
+            return sarbp_error(SARBP_ERR_FORMAT, "'%s': bad NITF data extension sizes", path);
+        char desid[27];
+        SARBP_TRY(nitf_pread(f, path, off, desid, 27));
+        if (!memcmp(desid, "DEXML_DATA_CONTENT ", 19) && (size_t)ld <= SICD_MAX_XML) {
+            xml = malloc((size_t)ld + 1);
+            if (!xml) return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+            sarbp_status st = nitf_pread(f, path, off + (unsigned long long)ldsh, xml, (size_t)ld);
+            if (st) {
+                free(xml);
+                return st;
+            }
+            xml[ld] = '\0';
+            if (!strstr(xml, "urn:SICD:")) {
+                free(xml);
+                xml = NULL;
+            }
+        }
+        off += (unsigned long long)(ldsh + ld);
+    }
+    if (!xml)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s' is a NITF file without SICD XML: not a SICD",
+                           path);
+    sarbp_status st = SARBP_OK;
+    sarbp_image *img = NULL;
+    unsigned char *row = NULL;
+    /* the array: SICD's NumRows x NumCols, pixel type, row and column spacing */
+    const char *idata, *t, *gridel, *rowel, *colel;
+    double nrows_d = 0, ncols_d = 0, row_ss = 0, col_ss = 0;
+    char ptype[16] = "";
+    if (!xml_find(xml, NULL, "ImageData", &idata) || !xml_double(xml, idata, "NumRows", &nrows_d) ||
+        !xml_double(xml, idata, "NumCols", &ncols_d) || !xml_find(xml, idata, "PixelType", &t) ||
+        !(gridel = xml_find(xml, NULL, "Grid", &t)) ||
+        !(rowel = xml_find(xml, gridel, "Row", &t)) || !xml_double(xml, rowel, "SS", &row_ss) ||
+        !(colel = xml_find(xml, gridel, "Col", &t)) || !xml_double(xml, colel, "SS", &col_ss)) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': the SICD XML lacks ImageData or Grid/Row, "
+                         "Grid/Col spacings", path);
+        goto done;
+    }
+    xml_find(xml, idata, "PixelType", &t);
+    sscanf(t, "%15[A-Z0-9_]", ptype);
+    if (strcmp(ptype, "RE32F_IM32F") && strcmp(ptype, "RE16I_IM16I")) {
+        st = sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': SICD pixel type '%s' is not read (only "
+                         "RE32F_IM32F and RE16I_IM16I)", path, ptype);
+        goto done;
+    }
+    const size_t bpp = ptype[2] == '3' ? 8 : 4;
+    if (!(nrows_d >= 1 && ncols_d >= 1 && nrows_d <= 1e9 && ncols_d <= 1e9 &&
+          nrows_d * ncols_d <= (double)SARBP_GRID_MAX_PIXELS)) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': SICD of %g x %g pixels", path, nrows_d, ncols_d);
+        goto done;
+    }
+    const size_t nrows = (size_t)nrows_d, ncols = (size_t)ncols_d;
+    /* the image segments hold the rows in order, IMODE P (I then Q of
+     * each pixel, big-endian) */
+    unsigned long long rows_in = 0;
+    for (long long i = 0; i < numi; i++) {
+        char sub[1024];
+        const size_t sl = im[i].sub_len < sizeof sub ? (size_t)im[i].sub_len : sizeof sub;
+        if ((st = nitf_pread(f, path, im[i].sub_off, sub, sl))) goto done;
+        const long long nr = nitf_num(sub, sl, 333, 8), nc = nitf_num(sub, sl, 341, 8);
+        if (nr < 1 || nc != (long long)ncols ||
+            im[i].data_len != (unsigned long long)nr * ncols * bpp ||
+            im[i].data_off + im[i].data_len > fsize || memcmp(sub, "IM", 2)) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': image segment %lld is not %zu columns of "
+                             "%s pixels", path, i + 1, ncols, ptype);
+            goto done;
+        }
+        rows_in += (unsigned long long)nr;
+    }
+    if (rows_in != nrows) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': the image segments hold %llu rows, the SICD "
+                         "says %zu", path, rows_in, nrows);
+        goto done;
+    }
+    /* sarbp's own SICD: its grid and orientation; any other, the array */
+    char gbuf[256], lbuf[256];
+    sarbp_grid g = {.nx = ncols, .ny = nrows, .dx = col_ss, .dy = row_ss};
+    long ix0 = 0, ixr = 0, ixc = 1, iy0 = 0, iyr = 1, iyc = 0;
+    if (xml_param(xml, "sarbp_grid", gbuf, sizeof gbuf) &&
+        xml_param(xml, "sarbp_layout", lbuf, sizeof lbuf)) {
+        sarbp_grid h = {0};
+        if (sscanf(gbuf, "%zu %zu %lf %lf %lf %lf %lf", &h.nx, &h.ny, &h.dx, &h.dy, &h.xc, &h.yc,
+                   &h.zc) != 7 ||
+            sscanf(lbuf, "%ld %ld %ld %ld %ld %ld", &ix0, &ixr, &ixc, &iy0, &iyr, &iyc) != 6 ||
+            h.nx * h.ny != nrows * ncols || labs(ixr) + labs(ixc) != 1 ||
+            labs(iyr) + labs(iyc) != 1 || labs(ixr) == labs(iyr)) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': bad sarbp_grid or sarbp_layout parameter",
+                             path);
+            goto done;
+        }
+        g = h;
+    }
+    if (sarbp_grid_validate(&g) != SARBP_OK) {
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': invalid grid: %s", path, sarbp_error_detail());
+        goto done;
+    }
+    /* every corner of the array lands in the grid, so every pixel does */
+    for (int k = 0; k < 4; k++) {
+        const long r = k & 1 ? (long)nrows - 1 : 0, c = k & 2 ? (long)ncols - 1 : 0;
+        const long ix = ix0 + ixr * r + ixc * c, iy = iy0 + iyr * r + iyc * c;
+        if (ix < 0 || iy < 0 || (size_t)ix >= g.nx || (size_t)iy >= g.ny) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': sarbp_layout puts pixels outside the grid",
+                             path);
+            goto done;
+        }
+    }
+    if ((st = sarbp_image_alloc(&g, &img))) goto done;
+    img->has_grid_coords = 1;
+    row = malloc(ncols * bpp);
+    if (!row) {
+        st = sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+        goto done;
+    }
+    size_t r = 0;
+    for (long long i = 0; i < numi; i++) {
+        const size_t nr = (size_t)(im[i].data_len / (ncols * bpp));
+        if (fseeko(f, (off_t)im[i].data_off, SEEK_SET) != 0) {
+            st = sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+            goto done;
+        }
+        for (size_t k = 0; k < nr; k++, r++) {
+            if (fread(row, 1, ncols * bpp, f) != ncols * bpp) {
+                st = sarbp_error(SARBP_ERR_FORMAT, "cannot read '%s': the pixels end early", path);
+                goto done;
+            }
+            for (size_t c = 0; c < ncols; c++) {
+                const unsigned char *p = row + c * bpp;
+                float v[2];
+                for (int q = 0; q < 2; q++) {
+                    if (bpp == 8) {
+                        const uint32_t u = (uint32_t)p[4 * q] << 24 | (uint32_t)p[4 * q + 1] << 16 |
+                                           (uint32_t)p[4 * q + 2] << 8 | p[4 * q + 3];
+                        memcpy(&v[q], &u, 4);
+                    } else {
+                        v[q] = (float)(int16_t)(uint16_t)((unsigned)p[2 * q] << 8 | p[2 * q + 1]);
+                    }
+                }
+                const long ix = ix0 + ixr * (long)r + ixc * (long)c;
+                const long iy = iy0 + iyr * (long)r + iyc * (long)c;
+                img->data[(size_t)iy * g.nx + (size_t)ix] = (sarbp_c32){v[0], v[1]};
+            }
+        }
+    }
+    /* the provenance parameters back as attributes (sarbp/image.h) */
+    for (const char *p = xml; (p = strstr(p, "<Parameter name=\"")); p++) {
+        char key[48];
+        if (sscanf(p + 17, "%47[A-Za-z0-9_]", key) != 1) continue;
+        if (!strcmp(key, "sarbp_grid") || !strcmp(key, "sarbp_layout")) continue;
+        if (!strstr(xml, "<Type>sarbp backprojection</Type>")) break;
+        char val[sizeof img->attrs[0].value];
+        if (xml_param(p, key, val, sizeof val)) sarbp_image_set_attr(img, key, val);
+    }
+    sarbp_image_set_attr(img, "source_format", "SICD");
+
+done:
+    free(row);
+    free(xml);
+    if (st) {
+        sarbp_image_free(img);
+        return st;
+    }
+    *out = img;
+    return SARBP_OK;
+}
+
 /* ---- dispatch ------------------------------------------------------------- */
 
 sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
@@ -545,6 +872,11 @@ sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
         fclose(f);
         return st;
     }
+    if (got >= 4 && !memcmp(magic, "NITF", 4)) {
+        sarbp_status st = read_sicd(f, path, out);
+        fclose(f);
+        return st;
+    }
     fclose(f);
     if (got >= 8 && !memcmp(magic, "\x89PNG\r\n\x1a\n", 8))
         return sarbp_error(SARBP_ERR_FORMAT,
@@ -562,5 +894,5 @@ sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
         free(msg);
         return st;
     }
-    return sarbp_error(SARBP_ERR_FORMAT, "'%s' is not a sarbp image (neither HDF5 nor .npy)", path);
+    return sarbp_error(SARBP_ERR_FORMAT, "'%s' is not a sarbp image (neither HDF5, .npy nor SICD)", path);
 }

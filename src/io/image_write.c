@@ -112,6 +112,56 @@ static herr_t h5_attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtyp
     return r;
 }
 
+/* Attributes written as numbers (when the whole value parses as one), with
+ * their units where physical: the provenance's numbers. Everything else is
+ * a string. */
+static const struct {
+    const char *key;
+    int is_int;
+    const char *units; /* NULL: a pure number */
+} numeric_attrs[] = {
+    {"npulses", 1, NULL},          {"nsamples", 1, NULL},
+    {"upsample", 1, NULL},         {"coherent_gain", 0, NULL},
+    {"max_error_db", 0, "dB"},     {"ffbp_predicted_error_db", 0, "dB"},
+    {"ffbp_base", 1, NULL},        {"ffbp_merge", 1, NULL},
+    {"ffbp_os_theta", 0, NULL},    {"ffbp_os_rho", 0, NULL},
+    {"ffbp_stages", 1, NULL},      {"db_range", 0, "dB"},
+};
+
+static int numeric_attr(const char *key)
+{
+    for (size_t i = 0; i < sizeof numeric_attrs / sizeof numeric_attrs[0]; i++)
+        if (!strcmp(key, numeric_attrs[i].key)) return (int)i;
+    return -1;
+}
+
+/* v as a whole int64 (is_int) or finite double: 1 when it is one. */
+static int parse_number(const char *v, int is_int, int64_t *iv, double *dv)
+{
+    char *end;
+    errno = 0;
+    if (is_int) {
+        const long long x = strtoll(v, &end, 10);
+        *iv = (int64_t)x;
+    } else {
+        *dv = strtod(v, &end);
+    }
+    return *v && !*end && !errno && (is_int || isfinite(*dv));
+}
+
+static herr_t h5_string_attr(hid_t loc, const char *name, hid_t stype, const char *v)
+{
+    return h5_attr_write(loc, name, stype, stype, &v);
+}
+
+/* KEY_units = units beside attribute KEY */
+static herr_t h5_units(hid_t loc, const char *key, hid_t stype, const char *units)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s_units", key);
+    return h5_string_attr(loc, name, stype, units);
+}
+
 static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int is_y)
 {
     size_t n = is_y ? g->ny : g->nx;
@@ -125,6 +175,11 @@ static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int i
         hid_t d = H5Dcreate2(file, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (d >= 0) {
             r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+            hid_t st = H5Tcopy(H5T_C_S1);
+            if (r >= 0 && (st < 0 || H5Tset_size(st, H5T_VARIABLE) < 0 ||
+                           h5_string_attr(d, "units", st, "m") < 0))
+                r = -1;
+            if (st >= 0) H5Tclose(st);
             if (H5Dclose(d) < 0) r = -1;
         }
         H5Sclose(sp);
@@ -160,24 +215,41 @@ static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image
     H5CHK(h5_coords(file, "x", g, 0));
     H5CHK(h5_coords(file, "y", g, 1));
 
+    /* String attributes: variable-length UTF-8 (h5py reads them as str). */
+    H5CHK(stype = H5Tcopy(H5T_C_S1));
+    H5CHK(H5Tset_size(stype, H5T_VARIABLE));
+    H5CHK(H5Tset_cset(stype, H5T_CSET_UTF8));
     int64_t nx = (int64_t)g->nx, ny = (int64_t)g->ny;
     H5CHK(h5_attr_write(file, "nx", H5T_STD_I64LE, H5T_NATIVE_INT64, &nx));
     H5CHK(h5_attr_write(file, "ny", H5T_STD_I64LE, H5T_NATIVE_INT64, &ny));
     const double gv[5] = {g->dx, g->dy, g->xc, g->yc, g->zc};
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         H5CHK(h5_attr_write(file, grid_attr_names[2 + i], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                             &gv[i]));
+        H5CHK(h5_units(file, grid_attr_names[2 + i], stype, "m"));
+    }
 
-    /* String attributes: variable-length UTF-8 (h5py reads them as str). A
-     * key that names a grid attribute is skipped: the grid wins. */
-    H5CHK(stype = H5Tcopy(H5T_C_S1));
-    H5CHK(H5Tset_size(stype, H5T_VARIABLE));
-    H5CHK(H5Tset_cset(stype, H5T_CSET_UTF8));
+    /* The image's attributes: numbers as numbers (numeric_attrs), the rest
+     * strings. A key that names a grid attribute, or a *_units companion
+     * (written here beside its number), is skipped: the grid wins. */
     for (size_t i = 0; i < img->nattrs && i < SARBP_IMAGE_MAX_ATTRS; i++) {
         const sarbp_attr *a = &img->attrs[i];
-        if (!a->key[0] || is_grid_attr(a->key)) continue;
-        const char *v = a->value;
-        H5CHK(h5_attr_write(file, a->key, stype, stype, &v));
+        const size_t kl = strlen(a->key);
+        if (!a->key[0] || is_grid_attr(a->key) ||
+            (kl > 6 && !strcmp(a->key + kl - 6, "_units")))
+            continue;
+        const int k = numeric_attr(a->key);
+        int64_t iv;
+        double dv;
+        if (k >= 0 && parse_number(a->value, numeric_attrs[k].is_int, &iv, &dv)) {
+            if (numeric_attrs[k].is_int)
+                H5CHK(h5_attr_write(file, a->key, H5T_STD_I64LE, H5T_NATIVE_INT64, &iv));
+            else
+                H5CHK(h5_attr_write(file, a->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &dv));
+            if (numeric_attrs[k].units) H5CHK(h5_units(file, a->key, stype, numeric_attrs[k].units));
+        } else {
+            H5CHK(h5_string_attr(file, a->key, stype, a->value));
+        }
     }
 
 done:
@@ -319,7 +391,89 @@ static sarbp_status png8_to(sarbp_tempfile *t, const char *path, const unsigned 
     return close_stream(f, 1, path);
 }
 
-sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **out)
+/* ---- the dB display -------------------------------------------------------- */
+
+/* |I|^2 of every pixel into bins of its IEEE double bit pattern: the 11
+ * exponent bits and the top HIST_MANT mantissa bits of a positive double
+ * are monotonic in its value, so bin k holds [lo(k), lo(k + 1)) with
+ * lo(k + 1) / lo(k) <= 1 + 2^-HIST_MANT (0.067 dB of power): a percentile
+ * in one pass, with no log10 per pixel and no sort. */
+#define HIST_MANT 6
+#define HIST_SHIFT (52 - HIST_MANT)
+#define HIST_BINS ((size_t)1 << (11 + HIST_MANT))
+
+static size_t hist_bin(double p2)
+{
+    uint64_t u;
+    memcpy(&u, &p2, sizeof u);
+    return (size_t)(u >> HIST_SHIFT);
+}
+
+static double hist_edge(size_t k) /* the smallest |I|^2 of bin k */
+{
+    const uint64_t u = (uint64_t)k << HIST_SHIFT;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* The bin holding the value of rank r (0-based) among the counted ones. */
+static size_t hist_rank(const size_t *h, size_t r)
+{
+    size_t cum = 0;
+    for (size_t k = 0; k < HIST_BINS; k++) {
+        cum += h[k];
+        if (cum > r) return k;
+    }
+    return HIST_BINS - 1;
+}
+
+sarbp_status sarbp_image_display_choose(const sarbp_image *img, double db_range,
+                                        sarbp_image_display *out)
+{
+    if (!img || !img->data || !out)
+        return sarbp_error(SARBP_ERR_INVALID, "no image to choose a dB display range for");
+    const int automatic = db_range == SARBP_DB_RANGE_AUTO;
+    if (!automatic && !(db_range > 0 && isfinite(db_range)))
+        return sarbp_error(SARBP_ERR_INVALID, "dB range %g is not positive", db_range);
+    const size_t n = img->grid.nx * img->grid.ny;
+    size_t *h = automatic ? calloc(HIST_BINS, sizeof *h) : NULL;
+    if (automatic && !h) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a histogram");
+    double peak2 = 0;
+    size_t counted = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double p2 = (double)img->data[i].re * img->data[i].re +
+                          (double)img->data[i].im * img->data[i].im;
+        if (!isfinite(p2) || !(p2 > 0)) continue;
+        if (p2 > peak2) peak2 = p2;
+        if (h) {
+            h[hist_bin(p2)]++;
+            counted++;
+        }
+    }
+    *out = (sarbp_image_display){-db_range, 0, peak2 > 0 ? 10 * log10(peak2) : -INFINITY, 0};
+    if (!automatic) return SARBP_OK;
+    out->automatic = 1;
+    out->floor_db = -50;
+    if (counted > 0) {
+        /* the floor at the lower edge of its bin and the top at the upper
+         * edge of its: a bin's width errs towards fewer black and fewer
+         * saturated pixels */
+        const double last = (double)(counted - 1);
+        const size_t kf = hist_rank(h, (size_t)(SARBP_DISPLAY_FLOOR_PCT / 100 * last));
+        const size_t kt = hist_rank(h, (size_t)(SARBP_DISPLAY_TOP_PCT / 100 * last + 0.5));
+        double top = 10 * log10(hist_edge(kt + 1) / peak2);
+        if (!(top <= 0)) top = 0; /* the peak's own bin (or past the last) */
+        double floor = 10 * log10(hist_edge(kf) / peak2);
+        if (!(floor <= top - SARBP_DISPLAY_MIN_DB)) floor = top - SARBP_DISPLAY_MIN_DB;
+        out->floor_db = floor;
+        out->top_db = top;
+    }
+    free(h);
+    return SARBP_OK;
+}
+
+sarbp_status image_db8(const sarbp_image *img, const sarbp_image_display *d, unsigned char **out)
 {
     const size_t nx = img->grid.nx, ny = img->grid.ny, n = nx * ny;
     double peak2 = 0;
@@ -328,10 +482,17 @@ sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **
                     (double)img->data[i].im * img->data[i].im;
         if (isfinite(p2) && p2 > peak2) peak2 = p2;
     }
+    if (!(d->top_db > d->floor_db))
+        return sarbp_error(SARBP_ERR_INVALID, "dB display range %g to %g dB is empty", d->floor_db,
+                           d->top_db);
     unsigned char *pix = malloc(n);
     if (!pix) return sarbp_error(SARBP_ERR_NOMEM, "out of memory (%zu x %zu)", nx, ny);
-    /* 255 * (1 + 20 log10(|I| / peak) / db_range), clipped to [0, 255];
-     * row 0 is the northernmost image row (iy = ny - 1). */
+    /* 255 (20 log10(|I| / peak) - floor) / (top - floor), clipped to
+     * [0, 255]; row 0 is the northernmost image row (iy = ny - 1). A top
+     * below the peak saturates the brightest pixels: they are 254 and the
+     * peak alone 255, so the brightest pixel still marks the peak. */
+    const double scale = 255.0 / (d->top_db - d->floor_db);
+    const int mark_peak = d->top_db < 0;
     for (size_t row = 0; row < ny; row++) {
         const sarbp_c32 *src = img->data + (ny - 1 - row) * nx;
         unsigned char *dst = pix + row * nx;
@@ -339,8 +500,9 @@ sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **
             double p2 = (double)src[ix].re * src[ix].re + (double)src[ix].im * src[ix].im;
             double v = 0;
             if (peak2 > 0 && p2 > 0 && isfinite(p2)) {
-                v = 255.0 * (1.0 + 10.0 * log10(p2 / peak2) / db_range);
+                v = scale * (10.0 * log10(p2 / peak2) - d->floor_db);
                 v = v < 0 ? 0 : v > 255 ? 255 : v;
+                if (mark_peak && v >= 254.5) v = p2 == peak2 ? 255 : 254;
             }
             dst[ix] = (unsigned char)lround(v);
         }
@@ -352,12 +514,12 @@ sarbp_status image_db8(const sarbp_image *img, double db_range, unsigned char **
 static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
                           double db_range, const sarbp_image_context *ctx)
 {
-    (void)ctx;
+    (void)db_range; /* chosen once for every output: ctx->display */
     const size_t nx = img->grid.nx, ny = img->grid.ny;
     unsigned char *pix;
     sarbp_status st = png8_check_size(path, nx, ny, 1);
     if (st) return st;
-    if ((st = image_db8(img, db_range, &pix)))
+    if ((st = image_db8(img, ctx->display, &pix)))
         return sarbp_error(st, "cannot write '%s': %s", path, sarbp_error_detail());
     st = png8_to(t, path, pix, nx, ny, 1);
     free(pix);
@@ -524,7 +686,8 @@ sarbp_status image_check_outputs(const char *const *paths, const sarbp_image_for
             return sarbp_error(SARBP_ERR_INVALID, "cannot tell the image format of '%s' from its "
                                "name (use %s)", paths[i], exts);
         }
-        if ((w->flags & W_DB) && (!(db_range > 0) || !isfinite(db_range)))
+        if ((w->flags & W_DB) && db_range != SARBP_DB_RANGE_AUTO &&
+            (!(db_range > 0) || !isfinite(db_range)))
             return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
                                paths[i], db_range);
     }
@@ -552,13 +715,24 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
         if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
     SARBP_TRY(check_image(img, paths[0]));
     SARBP_TRY(image_check_outputs(paths, fmt, n, img, db_range, ctx));
+    /* one dB display for every output, chosen before any file exists; the
+     * writers see it in their context (the .h5 records it), the caller in
+     * ctx->display. A non-positive db_range (given to .h5 or .npy only, which
+     * do not read it) is the default 50 dB below the peak. */
+    sarbp_image_display disp;
+    const int db_ok = db_range == SARBP_DB_RANGE_AUTO || (db_range > 0 && isfinite(db_range));
+    SARBP_TRY(sarbp_image_display_choose(img, db_ok ? db_range : 50, &disp));
+    sarbp_image_context wctx = {0};
+    if (ctx) wctx = *ctx;
+    wctx.display = &disp;
     sarbp_tempfile **t = calloc(n, sizeof *t);
     if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
     for (size_t i = 0; i < n && st == SARBP_OK; i++) {
         st = sarbp_tempfile_create(paths[i], &t[i]);
-        if (st == SARBP_OK) st = writer_of(fmt[i])->write(t[i], paths[i], img, db_range, ctx);
+        if (st == SARBP_OK) st = writer_of(fmt[i])->write(t[i], paths[i], img, db_range, &wctx);
     }
+    if (st == SARBP_OK && ctx && ctx->display) *ctx->display = disp;
     if (st == SARBP_OK) {
         st = sarbp_tempfile_commit_all(t, n);
     } else {

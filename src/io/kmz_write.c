@@ -72,14 +72,15 @@ struct entry {
 sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img, double db_range,
                     const sarbp_image_context *ctx)
 {
-    (void)ctx;
+    (void)db_range; /* the dB display is ctx->display, chosen once for every output */
+    const sarbp_image_display *d = ctx->display;
     sarbp_scene_ref r;
     SARBP_TRY(sarbp_image_scene_ref(img, path, &r));
     double lat[4], lon[4];
     corners(img, &r, lat, lon);
     unsigned char *pix = NULL, *png = NULL;
     size_t npng = 0;
-    sarbp_status st = image_db8(img, db_range, &pix);
+    sarbp_status st = image_db8(img, d, &pix);
     if (!st) st = png8_to_memory(pix, img->grid.nx, img->grid.ny, &png, &npng);
     free(pix);
     if (st) return sarbp_error(st, "cannot write '%s': %s", path, sarbp_error_detail());
@@ -88,12 +89,13 @@ sarbp_status kmz_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<kml xmlns=\"http://www.opengis.net/kml/2.2\" xmlns:gx=\"http://www.google.com/kml/ext/2.2\">\n"
         "<GroundOverlay>\n<name>sarbp image</name>\n"
-        "<description>magnitude in dB, %g dB below the peak to the peak; %zu x %zu pixels "
-        "at %g x %g m</description>\n"
+        "<description>magnitude in dB, %.1f dB to %.1f dB relative to the peak%s; %zu x %zu "
+        "pixels at %g x %g m</description>\n"
         "<Icon><href>image.png</href></Icon>\n"
         "<gx:LatLonQuad><coordinates>%.10f,%.10f %.10f,%.10f %.10f,%.10f %.10f,%.10f"
         "</coordinates></gx:LatLonQuad>\n</GroundOverlay>\n</kml>\n",
-        db_range, img->grid.nx, img->grid.ny, img->grid.dx, img->grid.dy, lon[0], lat[0], lon[1],
+        d->floor_db, d->top_db, d->automatic ? " (chosen from the image)" : "", img->grid.nx,
+        img->grid.ny, img->grid.dx, img->grid.dy, lon[0], lat[0], lon[1],
         lat[1], lon[2], lat[2], lon[3], lat[3]);
     if (kn < 0 || (size_t)kn >= sizeof kml) {
         free(png);

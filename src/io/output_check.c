@@ -70,7 +70,8 @@ sarbp_status sarbp_output_check_images(const char *const *paths, size_t n,
     sarbp_status st = SARBP_OK;
     if (o->collection) st = sarbp_image_set_collection(img, o->collection);
     if (!st && o->collect_start) st = sarbp_image_set_attr(img, "collect_start", o->collect_start);
-    sarbp_image_context ctx = {o->meta, o->times, o->tiff_complex};
+    sarbp_image_context ctx = {
+        .meta = o->meta, .times = o->times, .tiff_complex = o->tiff_complex};
     if (!st && !ctx.times && o->prf > 0 && o->meta && o->meta->npulses) {
         times = malloc(o->meta->npulses * sizeof *times);
         if (!times) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");

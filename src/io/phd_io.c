@@ -3,7 +3,10 @@
  * Expands the inputs (files, directories, glob patterns), detects each file's
  * format from its content, lets the format module load the metadata, checks
  * it, orders the files by the azimuth of their first pulse and concatenates
- * their metadata. Samples stay in the files: sarbp_reader_read maps a block of
+ * their metadata, refusing files whose azimuths repeat or overlap (HH and
+ * VV copies of one pass) unless a polarisation is chosen; the polarisation
+ * comes from a CPHD channel, a sarbp-phd attribute or Gotcha's names.
+ * Samples stay in the files: sarbp_reader_read maps a block of
  * pulses onto the files and asks each for its part, so sample memory is the
  * caller's block. At most one input file is open at a time.
  *
@@ -285,22 +288,31 @@ static sarbp_status expand_input(const char *input, struct strlist *out)
     return st;
 }
 
-static sarbp_status reject_duplicates(const struct strlist *l)
+static const char *file_pol(const struct phd_file *f, const char **from);
+
+/* The same file given twice (under two names, a link): refused, except
+ * where the names say different polarisations (HH and VV links to one
+ * file): reject_overlaps says that, and --polarisation keeps one. */
+static sarbp_status reject_duplicates(const struct phd_file *files, size_t n)
 {
-    struct stat *sb = malloc((l->n ? l->n : 1) * sizeof *sb);
+    struct stat *sb = malloc((n ? n : 1) * sizeof *sb);
     if (!sb) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
-    for (size_t i = 0; i < l->n && st == SARBP_OK; i++) {
-        if (stat(l->v[i], &sb[i]) != 0) {
-            st = sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", l->v[i], strerror(errno));
+    for (size_t i = 0; i < n && st == SARBP_OK; i++) {
+        if (stat(files[i].path, &sb[i]) != 0) {
+            st = sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", files[i].path,
+                             strerror(errno));
             break;
         }
-        for (size_t j = 0; j < i; j++)
+        for (size_t j = 0; j < i; j++) {
+            const char *pi = file_pol(&files[i], NULL), *pj = file_pol(&files[j], NULL);
+            if (pi && pj && strcmp(pi, pj)) continue;
             if (sb[j].st_dev == sb[i].st_dev && sb[j].st_ino == sb[i].st_ino) {
                 st = sarbp_error(SARBP_ERR_INVALID, "'%s' and '%s' are the same file: "
-                                 "each input may be given once", l->v[j], l->v[i]);
+                                 "each input may be given once", files[j].path, files[i].path);
                 break;
             }
+        }
     }
     free(sb);
     return st;
@@ -372,6 +384,174 @@ static sarbp_status check_meta(const char *path, const sarbp_phd *m)
     return st == SARBP_OK ? SARBP_OK : prefixed(st, path);
 }
 
+/* ---- polarisation ---------------------------------------------------------- */
+
+int sarbp_polarisation_parse(const char *s, char *out, size_t n)
+{
+    char t, r;
+    if (strlen(s) == 2) {
+        t = s[0];
+        r = s[1];
+    } else if (strlen(s) == 3 && s[1] == ':') {
+        t = s[0];
+        r = s[2];
+    } else {
+        return -1;
+    }
+    t = (char)(t == 'h' ? 'H' : t == 'v' ? 'V' : t);
+    r = (char)(r == 'h' ? 'H' : r == 'v' ? 'V' : r);
+    if ((t != 'H' && t != 'V') || (r != 'H' && r != 'V') || n < 4) return -1;
+    snprintf(out, n, "%c:%c", t, r);
+    return 0;
+}
+
+/* Gotcha's names say the polarisation: data_3dsar_pass1_az001_HH.mat, or
+ * the AFRL layout's folder .../pass1/HH/. 0: the file name, 1: the
+ * directory name, -1: neither. */
+static int polarisation_in_name(const char *path, char out[4])
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    const size_t len = dot ? (size_t)(dot - base) : strlen(base);
+    if (len >= 3 && base[len - 3] == '_') {
+        char two[3] = {base[len - 2], base[len - 1], '\0'};
+        if (sarbp_polarisation_parse(two, out, 4) == 0) return 0;
+    }
+    if (base > path) { /* the parent folder's name */
+        const char *end = base - 1, *dir = end;
+        while (dir > path && dir[-1] != '/') dir--;
+        if (end - dir == 2) {
+            char two[3] = {dir[0], dir[1], '\0'};
+            if (sarbp_polarisation_parse(two, out, 4) == 0) return 1;
+        }
+    }
+    return -1;
+}
+
+static int is_gotcha(const struct phd_file *f)
+{
+    return f->ops && !strncmp(f->ops->format, "Gotcha", 6);
+}
+
+/* A Gotcha file without a collection of its own gets one holding the
+ * polarisation its name says. */
+static sarbp_status name_polarisation(struct phd_file *f)
+{
+    char pol[4];
+    if (!is_gotcha(f) || (f->coll && f->coll->polarisation[0]) ||
+        polarisation_in_name(f->path, pol) < 0)
+        return SARBP_OK;
+    if (!f->coll) {
+        f->coll = calloc(1, sizeof *f->coll);
+        if (!f->coll) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    snprintf(f->coll->polarisation, sizeof f->coll->polarisation, "%s", pol);
+    return SARBP_OK;
+}
+
+static const char *file_pol(const struct phd_file *f, const char **from)
+{
+    static const char *const names[] = {"the file name", "the directory name"};
+    const char *dummy;
+    if (!from) from = &dummy;
+    *from = NULL;
+    if (!f->coll || !f->coll->polarisation[0]) return NULL;
+    if (f->ops && !strcmp(f->ops->format, "CPHD")) {
+        *from = "the CPHD channel";
+    } else if (is_gotcha(f)) {
+        char pol[4];
+        const int w = polarisation_in_name(f->path, pol);
+        *from = names[w > 0];
+    } else {
+        *from = "the file's polarisation attribute";
+    }
+    return f->coll->polarisation;
+}
+
+/* "H:H" -> "HH" in buf[8], for messages. */
+static const char *pol_short(const char *p, char buf[8])
+{
+    if (!p) return "unknown";
+    if (strlen(p) == 3 && p[1] == ':') snprintf(buf, 8, "%c%c", p[0], p[2]);
+    else snprintf(buf, 8, "%.7s", p);
+    return buf;
+}
+
+/* --polarisation: drops the files of other polarisations. */
+static sarbp_status keep_polarisation(sarbp_reader *rd, const char *want_in)
+{
+    char want[8], a[8], b[8];
+    if (sarbp_polarisation_parse(want_in, want, sizeof want))
+        return sarbp_error(SARBP_ERR_INVALID, "unknown polarisation '%s' (HH, VV, HV or VH)",
+                           want_in);
+    size_t kept = 0;
+    const char *other = NULL;
+    for (size_t i = 0; i < rd->nfiles; i++) {
+        const char *p = file_pol(&rd->files[i], NULL);
+        if (!p)
+            return sarbp_error(SARBP_ERR_INVALID, "cannot tell the polarisation of '%s' (its "
+                               "name, format and attributes do not say): --polarisation cannot "
+                               "choose", rd->files[i].path);
+        if (!strcmp(p, want)) {
+            rd->files[kept++] = rd->files[i];
+        } else {
+            other = p;
+            file_clear(&rd->files[i]);
+        }
+    }
+    const size_t n = rd->nfiles;
+    rd->nfiles = kept;
+    for (size_t i = kept; i < n; i++) memset(&rd->files[i], 0, sizeof rd->files[i]);
+    if (kept == 0)
+        return sarbp_error(SARBP_ERR_INVALID, "no input is %s polarisation (they are %s)",
+                           pol_short(want, a), pol_short(other, b));
+    return SARBP_OK;
+}
+
+/* Files (in azimuth order) whose pulses repeat or overlap: HH and VV copies
+ * of the same azimuths, a file under two names. */
+static sarbp_status reject_overlaps(const sarbp_reader *rd)
+{
+    size_t hold = 0; /* the file reaching furthest so far */
+    double hold_lo = 0, hold_hi = -INFINITY;
+    for (size_t i = 0; i < rd->nfiles; i++) {
+        const sarbp_phd *m = rd->files[i].meta;
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t p = 0; p < m->npulses; p++) {
+            const double az = sarbp_phd_azimuth_deg(m, p);
+            if (az < lo) lo = az;
+            if (az > hi) hi = az;
+        }
+        if (i > 0 && lo <= hold_hi) {
+            const struct phd_file *f = &rd->files[hold], *g = &rd->files[i];
+            const char *pf = file_pol(f, NULL), *pg = file_pol(g, NULL);
+            char a[8], b[8];
+            if (pf && pg && strcmp(pf, pg))
+                return sarbp_error(SARBP_ERR_INVALID, "'%s' (%s) and '%s' (%s) hold the same "
+                                   "azimuths (%.4f to %.4f deg and %.4f to %.4f deg): choose "
+                                   "one polarisation (--polarisation)", f->path, pol_short(pf, a),
+                                   g->path, pol_short(pg, b), hold_lo, hold_hi, lo, hi);
+            return sarbp_error(SARBP_ERR_INVALID, "'%s' and '%s' hold overlapping azimuths (%.4f "
+                               "to %.4f deg and %.4f to %.4f deg): their pulses would be formed "
+                               "twice; give each pulse once", f->path, g->path, hold_lo, hold_hi,
+                               lo, hi);
+        }
+        if (hi > hold_hi) {
+            hold = i;
+            hold_lo = lo;
+            hold_hi = hi;
+        }
+    }
+    return SARBP_OK;
+}
+
+const char *sarbp_reader_file_polarisation(const sarbp_reader *rd, size_t i, const char **from)
+{
+    if (from) *from = NULL;
+    return i < rd->nfiles ? file_pol(&rd->files[i], from) : NULL;
+}
+
 /* Loads path's metadata into f (path known to be of format fmt) and checks it. */
 static sarbp_status load(const char *path, const struct phd_format *fmt,
                          const sarbp_reader_options *o, struct phd_file *f)
@@ -380,6 +560,7 @@ static sarbp_status load(const char *path, const struct phd_format *fmt,
     if (!f->path) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = fmt->open(path, o, f);
     if (st == SARBP_OK) st = check_meta(path, f->meta);
+    if (st == SARBP_OK) st = name_polarisation(f);
     if (st != SARBP_OK) file_clear(f);
     return st;
 }
@@ -492,32 +673,33 @@ static sarbp_status concat_optional(sarbp_reader *rd)
 static sarbp_status concat_collection(sarbp_reader *rd)
 {
     const struct phd_file *f0 = &rd->files[0];
+    static const sarbp_collection none; /* a file that says nothing (Gotcha without a name) */
+    const sarbp_collection *c0 = f0->coll ? f0->coll : &none;
     int all_times = 1;
     for (size_t i = 0; i < rd->nfiles; i++) {
         const struct phd_file *f = &rd->files[i];
+        const sarbp_collection *c = f->coll ? f->coll : &none;
         if (!f->t) all_times = 0;
-        if (!f0->coll != !f->coll)
+        if (!c0->has_ref != !c->has_ref)
             return sarbp_error(SARBP_ERR_MISMATCH, "'%s' %s a geographic scene reference and "
                                "'%s' %s: they cannot be formed together",
-                               f0->path, f0->coll ? "has" : "has no", f->path,
-                               f->coll ? "has" : "has none");
-        if (!f->coll) continue;
+                               f0->path, c0->has_ref ? "has" : "has no", f->path,
+                               c->has_ref ? "has" : "has none");
         if (i == 0) {
-            rd->coll = *f->coll;
+            rd->coll = *c;
             continue;
         }
-        const double *a = f0->coll->ref.ecef, *b = f->coll->ref.ecef;
+        const double *a = c0->ref.ecef, *b = c->ref.ecef;
         const double d = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
                               (a[2] - b[2]) * (a[2] - b[2]));
-        if (f0->coll->has_ref != f->coll->has_ref || d > 1e-3 ||
-            fabs(f0->coll->ref.heading_deg - f->coll->ref.heading_deg) > 1e-9)
+        if (c->has_ref && (d > 1e-3 || fabs(c0->ref.heading_deg - c->ref.heading_deg) > 1e-9))
             return sarbp_error(SARBP_ERR_MISMATCH, "'%s' and '%s' have different scene "
                                "reference points (%.3f m apart): their positions are in "
                                "different frames", f0->path, f->path, d);
         char *mine[] = {rd->coll.collector, rd->coll.core_name, rd->coll.polarisation,
                         rd->coll.collect_start, rd->coll.source_format};
-        const char *theirs[] = {f->coll->collector, f->coll->core_name, f->coll->polarisation,
-                                f->coll->collect_start, f->coll->source_format};
+        const char *theirs[] = {c->collector, c->core_name, c->polarisation,
+                                c->collect_start, c->source_format};
         for (size_t j = 0; j < sizeof mine / sizeof mine[0]; j++)
             if (strcmp(mine[j], theirs[j])) mine[j][0] = '\0';
     }
@@ -615,7 +797,6 @@ sarbp_status sarbp_reader_open_opts(const char *const *inputs, size_t ninputs,
     struct strlist paths = {0};
     sarbp_status st = SARBP_OK;
     for (size_t i = 0; i < ninputs && st == SARBP_OK; i++) st = expand_input(inputs[i], &paths);
-    if (st == SARBP_OK) st = reject_duplicates(&paths);
     sarbp_reader *rd = NULL;
     if (st == SARBP_OK) {
         rd = calloc(1, sizeof *rd);
@@ -630,7 +811,10 @@ sarbp_status sarbp_reader_open_opts(const char *const *inputs, size_t ninputs,
         }
     }
     strlist_clear(&paths);
+    if (st == SARBP_OK && o && o->polarisation) st = keep_polarisation(rd, o->polarisation);
+    if (st == SARBP_OK) st = reject_duplicates(rd->files, rd->nfiles);
     if (st == SARBP_OK) st = sort_by_azimuth(rd->files, rd->nfiles);
+    if (st == SARBP_OK) st = reject_overlaps(rd);
     if (st == SARBP_OK) st = concat(rd);
     if (st != SARBP_OK) {
         sarbp_reader_free(rd);

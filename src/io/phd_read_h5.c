@@ -530,6 +530,22 @@ static sarbp_status open_own(const char *path, hid_t file, struct phd_file *f,
         for (size_t j = 0; j < sizeof scal / sizeof scal[0]; j++)
             if ((st = read_num_attr(path, file, scal[j].name, scal[j].dst))) goto fail;
     }
+    /* optional: "HH" (or "H:H") says the polarisation; anything else is refused */
+    if (H5Aexists(file, "polarisation") > 0) {
+        char pol[32], norm[8];
+        if ((st = read_str_attr(path, file, "polarisation", pol, sizeof pol))) goto fail;
+        if (sarbp_polarisation_parse(pol, norm, sizeof norm)) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s': attribute 'polarisation' is '%s', not HH, "
+                             "VV, HV or VH", path, pol);
+            goto fail;
+        }
+        f->coll = calloc(1, sizeof *f->coll);
+        if (!f->coll) {
+            st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        snprintf(f->coll->polarisation, sizeof f->coll->polarisation, "%s", norm);
+    }
     f->meta = m;
     return SARBP_OK;
 fail:
@@ -642,6 +658,10 @@ sarbp_status phd_open_h5(const char *path, const sarbp_reader_options *o, struct
     if (own) {
         st = open_own(path, file, f, h);
         if (st == SARBP_OK) f->ops = &sarbp_ops;
+    } else if (has_link(file, "image") && has_link(file, "x") && has_link(file, "y") &&
+               !has_link(file, "fp")) {
+        /* a sarbp image (image, x, y): x and y are Gotcha field names too */
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s' is a sarbp image, not a phase history", path);
     } else if (has_any_gotcha_field(file)) {
         st = open_gotcha(path, file, "", f, h);
         if (st == SARBP_OK) f->ops = &gotcha_ops;

@@ -38,11 +38,16 @@
  *    pulses' times; SCPCOA derived from ARPPoly at SCPTime with the SICD
  *    volume 1 formulas;
  *  - RadarCollection and ImageFormation: the band of the processed pulses,
- *    the polarisation attribute (UNKNOWN without one), ImageFormAlgo OTHER,
- *    no beam compensation, no autofocus;
+ *    the polarisation attribute (UNKNOWN without one), Area/Corner the
+ *    image corners, ImageFormAlgo OTHER, no beam compensation, autofocus
+ *    GLOBAL when the autofocus attribute says applied (NO otherwise); the
+ *    Processing block's Parameters the image's provenance attributes
+ *    (sarbp/image.h) and sarbp_grid ("nx ny dx dy xc yc zc") and
+ *    sarbp_layout ("ix0 ixr ixc iy0 iyr iyc", the orientation above), from
+ *    which image_read.c restores the .h5 image;
  *  - CollectionInfo: collector and core name attributes (UNKNOWN and
  *    "sarbp" without them), MONOSTATIC, SPOTLIGHT, UNCLASSIFIED.
- * It does not read SICD. */
+ * Reading SICD is image_read.c's. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -156,7 +161,7 @@ struct sicd_geom {
     double urow[3], ucol[3];           /* scene frame */
     size_t scp_row, scp_col;
     double scp_xyz[3], scp_ecef[3], scp_lat, scp_lon, scp_h;
-    double corner_lat[4], corner_lon[4]; /* FRFC, FRLC, LRLC, LRFC */
+    double corner_lat[4], corner_lon[4], corner_h[4]; /* FRFC, FRLC, LRLC, LRFC */
     struct { double kctr, dk1, dk2, bw, irw; char win[64]; sarbp_window w; } k[2]; /* row, col */
     double t_start, t_end, t_coa, fmin, fmax;
     int order;
@@ -408,9 +413,10 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
     const double rc[4][2] = {{0, 0}, {0, (double)s->ncols - 1}, {(double)s->nrows - 1,
                              (double)s->ncols - 1}, {(double)s->nrows - 1, 0}};
     for (int i = 0; i < 4; i++) {
-        double xyz[3], h;
+        double xyz[3];
         sicd_pixel_xyz(img, s, rc[i][0], rc[i][1], xyz);
-        sarbp_scene_to_geodetic(&s->ref, xyz, &s->corner_lat[i], &s->corner_lon[i], &h);
+        sarbp_scene_to_geodetic(&s->ref, xyz, &s->corner_lat[i], &s->corner_lon[i],
+                                &s->corner_h[i]);
     }
 
     /* spatial-frequency support */
@@ -451,6 +457,31 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
     if (!fit_arp(m, t, &s->ref, s))
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': the antenna positions cannot "
                            "be fitted by a polynomial in time", path);
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_image_sicd_spacing(const sarbp_phd *m, double xc, double yc, double zc,
+                                      double osr, double spacing[2])
+{
+    if (!m || !spacing || !m->pos || !m->f0 || !m->df || !m->npulses || !(osr > 0))
+        return sarbp_error(SARBP_ERR_INVALID, "sarbp_image_sicd_spacing: no pulses or no ratio");
+    const double c[3] = {xc, yc, zc};
+    for (int a = 0; a < 2; a++) { /* as plan's support, along x then y */
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < m->npulses; i++) {
+            const double w[3] = {c[0] - m->pos[3 * i], c[1] - m->pos[3 * i + 1],
+                                 c[2] - m->pos[3 * i + 2]};
+            const double proj = w[a] / norm3(w);
+            const double f[2] = {m->f0[i], m->f0[i] + (double)(m->nsamples - 1) * m->df[i]};
+            for (int j = 0; j < 2; j++) {
+                lo = fmin(lo, 2 * f[j] / SARBP_C * proj);
+                hi = fmax(hi, 2 * f[j] / SARBP_C * proj);
+            }
+        }
+        if (!(hi > lo))
+            return sarbp_error(SARBP_ERR_INVALID, "the pulses span no band along %c", "xy"[a]);
+        spacing[a] = 1 / (osr * (hi - lo));
+    }
     return SARBP_OK;
 }
 
@@ -560,22 +591,49 @@ static void build_xml(struct sb *b, const sarbp_image *img, const struct sicd_ge
     sb_printf(b, "<RadarCollection><TxFrequency><Min>%.17g</Min><Max>%.17g</Max></TxFrequency>"
               "<TxPolarization>%s</TxPolarization><RcvChannels size=\"1\"><ChanParameters "
               "index=\"1\"><TxRcvPolarization>%s</TxRcvPolarization></ChanParameters>"
-              "</RcvChannels></RadarCollection>\n", s->fmin, s->fmax, txpol, txrcv);
+              "</RcvChannels>", s->fmin, s->fmax, txpol, txrcv);
+    /* the imaged area: the image's corners on the ground (what sarpy's
+     * validity check wants; clockwise as the image corners) */
+    sb_printf(b, "<Area><Corner>");
+    for (int i = 0; i < 4; i++)
+        sb_printf(b, "<ACP index=\"%d\"><Lat>%.15g</Lat><Lon>%.15g</Lon><HAE>%.6f</HAE></ACP>",
+                  i + 1, s->corner_lat[i], s->corner_lon[i], s->corner_h[i]);
+    sb_printf(b, "</Corner></Area></RadarCollection>\n");
+    const char *af = sarbp_image_get_attr(img, "autofocus");
+    const int af_on = af && !strncmp(af, "applied", 7);
     sb_printf(b, "<ImageFormation><RcvChanProc><NumChanProc>1</NumChanProc><ChanIndex>1"
               "</ChanIndex></RcvChanProc><TxRcvPolarizationProc>%s</TxRcvPolarizationProc>"
               "<TStartProc>%.17g</TStartProc><TEndProc>%.17g</TEndProc><TxFrequencyProc>"
               "<MinProc>%.17g</MinProc><MaxProc>%.17g</MaxProc></TxFrequencyProc>"
               "<ImageFormAlgo>OTHER</ImageFormAlgo><STBeamComp>NO</STBeamComp>"
-              "<ImageBeamComp>NO</ImageBeamComp><AzAutofocus>NO</AzAutofocus>"
-              "<RgAutofocus>NO</RgAutofocus><Processing><Type>sarbp backprojection</Type>"
-              "<Applied>true</Applied>", txrcv, s->t_start, s->t_end, s->fmin, s->fmax);
-    static const char *const params[] = {"backend", "precision", "interp", "upsample",
-                                         "range_window", "azimuth_window"};
+              "<ImageBeamComp>NO</ImageBeamComp><AzAutofocus>%s</AzAutofocus>"
+              "<RgAutofocus>%s</RgAutofocus><Processing><Type>sarbp backprojection</Type>"
+              "<Applied>true</Applied>", txrcv, s->t_start, s->t_end, s->fmin, s->fmax,
+              af_on ? "GLOBAL" : "NO", af_on ? "GLOBAL" : "NO");
+    /* the provenance (sarbp/image.h), then what turns the SICD back into
+     * sarbp's image exactly (image_read.c): the grid and the orientation */
+    static const char *const params[] = {
+        "algorithm", "ffbp_base", "ffbp_merge", "ffbp_os_theta", "ffbp_os_rho", "ffbp_stages",
+        "ffbp_predicted_error_db", "max_error_db", "selection", "autofocus", "range_window",
+        "azimuth_window", "coherent_gain", "interp", "upsample", "precision", "backend",
+        "device", "variant", "npulses", "nsamples", "domain", "polarisation", "sarbp_version",
+        "command_line", "inputs"};
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
         const char *v = sarbp_image_get_attr(img, params[i]);
         if (!v) continue;
         sb_printf(b, "<Parameter name=\"%s\">", params[i]);
         sb_text(b, v);
+        sb_printf(b, "</Parameter>");
+    }
+    const sarbp_grid *g = &img->grid;
+    sb_printf(b, "<Parameter name=\"sarbp_grid\">%zu %zu %.17g %.17g %.17g %.17g %.17g</Parameter>"
+              "<Parameter name=\"sarbp_layout\">%ld %ld %ld %ld %ld %ld</Parameter>",
+              g->nx, g->ny, g->dx, g->dy, g->xc, g->yc, g->zc, s->ix0, s->ixr, s->ixc, s->iy0,
+              s->iyr, s->iyc);
+    const char *ref = sarbp_image_get_attr(img, "scene_ref");
+    if (ref) {
+        sb_printf(b, "<Parameter name=\"scene_ref\">");
+        sb_text(b, ref);
         sb_printf(b, "</Parameter>");
     }
     sb_printf(b, "</Processing></ImageFormation>\n");

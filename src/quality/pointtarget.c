@@ -399,6 +399,35 @@ void sarbp_pointtarget_free(sarbp_pt_result *r)
     free(r);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* contrast_db and isolated (quality.h): is this a point target at all? */
+static sarbp_status isolation(const sarbp_image *img, size_t x0, size_t y0, size_t mx, size_t my,
+                              sarbp_pt_result *res)
+{
+    double *m = malloc(mx * my * sizeof *m);
+    if (!m) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the patch magnitudes");
+    for (size_t j = 0; j < my; j++)
+        for (size_t i = 0; i < mx; i++) {
+            const sarbp_c32 v = img->data[(y0 + j) * img->grid.nx + x0 + i];
+            m[j * mx + i] = hypot(v.re, v.im);
+        }
+    qsort(m, mx * my, sizeof *m, cmp_double);
+    const double med = m[(mx * my - 1) / 2];
+    free(m);
+    const sarbp_c32 pk = img->data[res->iy * img->grid.nx + res->ix];
+    const double peak = hypot(pk.re, pk.im);
+    res->contrast_db = med > 0 ? 20 * log10(peak / med) : INFINITY;
+    res->isolated = res->contrast_db >= SARBP_PT_MIN_CONTRAST_DB;
+    for (int k = 0; k < 2; k++)
+        if (!(res->cut[k].pslr_db <= SARBP_PT_MAX_PSLR_DB)) res->isolated = 0;
+    return SARBP_OK;
+}
+
 sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_options *opt,
                                        sarbp_pt_result **out)
 {
@@ -533,6 +562,7 @@ sarbp_status sarbp_pointtarget_measure(const sarbp_image *img, const sarbp_pt_op
         if (st != SARBP_OK) goto fail;
     }
     res->peak = interp_mag(&t, fx, fy);
+    if ((st = isolation(img, x0, y0, mx, my, res)) != SARBP_OK) goto fail;
     free(terms);
     free(ex);
     free(ey);

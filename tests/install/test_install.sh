@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # test_install.sh - installs a sarbp build into a temporary prefix and builds
-# tests/install/consumer.c against it twice, the ways a user would: with
+# tests/install/consumer.c against it four times, the ways a user would: with
 # 'pkg-config --cflags --libs --static sarbp' (libsarbp is a static
-# library) and as a CMake project doing find_package(sarbp). Both programs
-# must link and run. The prefix is moved after installing, so both package
-# files must find it from where they lie. Run by CTest (test_install).
+# library) and as a CMake project doing find_package(sarbp); then against the
+# CPU-only library, with 'pkg-config ... sarbp-cpu' and with
+# find_package(sarbp COMPONENTS cpu) where CMake can find neither CUDA nor
+# MPI; those two programs must not depend on cudart, cuFFT or MPI. Every
+# program must link and run. The prefix is moved after installing, so the
+# package files must find it from where they lie. Run by CTest (test_install).
 #
 # usage: test_install.sh BUILD_DIR VERSION LIBDIR CMAKE CC [FLAGS]
 #   LIBDIR  CMAKE_INSTALL_LIBDIR (lib, lib64, lib/x86_64-linux-gnu)
@@ -48,17 +51,19 @@ step() {
 step install "$cmake" --install "$build" --prefix "$tmp/staged"
 mv "$tmp/staged" "$tmp/prefix"
 prefix=$tmp/prefix
-for f in "$libdir/libsarbp.a" include/sarbp/sarbp.h include/sarbp/version.h \
+for f in "$libdir/libsarbp.a" "$libdir/libsarbp_cpu.a" include/sarbp/sarbp.h include/sarbp/version.h \
          include/sarbp/form.h "$libdir/cmake/sarbp/sarbpConfig.cmake" \
          "$libdir/cmake/sarbp/sarbpConfigVersion.cmake" \
-         "$libdir/cmake/sarbp/sarbpTargets.cmake" "$libdir/pkgconfig/sarbp.pc" bin/sarbp; do
+         "$libdir/cmake/sarbp/sarbpTargets.cmake" "$libdir/pkgconfig/sarbp.pc" \
+         "$libdir/pkgconfig/sarbp-cpu.pc" bin/sarbp; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
 done
 cli_version=$("$prefix/bin/sarbp" --version) || fail "the installed sarbp --version failed"
 [[ $cli_version == "sarbp $version "* ]] ||
     fail "the installed sarbp says '$cli_version', expected version '$version'"
-if grep -q '@[A-Za-z_]*@' "$prefix/include/sarbp/version.h" "$prefix/$libdir/pkgconfig/sarbp.pc"; then
-    fail "an unsubstituted @VAR@ in version.h or sarbp.pc"
+if grep -q '@[A-Za-z_]*@' "$prefix/include/sarbp/version.h" "$prefix/$libdir/pkgconfig/sarbp.pc" \
+        "$prefix/$libdir/pkgconfig/sarbp-cpu.pc"; then
+    fail "an unsubstituted @VAR@ in version.h, sarbp.pc or sarbp-cpu.pc"
 fi
 
 # 1. pkg-config
@@ -86,4 +91,41 @@ found=$(sed -n 's/^sarbp_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
 step cmake-build "$cmake" --build "$tmp/consumer"
 "$tmp/consumer/consumer" "$version" || fail "the find_package(sarbp) program failed"
 
-echo "test_install: pass: installed into a temporary prefix; pkg-config and find_package(sarbp) programs built and ran"
+# The CPU-only library: no CUDA, cuFFT or MPI on the link line, none among
+# the program's shared libraries (readelf, where there is one, reads them).
+gpu_mpi='cudart|cufft|libmpi|-lmpi|ompi|nvidia|/cuda'
+no_gpu_mpi() {
+    local prog=$1 what=$2
+    if command -v readelf >/dev/null 2>&1; then
+        local needed
+        needed=$(readelf -d "$prog" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+        if grep -Eq "$gpu_mpi" <<<"$needed"; then
+            fail "$what needs $(grep -E "$gpu_mpi" <<<"$needed" | tr '\n' ' ')"
+        fi
+    fi
+}
+# 3. pkg-config sarbp-cpu
+cpu_pc=$(pkg-config --cflags --libs --static sarbp-cpu) ||
+    fail "pkg-config --cflags --libs --static sarbp-cpu failed"
+if grep -Eq "$gpu_mpi" <<<"$cpu_pc"; then
+    fail "sarbp-cpu.pc names CUDA or MPI: $cpu_pc"
+fi
+read -r -a cpu_flags <<<"$cpu_pc"
+step pkgconfig-cpu-build "$cc" -std=c11 "${flags[@]}" "$here/consumer.c" -o "$tmp/consumer_cpu_pc" \
+    "${cpu_flags[@]}"
+no_gpu_mpi "$tmp/consumer_cpu_pc" "the sarbp-cpu.pc program"
+"$tmp/consumer_cpu_pc" "$version" || fail "the sarbp-cpu.pc program failed"
+
+# 4. find_package(sarbp COMPONENTS cpu), CUDA and MPI unfindable
+step cmake-cpu-configure "$cmake" -S "$here" -B "$tmp/consumer_cpu" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${flags[*]}" \
+    -DCMAKE_EXE_LINKER_FLAGS="${flags[*]}" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+    -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
+    -DSARBP_EXPECT_VERSION="$version" -DSARBP_CONSUMER_CPU=ON
+step cmake-cpu-build "$cmake" --build "$tmp/consumer_cpu"
+no_gpu_mpi "$tmp/consumer_cpu/consumer" "the find_package(sarbp COMPONENTS cpu) program"
+"$tmp/consumer_cpu/consumer" "$version" || fail "the find_package(sarbp COMPONENTS cpu) program failed"
+
+echo "test_install: pass: installed into a temporary prefix; pkg-config and find_package(sarbp)" \
+     "programs built and ran, with sarbp and with the CPU-only sarbp-cpu / sarbp::sarbp_cpu"
