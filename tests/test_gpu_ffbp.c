@@ -371,9 +371,9 @@ static double form_vs_host(const sarbp_phd *p, const sarbp_grid *g, size_t block
     ffbp_form_options(block, &rc, &o);
     o.gpu_mem = gpu_mem;
     sarbp_image *im = NULL;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL));
     sarbp_form_layout lay;
-    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &o, &lay));
+    tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &o, &lay));
     assert_int_equal(lay.nparts, 1);
     const sarbp_form_part *pt = &lay.part[0];
     *bands = pt->bands;
@@ -453,7 +453,7 @@ static void nonfinite_case(const char *name, sarbp_phd *p, const sarbp_grid *g, 
     sarbp_bp_options o;
     ffbp_form_options(block, &rc, &o);
     sarbp_form_layout lay;
-    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &o, &lay));
+    tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &o, &lay));
     assert_int_equal(lay.checks, 1);
     const size_t K = p->nsamples, n = 2 * K * p->npulses, blk = 2 * K * block;
     const size_t at[][2] = {{0, 0}, {n - 1, n - 1}, {blk + blk / 2 + 3, blk + blk / 2 + 3},
@@ -465,7 +465,7 @@ static void nonfinite_case(const char *name, sarbp_phd *p, const sarbp_grid *g, 
         f[i] = NAN;
         f[j] = -INFINITY;
         sarbp_image *im = (sarbp_image *)1;
-        assert_int_equal(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL),
+        assert_int_equal(sarbp_form_phd(NULL, p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL),
                          SARBP_ERR_INVALID);
         assert_null(im);
         char want[80];
@@ -476,7 +476,7 @@ static void nonfinite_case(const char *name, sarbp_phd *p, const sarbp_grid *g, 
         f[j] = kj;
     }
     sarbp_image *im = NULL;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cuda, &rc, &o, NULL, &im, NULL));
     sarbp_image_free(im);
 }
 

@@ -334,7 +334,7 @@ sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backen
     rc.interp = SARBP_INTERP_CUBIC; /* the kernel the arithmetic tests' bars were measured with */
     rc.upsample = 4;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, be, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, be, &rc, &o, NULL, &img, NULL));
     return img;
 }
 
@@ -363,16 +363,16 @@ size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
     sarbp_form_layout lay;
     size_t lo = 0, hi = (size_t)4 << 30; /* lo is refused, hi accepted */
     t.gpu_mem = hi;
-    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &t, &lay));
+    tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &t, &lay));
     while (hi - lo > ((size_t)64 << 10)) {
         t.gpu_mem = lo + (hi - lo) / 2;
-        sarbp_status s = sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &t, &lay);
+        sarbp_status s = sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &t, &lay);
         if (s == SARBP_OK) hi = t.gpu_mem;
         else if (s == SARBP_ERR_NOMEM) lo = t.gpu_mem;
         else fail_msg("layout with gpu_mem %zu: %s (%s)", t.gpu_mem, sarbp_strerror(s), sarbp_error_detail());
     }
     t.gpu_mem = hi + (p->npulses * 64 + g->ny / 4 * g->nx) * sizeof(sarbp_c32);
-    tu_ok(sarbp_form_plan_layout(p, g, &sarbp_backend_cuda, &rc, &t, &lay));
+    tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &t, &lay));
     *passes = lay.part[0].bands;
     return t.gpu_mem;
 }

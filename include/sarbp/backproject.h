@@ -12,8 +12,10 @@
 #define SARBP_BACKPROJECT_H
 
 #include <stddef.h>
+#include "sarbp/ffbp.h"
 #include "sarbp/grid.h"
 #include "sarbp/rangecomp.h"
+#include "sarbp/session.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,9 +42,11 @@ typedef struct {
     int tile_x, tile_y;        /* CUDA tile shape, 0 = default */
     int ppt;                   /* CUDA pixels per thread (1, 2, 4, 8), 0 = default */
     size_t pulse_block;        /* pulses per block, 0 = default */
-    size_t gpu_mem;            /* per-device memory budget in bytes, 0 = most of the free memory */
+    size_t gpu_mem;            /* this form's per-device memory budget in bytes, at most what
+                                  the session's budget leaves (sarbp/session.h), 0 = that */
     size_t host_mem;           /* CPU: bytes for the image band being formed plus kept range
-                                  profiles, 0 = no limit (bands only for tests) */
+                                  profiles, at most what the session's host budget leaves,
+                                  0 = that (no limit by default; bands only for tests) */
     size_t band_rows;          /* at most this many image rows per band (rounded down to the
                                   back end's tile rows), 0 = as many as the budget allows */
     int stream;                /* 1: never keep range profiles (re-read and re-compress the
@@ -84,7 +88,10 @@ void sarbp_bp_options_default(sarbp_bp_options *o);
  *
  *   create   for meta (metadata; samples not needed), g, the range
  *            compression rc and the first region (its rows are the most any
- *            later region may have); keep_pulses > 0 keeps the range profiles
+ *            later region may have), in session (its memory counted against
+ *            the session's budget, failing past it; what it keeps for a next
+ *            plan given back to the session at destroy; NULL: a session of
+ *            the plan's own, freed with it); keep_pulses > 0 keeps the range profiles
  *            of pulses [0, keep_pulses) that execute computes, so later calls
  *            can backproject them again without samples.
  *   execute  range-compresses pulses [p0, p0 + np) of meta (samples
@@ -116,6 +123,12 @@ typedef struct {
     sarbp_region region;
     size_t keep_pulses;        /* 0: no profiles kept */
     sarbp_c32 *image;          /* optional: the output image [ny][nx], see above */
+    sarbp_session *session;    /* whose resources and budget (NULL: the plan's own) */
+    const sarbp_ffbp_params *ffbp;          /* FFBP plans: the factorization, decided once by
+                                               the caller (form.c); NULL: the plan chooses it
+                                               for its max_error_db (sarbp_ffbp_choose_phd) */
+    const sarbp_ffbp_prediction *ffbp_pred; /* with ffbp: the model's prediction for it (the
+                                               memory model reads its polar samples) */
 } sarbp_bp_desc;
 
 typedef struct sarbp_bp_plan_s sarbp_bp_plan;
@@ -163,23 +176,16 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
                                     sarbp_bp_plan **out, sarbp_stage_times *stats);
 /* Number of usable CUDA devices (0 without CUDA or without a device). */
 int sarbp_cuda_device_count(void);
-/* Frees what the CUDA back end keeps between plans so that the next plan
- * pays nothing for it (pinned host buffers, idle copy threads, streams,
- * events and cuFFT plans); call it
- * when no plan is alive, e.g. before exit. A no-op without CUDA. */
-void sarbp_cuda_release_cached(void);
 
 /* The memory a plan would take (bytes), for the partition layer: fixed +
- * rows x per_row + kept pulses x per_kept_pulse, against budget (the
- * device's free memory or the option; SIZE_MAX = no limit). Rows of a region
+ * rows x per_row + kept pulses x per_kept_pulse, against budget (what the
+ * session's budget leaves, or the option when it is less; SIZE_MAX = no
+ * limit). Rows of a region
  * should start at multiples of row_align (the back end's tile height) so
  * that a band forms exactly what one piece forms there. */
 typedef struct {
     size_t fixed, per_row, per_kept_pulse, budget, row_align;
     int in_place;              /* accumulates in the output image itself */
-    int claims;                /* writes the output only through copies that claim its fresh
-                                  pages from the prefault first (the CUDA plans' copier), so
-                                  form need not wait for them before finish */
     int checks;                /* checks the samples it is given for NaN and Inf as it stages
                                   them, failing execute with sarbp_phd_check_samples' message,
                                   so form need not check an in-memory phase history first */
@@ -187,15 +193,10 @@ typedef struct {
 
 sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                    size_t budget, sarbp_bp_memory *m);
-/* budget 0: 85% of the device's free memory; never more than is free. */
+/* budget 0: what the session's device budget leaves (without a session:
+ * 85% of the device's free memory); never more than is free. */
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m);
-/* Starts o->device and makes ready, in the process's caches, what a plan
- * for d will take: the host buffers it pins, a copier, and for direct
- * backprojection its kernel (loaded), its streams, events and cuFFT plans
- * and the device memory of an image band of d->region's rows (the rows the
- * device is expected to form) (sarbp_backend's prepare). */
-sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o);
 
 /* ---- the registry (backend_registry.c) ---- */
 typedef struct sarbp_backend_s {
@@ -209,10 +210,6 @@ typedef struct sarbp_backend_s {
     /* The back end's own options from o (device: which one), then its create. */
     sarbp_status (*create)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
                            sarbp_bp_plan **out, sarbp_stage_times *stats);
-    /* Optional (NULL: none): starts device `device` and makes ready what a
-     * plan for d will take from the process's caches (CUDA: pinned staging,
-     * copy threads), so that form can do it while the devices start. */
-    sarbp_status (*prepare)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device);
 } sarbp_backend;
 
 extern const sarbp_backend sarbp_backend_cpu;

@@ -84,7 +84,7 @@ void sarbp_mpi_band_rows(size_t ny, size_t align, int n, int k, size_t *row0, si
  * on the others NULL. stats: this rank's band. A failure on any rank fails
  * all; on ranks other than the failing one the status is SARBP_ERR_INVALID
  * with the detail "another rank failed" and *peer_failed = 1. */
-sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
                             const sarbp_rc_params *rc, const sarbp_bp_options *o,
                             sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
                             int *peer_failed);

@@ -30,7 +30,6 @@
  * (prefilter); direct backprojection per pixel and pulse. The weights are
  * seconds measured on the CPU (2-core AMD EPYC, AVX2, 2026-11-26), as ratios. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,51 +182,6 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
     return SARBP_OK;
 }
 
-/* The last choice sarbp_ffbp_choose_phd made, and what it was made for:
- * one form asks the same question several times (the command line, the
- * memory model of every layout part, the plan), and the search takes tens
- * of milliseconds. The key holds the phase history's address and the
- * values its geometry starts and ends with, the range compression, the grid
- * and the request. */
-struct choose_key {
-    const sarbp_phd *meta;
-    size_t npulses, nsamples;
-    double geo[8];
-    int upsample, interp;
-    sarbp_grid g;
-    double max_error_db;
-};
-
-static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct choose_key choose_last;
-static int choose_have;
-static sarbp_ffbp_params choose_params;
-static sarbp_ffbp_prediction choose_pred;
-
-static void choose_key_of(const sarbp_phd *meta, const sarbp_rc_params *rc, const sarbp_grid *g,
-                          double max_error_db, struct choose_key *k)
-{
-    memset(k, 0, sizeof *k); /* padding too: keys are compared with memcmp */
-    k->meta = meta;
-    k->npulses = meta->npulses;
-    k->nsamples = meta->nsamples;
-    if (meta->npulses && meta->pos) {
-        const size_t e = meta->npulses - 1;
-        memcpy(k->geo, meta->pos, 3 * sizeof(double));
-        memcpy(k->geo + 3, meta->pos + 3 * e, 3 * sizeof(double));
-        k->geo[6] = meta->f0 ? meta->f0[0] : meta->fc;
-        k->geo[7] = meta->df ? meta->df[e] : meta->fs;
-    }
-    k->upsample = rc->upsample;
-    k->interp = (int)rc->interp;
-    k->g = *g;
-    k->max_error_db = max_error_db;
-}
-
-static sarbp_status choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc, const sarbp_grid *g,
-                               double max_error_db, sarbp_ffbp_params *out,
-                               sarbp_ffbp_prediction *pred);
-
 sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
                                    const sarbp_grid *g, double max_error_db,
                                    sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred)
@@ -238,34 +192,6 @@ sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params 
                            "ffbp reads its range profiles with the linear or cubic B-spline, not "
                            "the quadratic (sarbp_rc_params_default_for(rc, prec, 1) picks the cubic)");
     if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
-    struct choose_key k;
-    choose_key_of(meta, rc, g, max_error_db, &k);
-    pthread_mutex_lock(&choose_lock);
-    const int hit = choose_have && !memcmp(&k, &choose_last, sizeof k);
-    if (hit) {
-        *out = choose_params;
-        if (pred) *pred = choose_pred;
-    }
-    pthread_mutex_unlock(&choose_lock);
-    if (hit) return SARBP_OK;
-    sarbp_ffbp_params p;
-    sarbp_ffbp_prediction pd;
-    SARBP_TRY(choose_phd(meta, rc, g, max_error_db, &p, &pd));
-    pthread_mutex_lock(&choose_lock);
-    choose_last = k;
-    choose_params = p;
-    choose_pred = pd;
-    choose_have = 1;
-    pthread_mutex_unlock(&choose_lock);
-    *out = p;
-    if (pred) *pred = pd;
-    return SARBP_OK;
-}
-
-static sarbp_status choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc, const sarbp_grid *g,
-                               double max_error_db, sarbp_ffbp_params *out,
-                               sarbp_ffbp_prediction *pred)
-{
     const size_t P = meta->npulses, nbins = sarbp_rc_nbins(meta, rc->upsample);
     if (P > SIZE_MAX / (7 * sizeof(double)))
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);

@@ -520,7 +520,16 @@ int cmd_form(int argc, char **argv)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
-    st = sarbp_form_mpi(rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
+    /* one session for the command: --gpu-mem is its device budget, a bound
+     * no plan passes; freed (its threads joined) once the image is formed */
+    sarbp_session_options so;
+    sarbp_session_options_default(&so);
+    so.device_budget = bo.gpu_mem;
+    bo.gpu_mem = 0;
+    sarbp_session *sess = NULL;
+    st = sarbp_session_create(&so, &sess);
+    if (!st) st = sarbp_form_mpi(sess, rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
+    sarbp_session_free(sess);
     cli_progress_end(prog);
     if (st && peer_failed) cli_mpi_peer_failed = 1;
     if (st || !img) { /* no image: a rank other than 0, whose band went to rank 0 */
@@ -556,9 +565,8 @@ int cmd_form(int argc, char **argv)
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
     }
-    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s, "
-             "waiting for the image's memory %.3f s), %.1f Mbp/s", stats.total_s, stats.init_s,
-             stats.read_s, stats.image_wait_s,
+    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s), "
+             "%.1f Mbp/s", stats.total_s, stats.init_s, stats.read_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
     const sarbp_stage_times *t = &stats.stages;
     cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
