@@ -1,6 +1,7 @@
 /* test_util.c - helpers shared by sarbp's cmocka tests. */
 #include "test_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -336,6 +337,34 @@ sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backen
     sarbp_image *img;
     tu_ok(sarbp_form_phd(NULL, p, g, be, &rc, &o, NULL, &img, NULL));
     return img;
+}
+
+sarbp_image *tu_form_in(sarbp_session *s, const sarbp_phd *p, const sarbp_grid *g,
+                        const sarbp_backend *be, const sarbp_bp_options *o, sarbp_form_stats *st)
+{
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, o->precision, o->algorithm == SARBP_ALGO_FFBP);
+    sarbp_image *img = NULL;
+    tu_ok(sarbp_form_phd(s, p, g, be, &rc, o, NULL, &img, st));
+    return img;
+}
+
+void tu_assert_same(const sarbp_image *a, const sarbp_image *b, const char *what)
+{
+    const size_t n = a->grid.nx * a->grid.ny;
+    if (b->grid.nx * b->grid.ny != n || memcmp(a->data, b->data, n * sizeof(sarbp_c32)))
+        fail_msg("%s: images differ (SER %.1f dB)", what, tu_ser_c32(a->data, b->data, n));
+}
+
+int tu_threads_alive(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
 }
 
 size_t tu_peak_index(const sarbp_image *img, double *peak)
