@@ -4,7 +4,8 @@
  *    within a stated SER where bands split the FP32 path's tiles;
  *  - bands over resident range profiles give the image of bands that
  *    re-read and re-compress the input (streaming), bit for bit, and the
- *    layout says which path ran;
+ *    layout says which path ran; the resident bands read the input once
+ *    (the form's count of pulses read), the streamed ones once a band;
  *  - a plan executed in blocks of odd sizes (1, 7, 13, ...) gives the image of
  *    one block; kept profiles backprojected again in subsets give it too;
  *  - the threaded path of several devices, through a stand-in back end that
@@ -157,10 +158,12 @@ static void test_resident_equals_streaming(void **state)
         sarbp_image *kept = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 1);
         assert_int_equal(st.layout.part[0].bands, 5);
+        assert_int_equal(st.pulses_read, scene->npulses); /* the input read once */
         o.stream = 1;
         sarbp_image *streamed = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 0);
         assert_int_equal(st.layout.part[0].bands, 5);
+        assert_int_equal(st.pulses_read, 5 * scene->npulses); /* once per band */
         assert_same(kept, streamed, prec ? "fp64 resident vs streaming" : "fp32 resident vs streaming");
         /* a budget with room for the bands but not the profiles streams */
         o.stream = 0;

@@ -52,6 +52,8 @@ sarbp_status sarbp_form_plan_layout(sarbp_session *s, const sarbp_phd *meta, con
 
 typedef struct {
     double total_s, read_s;            /* its thread's wall-clock seconds, of them reading */
+    size_t pulses_read;                /* pulses it took from the input (read, or shared by the
+                                          device that read them); kept profiles are not read */
     double teardown_s;                 /* of them destroying its plan */
     double pairs;                      /* pixel-pulse pairs it formed */
     sarbp_stage_times stages;          /* its plan's split */
@@ -62,6 +64,8 @@ typedef struct {
     double init_s;                     /* of total_s, before any device works: validation,
                                           devices started (CUDA contexts), layout, image */
     size_t npulses;
+    size_t pulses_read;                /* pulses read from the input, all devices (a block the
+                                          devices share counts once) */
     double pairs;                      /* pixel-pulse pairs */
     sarbp_stage_times stages;          /* the back end's split, summed over devices */
     sarbp_form_layout layout;          /* how it was cut up */

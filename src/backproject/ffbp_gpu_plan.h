@@ -33,7 +33,8 @@ void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
 
 /* The cuda back end's FFBP plan (o->algorithm SARBP_ALGO_FFBP, FP32;
  * ffbp_cuda.c): execute range-compresses blocks on the device (cuFFT,
- * cuda_rc.h) into the whole aperture's resident FP32 profiles, finish runs
+ * cuda_rc.h) into the whole aperture's resident FP32 profiles (samples
+ * NULL: those an earlier region compressed, kept), finish runs
  * the GPU FFBP on the region and copies its rows straight into out. The
  * factorization is d->ffbp, or (none given) chosen at create for
  * o->max_error_db (sarbp_ffbp_choose_phd). dev: the session's context of

@@ -371,6 +371,7 @@ static sarbp_status form_part(struct form_part_job *job)
             const sarbp_c32 *samples = NULL;
             struct share_slot *slot = NULL;
             if (!reuse) {
+                job->st.pulses_read += np;
                 const double tr = sarbp_now_s();
                 if (sh->share.enabled) {
                     st = share_take(sh, p0, np, &job->stopped, &slot);
@@ -550,6 +551,9 @@ static sarbp_status form_in(sarbp_session *s, const sarbp_phd *meta, read_fn rd,
         stats->init_s = t_init;
         stats->compute_s = stats->total_s - stats->read_s;
         stats->npulses = meta->npulses;
+        /* each device took every block it read; shared blocks were read once */
+        for (int k = 0; k < lay.nparts; k++)
+            if (!sh.share.enabled || k == 0) stats->pulses_read += jobs[k].st.pulses_read;
         stats->pairs = sarbp_grid_pairs(g, meta->npulses);
         stats->layout = lay;
     }

@@ -519,8 +519,9 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
         /* the FFBP plan: every pulse's FP32 profile and a block's range
          * compression buffers, the band's image and two polar buffers,
          * each at most all stages' polar samples (the model's count for
-         * the whole grid, shared out per row); it keeps no profiles
-         * across regions */
+         * the whole grid, shared out per row); every pulse's profile is
+         * resident already, so keeping them for later regions (bands)
+         * costs nothing more */
         sarbp_ffbp_params fp;
         sarbp_ffbp_prediction pd;
         if (d->ffbp_pred) pd = *d->ffbp_pred; /* decided by the caller (form.c) */
@@ -532,7 +533,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
         m->fixed = meta->npulses * nbins * sizeof(sarbp_c32) + meta->npulses * sizeof(sarbp_dpulse) +
                    rc_bytes + ((size_t)32 << 20);
         m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
-        m->per_kept_pulse = SIZE_MAX;
+        m->per_kept_pulse = 0;
         m->row_align = 1;
         m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
     }

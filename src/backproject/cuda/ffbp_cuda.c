@@ -7,7 +7,9 @@
  * (cuda_rc.c) straight into the resident profiles, queues each
  * sub-aperture's stage 0 as soon as its pulses are there, the rest of the
  * region's FFBP at flush, and at finish copies the image into the caller's
- * rows. No banding inside one run: the whole aperture's profiles and the
+ * rows. The profiles stay on the device across regions: a later region
+ * (band) given no samples runs on them, and the input is read once. No
+ * banding inside one run: the whole aperture's profiles and the
  * largest stage's polar grids, twice, must fit on the device (bands are the
  * partition layer's regions). */
 #include <cuda_runtime_api.h>
@@ -699,21 +701,23 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
                                   sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
     if (p->launched)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulses came after the region was flushed");
     CUDA_TRY(cudaSetDevice(p->o.device));
     SARBP_TRY(cffbp_open(p));
-    const size_t block = p->base.block;
+    const size_t block = p->base.block, keep = p->base.keep_pulses;
     for (size_t q = p0; q < p0 + np; q += block) {
         const size_t n = p0 + np - q < block ? p0 + np - q : block;
         struct ffbp_stage *g = NULL;
-        SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats, &g));
+        /* samples NULL: the profiles an earlier region compressed are still
+         * in dv.prof, queued before on this stream (bp_plan.c checked they
+         * were kept) */
+        if (samples) SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats, &g));
         for (size_t i = q; i < q + n; i++) {
             p->nhave += !p->have[i];
             p->have[i] = 1;
         }
+        if (samples && q < keep) memset(p->base.kept + q, 1, (q + n < keep ? q + n : keep) - q);
         SARBP_TRY(stream_stage0(p, g));
     }
     return SARBP_OK;
@@ -722,7 +726,7 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
 static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    (void)r; /* the pulses come again for every region */
+    (void)r; /* the pulses come again for every region, or their kept profiles */
     if (p->opened) { /* a region begun and never finished: dropped */
         CUDA_TRY(cudaSetDevice(p->o.device));
         CUDA_TRY(cudaStreamSynchronize(p->crc.stream));
