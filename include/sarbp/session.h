@@ -47,15 +47,14 @@ sarbp_status sarbp_session_create(const sarbp_session_options *o, sarbp_session 
 void sarbp_session_free(sarbp_session *s);
 
 /* What a session's plans hold of its budget (bytes), now and at most since
- * the session was made (or since sarbp_session_reset_peak); device: a CUDA
- * ordinal, or -1 for the host. 0 for a device the session never used. */
+ * the session was made; device: a CUDA ordinal, or -1 for the host. All 0
+ * for a device the session never used. */
 typedef struct {
     size_t budget;        /* SIZE_MAX: no limit */
     size_t used, peak;    /* plans' and kept memory */
     size_t kept;          /* of used: kept for a next plan, freed when a plan needs room */
 } sarbp_session_memory;
 void sarbp_session_memory_of(sarbp_session *s, int device, sarbp_session_memory *m);
-void sarbp_session_reset_peak(sarbp_session *s);
 
 #ifdef __cplusplus
 }

@@ -121,16 +121,3 @@ void sarbp_session_memory_of(sarbp_session *s, int device, sarbp_session_memory 
     if (s->dev[device]) sarbp_cuda_device_memory(s->dev[device], m);
     pthread_mutex_unlock(&s->open_mu[device]);
 }
-
-void sarbp_session_reset_peak(sarbp_session *s)
-{
-    if (!s) return;
-    pthread_mutex_lock(&s->mu);
-    s->host_peak = s->host_used;
-    pthread_mutex_unlock(&s->mu);
-    for (int k = 0; k < SARBP_MAX_DEVICES; k++) {
-        pthread_mutex_lock(&s->open_mu[k]);
-        if (s->dev[k]) sarbp_cuda_device_reset_peak(s->dev[k]);
-        pthread_mutex_unlock(&s->open_mu[k]);
-    }
-}

@@ -36,6 +36,5 @@ sarbp_status sarbp_cuda_device_open(int device, size_t budget, int threads,
                                     struct sarbp_cuda_device **out);
 void sarbp_cuda_device_close(struct sarbp_cuda_device *d);
 void sarbp_cuda_device_memory(struct sarbp_cuda_device *d, sarbp_session_memory *m);
-void sarbp_cuda_device_reset_peak(struct sarbp_cuda_device *d);
 
 #endif

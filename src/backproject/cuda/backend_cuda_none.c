@@ -37,8 +37,6 @@ void sarbp_cuda_device_memory(struct sarbp_cuda_device *d, sarbp_session_memory 
     *m = (sarbp_session_memory){0};
 }
 
-void sarbp_cuda_device_reset_peak(struct sarbp_cuda_device *d) { (void)d; }
-
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats)
 {

@@ -90,18 +90,6 @@ void sarbp_cuda_device_memory(sarbp_cuda_device *d, sarbp_session_memory *m)
     pthread_mutex_unlock(&d->mu);
 }
 
-void sarbp_cuda_device_reset_peak(sarbp_cuda_device *d)
-{
-    pthread_mutex_lock(&d->mu);
-    d->peak = d->used;
-    pthread_mutex_unlock(&d->mu);
-}
-
-int sarbp_cuda_device_ordinal(const sarbp_cuda_device *d)
-{
-    return d->device;
-}
-
 int sarbp_cuda_device_threads(const sarbp_cuda_device *d)
 {
     return d ? d->threads : 0;

@@ -33,7 +33,6 @@ typedef struct sarbp_cuda_device sarbp_cuda_device;
 struct sarbp_session_s;
 sarbp_status sarbp_cuda_plan_device(struct sarbp_session_s *s, int device, struct sarbp_session_s **own,
                                     sarbp_cuda_device **out);
-int sarbp_cuda_device_ordinal(const sarbp_cuda_device *d);
 /* Bytes of the budget a new plan may take: the budget less what is held
  * and not kept (kept sets are freed for it); never more than the device's
  * free memory plus the kept sets'. SIZE_MAX for d NULL. */
