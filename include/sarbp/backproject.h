@@ -100,10 +100,8 @@ void sarbp_bp_options_default(sarbp_bp_options *o);
  *            samples NULL: the kept profiles of those pulses instead.
  *   region   starts a new region (image zero; in place: the caller's rows
  *            as they are), e.g. the next band.
- *   flush    optional: queues whatever execute held back (a device back
- *            end's last blocks, FFBP's stages) without waiting, so the
- *            caller can prepare out while the device computes.
- *   finish   waits for the work and writes the region's image into out
+ *   finish   queues whatever execute held back (a device back end's last
+ *            blocks, FFBP's stages), waits for the work and writes the region's image into out
  *            ([nrows][nx], host memory, row 0 = grid row row0).
  *   destroy  frees everything; NULL is a no-op.
  *
@@ -136,7 +134,6 @@ typedef struct sarbp_bp_plan_s sarbp_bp_plan;
 sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *plan, size_t p0, size_t np,
                                    const sarbp_c32 *samples, sarbp_stage_times *stats);
 sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *plan, sarbp_region r);
-sarbp_status sarbp_bp_plan_flush(sarbp_bp_plan *plan, sarbp_stage_times *stats);
 sarbp_status sarbp_bp_plan_finish(sarbp_bp_plan *plan, sarbp_c32 *out, sarbp_stage_times *stats);
 void sarbp_bp_plan_destroy(sarbp_bp_plan *plan);
 /* Pulses per internal block (execute splits larger calls into these). */

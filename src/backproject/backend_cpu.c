@@ -197,7 +197,7 @@ static sarbp_status cpu_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_ti
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cpu_ops = {cpu_execute, cpu_region, cpu_finish, cpu_destroy, NULL};
+static const sarbp_bp_plan_ops cpu_ops = {cpu_execute, cpu_region, cpu_finish, cpu_destroy};
 
 static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats);

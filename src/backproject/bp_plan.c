@@ -85,11 +85,6 @@ sarbp_status sarbp_bp_plan_finish(sarbp_bp_plan *p, sarbp_c32 *out, sarbp_stage_
     return p->ops->finish(p, out, stats);
 }
 
-sarbp_status sarbp_bp_plan_flush(sarbp_bp_plan *p, sarbp_stage_times *stats)
-{
-    return p->ops->flush ? p->ops->flush(p, stats) : SARBP_OK;
-}
-
 void sarbp_bp_plan_destroy(sarbp_bp_plan *p)
 {
     if (p) p->ops->destroy(p);

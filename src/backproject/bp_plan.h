@@ -13,8 +13,6 @@ typedef struct {
     sarbp_status (*region)(sarbp_bp_plan *p, sarbp_region r);
     sarbp_status (*finish)(sarbp_bp_plan *p, sarbp_c32 *out, sarbp_stage_times *stats);
     void (*destroy)(sarbp_bp_plan *p);
-    /* optional (NULL: finish does it all): queue what execute held back */
-    sarbp_status (*flush)(sarbp_bp_plan *p, sarbp_stage_times *stats);
 } sarbp_bp_plan_ops;
 
 struct sarbp_bp_plan_s {

@@ -939,16 +939,7 @@ static sarbp_status cuda_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_t
     return SARBP_OK;
 }
 
-static sarbp_status cuda_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
-{
-    struct cuda_plan *p = (struct cuda_plan *)bp;
-    (void)stats;
-    CUDA_TRY(cudaSetDevice(p->device));
-    return launch_rest(p);
-}
-
-static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy,
-                                           cuda_flush};
+static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy};
 
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats)

@@ -6,8 +6,8 @@
  * end's FFBP plan (below) range-compresses every pulse block on the device
  * (cuda_rc.c) straight into the resident profiles, queues each
  * sub-aperture's stage 0 as soon as its pulses are there, the rest of the
- * region's FFBP at flush, and at finish copies the image into the caller's
- * rows. The profiles stay on the device across regions: a later region
+ * region's FFBP and the copy of its image into the caller's rows at
+ * finish. The profiles stay on the device across regions: a later region
  * (band) given no samples runs on them, and the input is read once. No
  * banding inside one run: the whole aperture's profiles and the
  * largest stage's polar grids, twice, must fit on the device (bands are the
@@ -755,12 +755,10 @@ static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out
 }
 
 /* Queues the rest of the region's FFBP behind the range compression (the
- * stage-0 rows not yet queued, the merges, the final sum): the caller may
- * do its own work (the image's memory) while the device runs it. The
- * region was opened by its first block (every pulse came). */
-static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
+ * stage-0 rows not yet queued, the merges, the final sum). The region was
+ * opened by its first block (every pulse came). */
+static sarbp_status cffbp_flush(struct ffbp_cuda_plan *p, sarbp_stage_times *stats)
 {
-    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
     if (p->launched) return SARBP_OK;
     const double t0 = sarbp_now_s();
     const size_t P = p->base.meta->npulses;
@@ -779,7 +777,7 @@ static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
 static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    SARBP_TRY(cffbp_flush(bp, stats));
+    SARBP_TRY(cffbp_flush(p, stats));
     const double t0 = sarbp_now_s();
     CUDA_TRY(cudaSetDevice(p->o.device));
     sarbp_grid bg;
@@ -798,8 +796,7 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish,
-                                            cffbp_destroy, cffbp_flush};
+static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish, cffbp_destroy};
 
 sarbp_status sarbp_cuda_ffbp_rc_memory(sarbp_cuda_device *dev, const sarbp_phd *meta, size_t block,
                                       size_t nbins, size_t nmf, size_t *bytes)
