@@ -23,8 +23,20 @@
  * in-memory phase history) where they lie; *data says which. */
 typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data);
 
+/* What a form decides once: the session its plans use, the windows'
+ * coherent gain (for the image's attributes) and, for FFBP, the
+ * factorization and its prediction. */
+struct form_choice {
+    sarbp_session *s;
+    int have_gain;             /* gain is set (windows the plans would refuse: not) */
+    double gain;
+    int ffbp;                  /* the two below are set */
+    sarbp_ffbp_params prm;
+    sarbp_ffbp_prediction pred;
+};
+
 static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_rc_params *rc,
-                         const sarbp_bp_options *o, const sarbp_phd *meta)
+                         const sarbp_bp_options *o, const sarbp_phd *meta, const struct form_choice *c)
 {
     char buf[64];
     sarbp_image_set_attr(img, "sarbp_version", SARBP_VERSION_STRING);
@@ -44,13 +56,11 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
     sarbp_image_set_attr(img, "nsamples", buf);
     sarbp_image_set_attr(img, "domain", meta->domain == SARBP_DOMAIN_FREQ ? "freq" : "chirp");
     /* the windows' coherent gain: a unit target at the origin peaks at
-     * npulses * coherent_gain (the plan that knows it is cheap to make) */
-    sarbp_rc_plan *plan = NULL;
-    if (sarbp_rc_plan_create(meta, rc, SARBP_FP32, 1, &plan) == SARBP_OK) {
-        snprintf(buf, sizeof buf, "%.10g", sarbp_rc_plan_coherent_gain(plan));
+     * npulses * coherent_gain */
+    if (c->have_gain) {
+        snprintf(buf, sizeof buf, "%.10g", c->gain);
         sarbp_image_set_attr(img, "coherent_gain", buf);
     }
-    sarbp_rc_plan_free(plan);
 }
 
 /* ---- the partition layer ---- */
@@ -60,20 +70,12 @@ static size_t align_down(size_t n, size_t a)
     return a > 1 && n >= a ? n - n % a : n;
 }
 
-/* What a form decides once: the session its plans use and, for FFBP, the
- * factorization and its prediction. */
-struct form_choice {
-    sarbp_session *s;
-    int ffbp;                  /* the two below are set */
-    sarbp_ffbp_params prm;
-    sarbp_ffbp_prediction pred;
-};
-
 static sarbp_status form_choose(sarbp_session *s, const sarbp_phd *meta, const sarbp_grid *g,
                                 const sarbp_rc_params *rc, const sarbp_bp_options *o,
                                 struct form_choice *c)
 {
     *c = (struct form_choice){.s = s};
+    c->have_gain = sarbp_rc_coherent_gain(meta, rc, &c->gain) == SARBP_OK;
     if (o->algorithm != SARBP_ALGO_FFBP) return SARBP_OK;
     SARBP_TRY(sarbp_ffbp_choose_phd(meta, rc, g, o->max_error_db, &c->prm, &c->pred));
     c->ffbp = 1;
@@ -530,7 +532,7 @@ static sarbp_status form_in(sarbp_session *s, const sarbp_phd *meta, read_fn rd,
         return st;
     }
     if (given) img->grid = *g;
-    record_attrs(img, be, rc, o, meta);
+    record_attrs(img, be, rc, o, meta, &choice);
     double t_end = sarbp_now_s();
     if (stats) {
         memset(stats, 0, sizeof *stats);
