@@ -110,32 +110,10 @@ sarbp_status sarbp_cuda_device_room(sarbp_cuda_device *d, size_t *room)
     return SARBP_OK;
 }
 
-sarbp_status sarbp_cuda_dmalloc(sarbp_cuda_device *d, void **ptr, size_t n, size_t *count)
+/* Lists allocation *ptr of n bytes, held for it in d->used already, when
+ * cudaMalloc gave it (e), or gives the bytes back; the status of it all. */
+static sarbp_status dmalloc_record(sarbp_cuda_device *d, void **ptr, size_t n, cudaError_t e)
 {
-    *ptr = NULL;
-    if (!d) {
-        CUDA_TRY(cudaMalloc(ptr, n));
-        if (count) *count += n;
-        return SARBP_OK;
-    }
-    for (int pass = 0;; pass++) {
-        pthread_mutex_lock(&d->mu);
-        const int fits = n <= d->budget && d->used <= d->budget - n;
-        const int can_free = d->kept_bytes > 0;
-        if (fits) d->used += n; /* held for it while cudaMalloc runs */
-        const size_t used = d->used;
-        pthread_mutex_unlock(&d->mu);
-        if (fits) break;
-        if (pass == 0 && can_free) { /* what is kept for a next plan makes room */
-            sarbp_cuda_device_drop(d, -1);
-            continue;
-        }
-        return sarbp_error(SARBP_ERR_NOMEM,
-                           "device %d: %.2f MiB more would take the plans past the session's "
-                           "budget of %.2f MiB (%.2f MiB held)",
-                           d->device, n / 1048576.0, d->budget / 1048576.0, used / 1048576.0);
-    }
-    cudaError_t e = cudaMalloc(ptr, n);
     pthread_mutex_lock(&d->mu);
     if (e == cudaSuccess && d->nalloc == d->calloc_n) {
         const size_t cap = d->calloc_n ? 2 * d->calloc_n : 64;
@@ -144,6 +122,7 @@ sarbp_status sarbp_cuda_dmalloc(sarbp_cuda_device *d, void **ptr, size_t n, size
             d->alloc = a;
             d->calloc_n = cap;
         } else {
+            cudaFree(*ptr);
             e = cudaErrorMemoryAllocation;
         }
     }
@@ -154,16 +133,49 @@ sarbp_status sarbp_cuda_dmalloc(sarbp_cuda_device *d, void **ptr, size_t n, size
         d->used -= n;
     }
     pthread_mutex_unlock(&d->mu);
-    if (e != cudaSuccess) {
-        if (*ptr) cudaFree(*ptr);
-        *ptr = NULL;
-        cudaGetLastError();
-        return sarbp_error(e == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
-                           "device %d: allocating %.2f MiB: %s", d->device, n / 1048576.0,
-                           cudaGetErrorString(e));
+    if (e == cudaSuccess) return SARBP_OK;
+    *ptr = NULL;
+    cudaGetLastError();
+    return sarbp_error(e == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
+                       "device %d: allocating %.2f MiB: %s", d->device, n / 1048576.0, cudaGetErrorString(e));
+}
+
+sarbp_status sarbp_cuda_dmalloc(sarbp_cuda_device *d, void **ptr, size_t n, size_t *count)
+{
+    *ptr = NULL;
+    if (!d) {
+        CUDA_TRY(cudaMalloc(ptr, n));
+        if (count) *count += n;
+        return SARBP_OK;
     }
-    if (count) *count += n;
-    return SARBP_OK;
+    /* what is kept for a next plan is freed first when the budget, or the
+     * device itself (a budget above its memory), has no room */
+    for (int pass = 0;; pass++) {
+        pthread_mutex_lock(&d->mu);
+        const int fits = n <= d->budget && d->used <= d->budget - n;
+        const int can_free = pass == 0 && d->kept_bytes > 0;
+        if (fits) d->used += n; /* held for it while cudaMalloc runs */
+        const size_t used = d->used;
+        pthread_mutex_unlock(&d->mu);
+        if (!fits && can_free) {
+            sarbp_cuda_device_drop(d, -1);
+            continue;
+        }
+        if (!fits)
+            return sarbp_error(SARBP_ERR_NOMEM,
+                               "device %d: %.2f MiB more would take the plans past the session's "
+                               "budget of %.2f MiB (%.2f MiB held)",
+                               d->device, n / 1048576.0, d->budget / 1048576.0, used / 1048576.0);
+        const cudaError_t e = cudaMalloc(ptr, n);
+        if (e == cudaErrorMemoryAllocation && can_free) {
+            (void)dmalloc_record(d, ptr, n, e); /* gives the bytes back */
+            sarbp_cuda_device_drop(d, -1);
+            continue;
+        }
+        SARBP_TRY(dmalloc_record(d, ptr, n, e));
+        if (count) *count += n;
+        return SARBP_OK;
+    }
 }
 
 void sarbp_cuda_dfree(sarbp_cuda_device *d, void *ptr)
