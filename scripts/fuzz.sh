@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# fuzz.sh - builds sarbp's libFuzzer harnesses (tests/fuzz, into build-fuzz/)
-# and runs each for a given time, then sorts every crash, timeout and
-# out-of-memory it found into sarbp's own bugs and contained upstream ones.
+# fuzz.sh - builds sarbp's libFuzzer harnesses (tests/fuzz, into build-fuzz/
+# or $SARBP_FUZZ_BUILD_DIR) and runs each for a given time, going on past
+# findings, then sorts every crash, timeout and out-of-memory it found into
+# sarbp's own bugs and upstream ones (HDF5, matio), reported apart.
 set -euo pipefail
 
 HARNESSES=(phd_h5 phd_mat phd_cphd image_h5 image_npy cli_numbers)
@@ -10,24 +11,32 @@ usage() {
     cat <<EOF
 usage: scripts/fuzz.sh [OPTION...] [HARNESS...]
 
-Builds the libFuzzer harnesses (clang; CC=clang -DSARBP_FUZZ=ON into
-build-fuzz/) and runs each named one, or all of them:
+Builds the libFuzzer harnesses (clang; CC=clang -DSARBP_FUZZ=ON into BUILD:
+build-fuzz/, or \$SARBP_FUZZ_BUILD_DIR when set) and runs each named one,
+or all of them:
   ${HARNESSES[*]}
 (a 'fuzz_' prefix is accepted). Each starts from its seed corpus
 (tests/fuzz/corpus/NAME, never written) plus a work corpus kept between runs
-(build-fuzz/corpus/NAME), with its dictionary (tests/fuzz/NAME.dict).
+(BUILD/corpus/NAME), with its dictionary (tests/fuzz/NAME.dict). phd_cphd
+also gets seeds made at run time by the tests' CPHD writer (tests/cphd_gen.c,
+through BUILD/fuzz/cphd_seeds into BUILD/seeds/phd_cphd): a TOA-domain file
+and an XML element of 2,000 attributes.
 
   --time SEC        fuzzing time per harness (default 60)
   --fork N          long runs: libFuzzer's fork mode with N jobs, going on
                     past crashes, timeouts and out-of-memory (default: one
-                    in-process run, restarted after each finding until the
-                    time is spent)
+                    in-process run, restarted from the work corpus after
+                    each finding until the time is spent, however many
+                    findings there are; an input of the work corpus that
+                    stops a run as it is read is moved to
+                    BUILD/quarantine/NAME, so that it cannot stop every
+                    run; a seed that does so ends that harness early, said)
   --rss-limit MB    memory limit per process (default 2048)
   --timeout SEC     limit per input (default 10)
   --artifacts DIR   where crash/timeout/oom inputs go (default
-                    build-fuzz/artifacts); one subdirectory per harness
+                    BUILD/artifacts); one subdirectory per harness
   --cli PATH        the release sarbp executable used to check containment
-                    (default build/sarbp, else build-fuzz/sarbp)
+                    (default build/sarbp, else BUILD/sarbp)
   --seed N          libFuzzer's random seed (run K of a harness uses N+K-1),
                     so that a run explores the same inputs every time, as CI's
                     does (scripts/test.sh); default: a new seed every run
@@ -44,7 +53,7 @@ upstream library:
   upstream    a frame in libhdf5, libmatio or a compression library they
               use. 'contained' when the CLI on the same file ('sarbp info'
               for phase histories, 'sarbp metrics' for images) exits 1 in
-              the sanitizer build (build-fuzz/sarbp: the harness's
+              the sanitizer build (BUILD/sarbp: the harness's
               allocator, where the crash does happen; sarbp's probe of HDF5
               opens is what turns it into exit 1) and the release CLI
               neither crashes nor runs away (exit 0 or 1 within 10 s and
@@ -68,7 +77,12 @@ The harnesses turn the readers' probe off (tests/fuzz/fuzz_common.h), so
 HDF5's own crashes do show up here, in-process.
 
 Prints per harness: time, executions (and per second), coverage (cov:
-edges, ft: features), corpus size and the findings by kind.
+edges, ft: features), corpus size, runs, and the findings: sarbp's own
+first, each with its place, then the upstream ones (contained or not) and
+the unreproduced. BUILD/logs/NAME/findings.txt lists every input, sarbp's
+first; findings-sarbp.txt and findings-upstream.txt hold the two parts. The
+summary ends with the totals of sarbp's own findings and of the upstream
+ones, apart.
 
 exit codes: 0 no finding that is sarbp's or uncontained; 1 otherwise, or a
 build failure; 2 usage error.
@@ -111,7 +125,9 @@ done
 [[ ${#names[@]} -gt 0 ]] || names=("${HARNESSES[@]}")
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bdir=$root/build-fuzz
+bdir=${SARBP_FUZZ_BUILD_DIR:-$root/build-fuzz}
+mkdir -p "$bdir"
+bdir=$(cd "$bdir" && pwd)
 artifacts=${artifacts:-$bdir/artifacts}
 mkdir -p "$bdir" "$artifacts"
 artifacts=$(cd "$artifacts" && pwd)
@@ -203,14 +219,29 @@ cli_status() {
     echo "$rc $(( ${rss:-0} / 1024 ))"
 }
 
-overall=0
+overall=0 tot_own=0 tot_cont=0 tot_unc=0
 report=()
 for h in "${names[@]}"; do
     bin=$bdir/fuzz/fuzz_$h
     [[ -x $bin ]] || { echo "fuzz.sh: $bin is not built" >&2; exit 1; }
     work=$bdir/corpus/$h art=$artifacts/$h logdir=$bdir/logs/$h
     mkdir -p "$work" "$art" "$logdir"
-    rm -f "$logdir"/*.log "$logdir/findings.txt"
+    rm -f "$logdir"/*.log "$logdir"/findings*.txt
+    seeds=("$root/tests/fuzz/corpus/$h")
+    if [[ $h == phd_cphd ]]; then
+        # made now by the tests' writer, so they follow it (cphd_seeds.c)
+        gen=$bdir/seeds/$h
+        rm -rf "$gen"
+        mkdir -p "$gen"
+        if [[ ! -x $bdir/fuzz/cphd_seeds ]]; then
+            echo "fuzz.sh: $h: no generated seeds ($bdir/fuzz/cphd_seeds not built: cmocka missing?)" >&2
+        elif "$bdir/fuzz/cphd_seeds" "$gen" >"$logdir/seeds.log" 2>&1; then
+            seeds+=("$gen")
+        else
+            echo "fuzz.sh: $h: cphd_seeds failed (see $logdir/seeds.log)" >&2
+            overall=1
+        fi
+    fi
     marker=$logdir/.start
     : >"$marker"
     opts=(-rss_limit_mb="$rss" -timeout="$per_input" -artifact_prefix="$art/" -print_final_stats=1)
@@ -221,29 +252,49 @@ for h in "${names[@]}"; do
         log=$logdir/fork.log
         set +e
         "$bin" "${opts[@]}" -fork="$fork" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-            -max_total_time="$time_s" "$work" "$root/tests/fuzz/corpus/$h" >"$log" 2>&1
+            -max_total_time="$time_s" "$work" "${seeds[@]}" >"$log" 2>&1
         set -e
         execs=$(grep -oE '^#[0-9]+: cov' "$log" | tail -n 1 | tr -dc 0-9 || true)
         runs=1
     else
         # In-process; after a finding, go on from the work corpus until the
-        # time is spent (at most 50 runs: an input that crashes at once
-        # would loop).
+        # time is spent, however many findings. libFuzzer reads the corpora
+        # before it mutates: an input of the work corpus that stops a run
+        # there would stop every run, so it goes to quarantine (named by its
+        # SHA-1, as libFuzzer names corpus files and artifacts); a seed that
+        # stops two runs ends this harness's fuzzing (seeds are not moved).
+        seen=" "
         while :; do
             left=$(( time_s - ($(date +%s) - t0) ))
-            [[ $left -gt 0 && $runs -lt 50 ]] || break
+            [[ $left -gt 0 ]] || break
             runs=$((runs + 1))
             log=$logdir/run$runs.log
             set +e
             seedopt=()
             [[ -z $seed ]] || seedopt=(-seed=$((seed + runs - 1)))
-            "$bin" "${opts[@]}" "${seedopt[@]}" -max_total_time="$left" "$work" "$root/tests/fuzz/corpus/$h" >"$log" 2>&1
+            "$bin" "${opts[@]}" "${seedopt[@]}" -max_total_time="$left" "$work" "${seeds[@]}" >"$log" 2>&1
             rc=$?
             set -e
             n=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | tr -dc 0-9 || true)
             [[ -n $n ]] || n=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -dc 0-9 || true)
             execs=$((execs + ${n:-0}))
             [[ $rc -ne 0 ]] || break
+            unit=$(grep -oE 'Test unit written to [^ ]+' "$log" | tail -n 1 || true)
+            unit=${unit#Test unit written to }
+            if [[ -z $unit ]]; then
+                echo "fuzz.sh: $h: run $runs ended with status $rc and no input (see $log)" >&2
+                break
+            fi
+            sha=${unit##*-}
+            if [[ -f $work/$sha ]]; then
+                mkdir -p "$bdir/quarantine/$h"
+                mv -f "$work/$sha" "$bdir/quarantine/$h/$sha"
+                echo "fuzz.sh: $h: work-corpus input $sha stopped run $runs as it was read: moved to $bdir/quarantine/$h"
+            elif [[ $seen == *" $sha "* ]]; then
+                echo "fuzz.sh: $h: seed $sha (${unit##*/}) stops every run as it is read: fuzzing ends after $(( $(date +%s) - t0 )) s" >&2
+                break
+            fi
+            seen+="$sha "
         done
     fi
     secs=$(( $(date +%s) - t0 ))
@@ -251,7 +302,7 @@ for h in "${names[@]}"; do
     corp=$(find "$work" -type f | wc -l)
 
     # Sort this run's findings.
-    nsarbp=0 ncont=0 nunc=0 nunrep=0 where=()
+    nsarbp=0 ncont=0 nunc=0 nunrep=0 where_own=() where_up=() where_unrep=()
     while IFS= read -r -d '' f; do
         kind=$(basename "$f"); kind=${kind%%-*}
         rlog=$f.log
@@ -335,15 +386,31 @@ for h in "${names[@]}"; do
                 verdict+=" (release CLI exits $st_r, $mb_r MB)"
             fi
         fi
-        echo "fuzz.sh: $h: $verdict: $f" >>"$logdir/findings.txt"
-        where+=("$verdict at ${who#* }")
+        place="$verdict at ${who#* }"
+        if [[ $verdict == sarbp* ]]; then
+            echo "fuzz.sh: $h: $verdict: $f" >>"$logdir/findings-sarbp.txt"
+            where_own+=("$place")
+        else
+            echo "fuzz.sh: $h: $verdict: $f" >>"$logdir/findings-upstream.txt"
+            if [[ $verdict == unreproduced* ]]; then where_unrep+=("$place"); else where_up+=("$place"); fi
+        fi
     done < <(find "$art" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \
                  -o -name 'leak-*' -o -name 'slow-unit-*' \) ! -name '*.log' -newer "$marker" -print0)
     nfind=$((nsarbp + ncont + nunc + nunrep))
-    if [[ $nfind -gt 0 ]]; then
-        echo "fuzz.sh: $h: findings by place (inputs listed in $logdir/findings.txt):"
-        printf '%s\n' "${where[@]}" | sort | uniq -c | sed 's/^/    /'
+    cat "$logdir/findings-sarbp.txt" "$logdir/findings-upstream.txt" >"$logdir/findings.txt" 2>/dev/null || true
+    if [[ $nsarbp -gt 0 ]]; then
+        echo "fuzz.sh: $h: sarbp's own findings, $nsarbp, by place (inputs in $logdir/findings-sarbp.txt):"
+        printf '%s\n' "${where_own[@]}" | sort | uniq -c | sed 's/^/    /'
     fi
+    if [[ $((ncont + nunc)) -gt 0 ]]; then
+        echo "fuzz.sh: $h: upstream findings (HDF5, matio, compression), $((ncont + nunc)), by place (inputs in $logdir/findings-upstream.txt):"
+        printf '%s\n' "${where_up[@]}" | sort | uniq -c | sed 's/^/    /'
+    fi
+    if [[ $nunrep -gt 0 ]]; then
+        echo "fuzz.sh: $h: unreproduced, $nunrep (not counted):"
+        printf '%s\n' "${where_unrep[@]}" | sort | uniq -c | sed 's/^/    /'
+    fi
+    tot_own=$((tot_own + nsarbp)) tot_cont=$((tot_cont + ncont)) tot_unc=$((tot_unc + nunc))
     rate=$(( secs > 0 ? execs / secs : execs ))
     line="$h: ${secs} s, $execs execs ($rate/s), ${cov:-cov: ? ft: ?}, corpus $corp, runs $runs;"
     line+=" findings $nfind (sarbp $nsarbp, contained upstream $ncont, uncontained upstream $nunc,"
@@ -355,4 +422,6 @@ done
 
 echo "fuzz.sh: summary (logs in $bdir/logs, findings in $artifacts):"
 printf '  %s\n' "${report[@]}"
+echo "fuzz.sh: sarbp's own findings: $tot_own (BUILD/logs/NAME/findings-sarbp.txt)"
+echo "fuzz.sh: upstream findings: $((tot_cont + tot_unc)), $tot_cont contained, $tot_unc NOT contained (BUILD/logs/NAME/findings-upstream.txt)"
 exit "$overall"

@@ -69,17 +69,27 @@ static void phasor_sum(const double *in, size_t n, double c0, double step, doubl
     out[1] = im;
 }
 
-/* The TOA vector s[2 n] of pulse i's FX samples x[2 k] (SGN -1):
- * s_m = sum_k x_k exp(+j 2 pi f_k tau_m), tau_m = sc0 + m scss,
- * f_k = f0 + k df; and back, x_k = (1/n) sum_m s_m exp(-j 2 pi f_k tau_m),
- * exact as n scss df = 1. Direct sums in double, no FFT: the reader's FFT
- * is checked against them. */
+/* The TOA vector s[2 n] of pulse i's FX samples x[2 k] by the CPHD
+ * standard's convention (SGN -1; the phase of a target's peak is
+ * SGN fx_C dTOA): the transform over the offset g_k = f_k - fx_C from the
+ * vector's centre fx_C = (FX1 + FX2) / 2, FX1 = f0 and FX2 = f0 + (k - 1) df
+ * as the PVPs say,
+ *     s_m = sum_k x_k exp(+j 2 pi g_k tau_m),  tau_m = sc0 + m scss;
+ * and back, x_k = (1/n) sum_m s_m exp(-j 2 pi g_k tau_m), exact as
+ * n scss df = 1. Direct sums in double, no FFT: the reader's FFT is checked
+ * against them. */
+static double toa_fxc(const sarbp_phd *p, size_t i)
+{
+    return p->f0[i] + 0.5 * (double)(p->nsamples - 1) * p->df[i];
+}
+
 static void toa_of_fx(const sarbp_phd *p, size_t i, size_t n, double sc0, double scss,
                       const double *x, double *s)
 {
+    const double g0 = p->f0[i] - toa_fxc(p, i);
     for (size_t m = 0; m < n; m++) {
         const double tau = sc0 + (double)m * scss;
-        phasor_sum(x, p->nsamples, p->f0[i] * tau, p->df[i] * tau, s + 2 * m);
+        phasor_sum(x, p->nsamples, g0 * tau, p->df[i] * tau, s + 2 * m);
     }
 }
 
@@ -87,8 +97,8 @@ static void fx_of_toa(const sarbp_phd *p, size_t i, size_t n, double sc0, double
                       const double *s, double *x)
 {
     for (size_t k = 0; k < p->nsamples; k++) {
-        const double f = p->f0[i] + (double)k * p->df[i];
-        phasor_sum(s, n, -f * sc0, -f * scss, x + 2 * k);
+        const double g = p->f0[i] + (double)k * p->df[i] - toa_fxc(p, i);
+        phasor_sum(s, n, -g * sc0, -g * scss, x + 2 * k);
         x[2 * k] /= (double)n;
         x[2 * k + 1] /= (double)n;
     }

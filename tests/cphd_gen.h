@@ -10,10 +10,13 @@
  * with a per-vector AmpSF and p->data is replaced by what a reader gives
  * back. With toa_samples the file is TOA domain: each vector N = toa_samples
  * range-compressed samples, SCSS = 1 / (N df), SC0 = -0.4 N SCSS, the
- * direct (no FFT) sum s_n = sum_k X_k exp(+j 2 pi f_k tau_n) of the FX
- * samples (SGN -1; a target at delay t0 peaks at tau = t0), FX1 and FX2
- * the FX band; CI samples are quantised in the TOA domain and p->data
- * becomes the FX samples of the dequantised vector (the inverse sum).
+ * direct (no FFT) sum s_n = sum_k X_k exp(+j 2 pi (f_k - fx_C) tau_n) of
+ * the FX samples over their offset from the vector's centre
+ * fx_C = (FX1 + FX2) / 2, as the CPHD standard defines TOA vectors (SGN -1;
+ * a target at delay t0 peaks at tau = t0 with the phase SGN fx_C t0
+ * cycles), FX1 and FX2 the FX band; CI samples are quantised in the TOA
+ * domain and p->data becomes the FX samples of the dequantised vector (the
+ * inverse sum).
  * Options inject the lies and variants the reader must refuse. */
 #ifndef SARBP_CPHD_GEN_H
 #define SARBP_CPHD_GEN_H

@@ -13,15 +13,18 @@
  *  - the image records the scene reference and polarisation, --channel
  *    picks a channel, --scene-ref is refused for a CPHD;
  *  - TOA domain: the writer makes TOA vectors of the same simulated scene
- *    by a direct sum (cphd_gen.h; a target's vector peaks at its delay, so
- *    the convention is the physical one, checked here); the image formed
- *    from the TOA file equals the one from the FX file (SER), CF8 and CI2,
- *    SGN -1 and +1, the band from the FX1/FX2 PVPs or Global/FxBand, and
- *    the targets stand at their known pixels;
+ *    by a direct sum over the offset from the vector's centre frequency
+ *    fx_C (cphd_gen.h), the CPHD standard's convention, checked here: a
+ *    lone target's vector peaks at its delay dTOA with the phase
+ *    SGN fx_C dTOA, SGN -1 and +1; the image formed from the TOA file
+ *    equals the one from the FX file (SER), CF8 and CI2, SGN -1 and +1, the
+ *    band from the FX1/FX2 PVPs or Global/FxBand, a TOA_OSR just over 1,
+ *    and the targets stand at their known pixels; (test_slow_sarkit.c
+ *    checks the reader against TOA files made by numpy and SARkit);
  *  - malformed files (truncated, lying sizes, bad XML, missing elements,
  *    bistatic, compressed, a moving SRP, NaN parameters, TOA vectors with
- *    an absurd SCSS or no band) each exit 1 with one line naming the
- *    file. */
+ *    an absurd SCSS, a TOA_OSR of 1 or no band) each exit 1 with one line
+ *    naming the file. */
 #include "test_util.h"
 
 #include <math.h>
@@ -156,45 +159,55 @@ static void test_images_ci2(void **state)
 
 #define TOA_N 600 /* TOA samples a vector, for K = 512 frequency samples */
 
-/* The writer's TOA convention is the physical one: the vector of a lone
- * target peaks at its delay 2 (|apc - target| - r0) / c after the SRP's. */
-static void test_toa_writer(void **state)
+/* The writer's TOA convention is the standard's: the vector of a lone
+ * target peaks at its delay dTOA = 2 (|apc - target| - r0) / c after the
+ * SRP's, and the peak sample's phase is SGN fx_C dTOA cycles, fx_C the
+ * vector's centre (FX1 + FX2) / 2. The peak sample is within half a sample
+ * of dTOA, where the transform over the offsets from fx_C (symmetric about
+ * 0) is real and positive, so its phase is exactly that. */
+static void check_toa_writer(int sgn)
 {
-    (void)state;
     const sarbp_target t[] = {{3.5, -2.25, 0, 1}};
     sarbp_phd *p = tu_targets(t, 1, 8);
     sarbp_scene_ref r;
     reference(&r);
-    struct cphd_gen g = {.fmt = "CF8", .toa_samples = TOA_N};
+    struct cphd_gen g = {.fmt = "CF8", .sgn = sgn, .toa_samples = TOA_N};
     const char *path = tu_tmp("toa_one.cphd");
     tu_write_cphd(path, p, &r, &g);
     FILE *fp = fopen(path, "rb");
     assert_non_null(fp);
     unsigned char *v = malloc(TOA_N * 8);
-    double worst = 0;
+    double worst = 0, worst_phase = 0;
     for (size_t i = 0; i < p->npulses; i++) {
         assert_int_equal(fseek(fp, (long)(g.sig_off + i * TOA_N * 8), SEEK_SET), 0);
         assert_int_equal(fread(v, 8, TOA_N, fp), TOA_N);
         size_t best = 0;
-        double bm = -1;
+        double bm = -1, bre = 0, bim = 0;
         for (size_t n = 0; n < TOA_N; n++) {
             float re, im;
             unsigned char b[8];
             for (int k = 0; k < 4; k++) b[k] = v[8 * n + 3 - k], b[4 + k] = v[8 * n + 7 - k];
             memcpy(&re, b, 4);
             memcpy(&im, b + 4, 4);
-            if (hypot(re, im) > bm) bm = hypot(re, im), best = n;
+            if (hypot(re, im) > bm) bm = hypot(re, im), best = n, bre = re, bim = im;
         }
         const double *a = p->pos + 3 * i;
         const double range = sqrt((a[0] - 3.5) * (a[0] - 3.5) + (a[1] + 2.25) * (a[1] + 2.25) +
                                   a[2] * a[2]);
         const double scss = 1 / (TOA_N * p->df[i]), sc0 = -0.4 * TOA_N * scss;
-        const double want = (2 * (range - p->r0[i]) / SARBP_C - sc0) / scss;
+        const double dtoa = 2 * (range - p->r0[i]) / SARBP_C;
+        const double want = (dtoa - sc0) / scss;
         worst = fmax(worst, fabs((double)best - want));
+        const double fxc = p->f0[i] + 0.5 * (double)(p->nsamples - 1) * p->df[i];
+        const double cycles = (double)sgn * fmod(fxc * dtoa, 1.0);
+        worst_phase = fmax(worst_phase, fabs(remainder(atan2(bim, bre) - 2 * M_PI * cycles,
+                                                       2 * M_PI)));
     }
-    print_message("TOA vectors of a lone target peak %.2f samples from its delay at worst\n",
-                  worst);
-    assert_true(worst <= 1);
+    print_message("SGN %+d: TOA vectors of a lone target peak %.2f samples from its delay at "
+                  "worst, with a phase %.2g rad from SGN fx_C dTOA (bar 1e-3 rad)\n", sgn, worst,
+                  worst_phase);
+    assert_true(worst <= 0.5 + 1e-6);
+    assert_true(worst_phase < 1e-3);
     sarbp_reader *rd;
     tu_ok(sarbp_reader_open(&path, 1, &rd));
     assert_string_equal(sarbp_reader_collection(rd)->source_format, "CPHD 1.0.1 TOA");
@@ -205,6 +218,13 @@ static void test_toa_writer(void **state)
     free(v);
     fclose(fp);
     sarbp_phd_free(p);
+}
+
+static void test_toa_writer(void **state)
+{
+    (void)state;
+    check_toa_writer(-1);
+    check_toa_writer(+1);
 }
 
 #define TOA_GRID "--backend cpu --precision fp64 --grid 49x49 --spacing 0.25 -q"
@@ -251,16 +271,21 @@ static void toa_against_fx(const struct cphd_gen *toa, double measured, double h
 static void test_toa_images(void **state)
 {
     (void)state;
-    /* measured (2-core x86, 2026-11-26): CF8 157.0-157.5 dB (the TOA
-     * samples rounded to float32), CI2 186.4 dB (the reference holds the
-     * dequantised vectors exactly); the issue's bar is 60 dB */
-    toa_against_fx(&(struct cphd_gen){.fmt = "CF8", .toa_samples = TOA_N}, 157.0, 30);
+    /* measured (2-core x86, 2026-11-27, the standard's convention, phase
+     * referenced to fx_C): CF8 152.4-152.8 dB (the TOA samples rounded to
+     * float32), CI2 identical images (the reference holds the dequantised
+     * vectors exactly; 186.4 dB with the old absolute-frequency phase).
+     * The bars are those of 2026-11-26 (127 and 156.4 dB), the issue's is
+     * 60 dB. TOA_OSR 600 / 511 = 1.17, 555 / 511 = 1.09 and 513 / 511 =
+     * 1.004 (just over what the conversion needs) */
+    toa_against_fx(&(struct cphd_gen){.fmt = "CF8", .toa_samples = TOA_N}, 152.4, 25.4);
     toa_against_fx(&(struct cphd_gen){.fmt = "CF8", .sgn = +1, .toa_samples = 555,
-                                      .version = "1.1.0"}, 157.0, 30);
+                                      .version = "1.1.0"}, 152.4, 25.4);
+    toa_against_fx(&(struct cphd_gen){.fmt = "CF8", .toa_samples = 513}, 152.4, 25.4);
     toa_against_fx(&(struct cphd_gen){.fmt = "CI2", .toa_samples = TOA_N}, 186.4, 30);
     toa_against_fx(&(struct cphd_gen){.fmt = "CF8", .toa_samples = TOA_N,
                                       .from = {"<FX1>", "</FX1>"}, .to = {"<FXA>", "</FXA>"}},
-                   157.0, 30);
+                   152.4, 25.4);
 }
 
 static void test_cli(void **state)
@@ -431,6 +456,12 @@ static void test_malformed(void **state)
     BAD("toa.cphd", "cannot hold the band (aliased)", .from = {"<DomainType>FX"},
         .to = {"<DomainType>TOA"});
     BAD("toa_scss.cphd", "cannot hold the band (aliased)", .toa_samples = 600, .toa_scss = 1e-3);
+    /* a TOA_OSR of 1: the band's top folds onto its bottom */
+    sarbp_phd *q = scene();
+    const double scss_osr1 = (1 + 1e-9) / (511 * q->df[0]);
+    sarbp_phd_free(q);
+    BAD("toa_osr1.cphd", "TOA_OSR of 1, not over 1: the TOA samples cannot hold the band",
+        .toa_samples = 600, .toa_scss = scss_osr1);
     BAD("toa_neg.cphd", "SCSS -1e-09 s: not a positive", .toa_samples = 600, .toa_scss = -1e-9);
     BAD("toa_tiny.cphd", "too short a window", .toa_samples = 600, .toa_scss = 1e-30);
     BAD("toa_nan.cphd", "NaN", .toa_samples = 600, .nan_vector = 3);

@@ -2,17 +2,25 @@
  * (src/io/tempfile.h): exclusive, unpredictable names beside the output that
  * never follow a planted link, fsync-and-rename commits, all-or-nothing
  * commits of several files, and removal on error, on SIGINT/SIGTERM/SIGHUP
- * and at exit (but never by a forked child). Each test works in its own
- * fresh directory and checks the directory's exact contents afterwards. */
+ * (and SIGQUIT, SIGXFSZ, SIGXCPU, SIGALRM, SIGUSR1/2) and at exit (but never
+ * by a forked child). The tests of names run with named temporaries (what a
+ * file system without O_TMPFILE gets: the test flag); the unnamed O_TMPFILE
+ * temporaries have tests of their own, SIGKILL included. Each test works in
+ * its own fresh directory and checks the directory's exact contents
+ * afterwards. The commit's failures and signals at each of its steps are
+ * test_output_commit.c's. */
 #include "test_util.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,6 +99,22 @@ static void put(sarbp_tempfile *t, const char *text)
 {
     size_t n = strlen(text);
     assert_int_equal(write(sarbp_tempfile_fd(t), text, n), (ssize_t)n);
+}
+
+/* Named temporaries, as on a file system without O_TMPFILE (setup), and
+ * back to the default (teardown). */
+static int named_temporaries(void **state)
+{
+    (void)state;
+    sarbp_tempfile_test_set(SARBP_TEMPFILE_TEST_NAMED, NULL, NULL);
+    return 0;
+}
+
+static int default_temporaries(void **state)
+{
+    (void)state;
+    sarbp_tempfile_test_set(0, NULL, NULL);
+    return 0;
 }
 
 /* ---- names, modes, links --------------------------------------------------- */
@@ -308,6 +332,10 @@ static void killed_child_cleans_up(int sig)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        /* SIGQUIT, SIGXFSZ and SIGXCPU dump core by default: not here */
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        prctl(PR_SET_DUMPABLE, 0);
         sarbp_tempfile *t;
         if (sarbp_tempfile_create(in_dir(dir, "img.h5"), &t) != SARBP_OK) _exit(3);
         if (write(sarbp_tempfile_fd(t), "partial", 7) != 7) _exit(4);
@@ -340,6 +368,138 @@ static void test_signals(void **state)
     killed_child_cleans_up(SIGINT);
     killed_child_cleans_up(SIGTERM);
     killed_child_cleans_up(SIGHUP);
+    /* file-size and CPU limits (ulimit -f, -t), schedulers' alarms and
+     * warnings end the process too */
+    killed_child_cleans_up(SIGQUIT);
+    killed_child_cleans_up(SIGPIPE);
+    killed_child_cleans_up(SIGXFSZ);
+    killed_child_cleans_up(SIGXCPU);
+    killed_child_cleans_up(SIGALRM);
+    killed_child_cleans_up(SIGUSR1);
+    killed_child_cleans_up(SIGUSR2);
+}
+
+/* The one temporary a file-size limit leaves is its own partial file: a
+ * write past ulimit -f raises SIGXFSZ, which removes it. */
+static void test_file_size_limit(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("tf_xfsz");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0}, fsize = {4096, 4096};
+        setrlimit(RLIMIT_CORE, &no_core);
+        prctl(PR_SET_DUMPABLE, 0);
+        sarbp_tempfile *t;
+        if (sarbp_tempfile_create(in_dir(dir, "big.nitf"), &t) != SARBP_OK) _exit(3);
+        if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) _exit(4);
+        static char block[1024];
+        for (int i = 0; i < 8; i++)
+            if (write(sarbp_tempfile_fd(t), block, sizeof block) < 0) _exit(5);
+        _exit(6); /* the limit did not stop the writes */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGXFSZ)
+        fail_msg("child was not ended by SIGXFSZ (status 0x%x)", status);
+    assert_dir_holds(dir, NO_NAMES);
+}
+
+/* ---- unnamed temporaries (O_TMPFILE) ----------------------------------------- */
+
+/* Where the file system has O_TMPFILE the temporary has no name until its
+ * commit: the folder shows nothing while it is written, and the commit gives
+ * the output the usual mode. A writer that wants a name (HDF5) gets the
+ * named temporary's, through /proc, with what was written kept. */
+static void test_unnamed(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("tf_unnamed");
+    const char *out = in_dir(dir, "img.h5");
+    write_text(out, "old");
+    sarbp_tempfile *t;
+    tu_ok(sarbp_tempfile_create(out, &t));
+    if (sarbp_tempfile_name(t)[0]) {
+        sarbp_tempfile_delete(t);
+        tu_skip("this file system has no O_TMPFILE: the named tests cover it");
+    }
+    assert_string_equal(sarbp_tempfile_target(t), out);
+    put(t, "via fd");
+    assert_dir_holds(dir, NAMES("img.h5"));
+    tu_ok(sarbp_tempfile_commit(t));
+    assert_text(out, "via fd");
+    struct stat st;
+    assert_int_equal(lstat(out, &st), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
+    assert_dir_holds(dir, NAMES("img.h5"));
+
+    /* deleted: nothing was ever there */
+    tu_ok(sarbp_tempfile_create(out, &t));
+    put(t, "abandoned");
+    sarbp_tempfile_delete(t);
+    assert_text(out, "via fd");
+    assert_dir_holds(dir, NAMES("img.h5"));
+
+    /* asked for a name: "<out>.tmp-XXXXXX", the same descriptor at the same
+     * offset, and /proc's name resolves to it (HDF5 calls realpath) */
+    tu_ok(sarbp_tempfile_create(out, &t));
+    const int fd = sarbp_tempfile_fd(t);
+    put(t, "first ");
+    const char *open_name = sarbp_tempfile_open_name(t);
+    assert_int_equal(strncmp(open_name, "/proc/self/fd/", 14), 0);
+    assert_int_equal(sarbp_tempfile_fd(t), fd);
+    char prefix[1100], real[4096];
+    snprintf(prefix, sizeof prefix, "%s.tmp-", out);
+    assert_int_equal(strncmp(sarbp_tempfile_name(t), prefix, strlen(prefix)), 0);
+    assert_non_null(realpath(open_name, real));
+    char want[4096];
+    assert_non_null(realpath(sarbp_tempfile_name(t), want));
+    assert_string_equal(real, want);
+    put(t, "second");
+    const char *base = strrchr(sarbp_tempfile_name(t), '/') + 1;
+    assert_dir_holds(dir, NAMES("img.h5", base));
+    tu_ok(sarbp_tempfile_commit(t));
+    assert_text(out, "first second");
+    assert_dir_holds(dir, NAMES("img.h5"));
+}
+
+/* SIGKILL, which no handler sees, and an exit without commit leave nothing:
+ * the file goes with the process. */
+static void test_unnamed_killed(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("tf_unnamed_kill");
+    for (int round = 0; round < 2; round++) {
+        int ready[2];
+        assert_int_equal(pipe(ready), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            sarbp_tempfile *t;
+            if (sarbp_tempfile_create(in_dir(dir, "img.h5"), &t) != SARBP_OK) _exit(3);
+            if (sarbp_tempfile_name(t)[0]) _exit(7); /* no O_TMPFILE here */
+            if (write(sarbp_tempfile_fd(t), "partial", 7) != 7) _exit(4);
+            if (round == 1) exit(0);
+            if (write(ready[1], "r", 1) != 1) _exit(5);
+            for (;;) pause();
+        }
+        close(ready[1]);
+        char c;
+        const ssize_t got = read(ready[0], &c, 1);
+        close(ready[0]);
+        if (got == 1) assert_int_equal(kill(pid, SIGKILL), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 7) tu_skip("no O_TMPFILE here");
+        if (round == 0 && (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL))
+            fail_msg("child was not killed by SIGKILL (status 0x%x)", status);
+        if (round == 1 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+            fail_msg("child did not exit 0 (status 0x%x)", status);
+        assert_dir_holds(dir, NO_NAMES);
+    }
 }
 
 /* exit() with a temporary still open removes it; a forked child that exits
@@ -411,13 +571,20 @@ int main(void)
      * process to create a temporary (handlers are installed once) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_foreign_handler_kept),
-        cmocka_unit_test(test_names),
+        cmocka_unit_test_setup_teardown(test_names, named_temporaries, default_temporaries),
+        cmocka_unit_test_setup_teardown(test_planted_links, named_temporaries, default_temporaries),
         cmocka_unit_test(test_planted_links),
+        cmocka_unit_test_setup_teardown(test_open_name, named_temporaries, default_temporaries),
         cmocka_unit_test(test_open_name),
-        cmocka_unit_test(test_commit_and_delete),
-        cmocka_unit_test(test_commit_all),
-        cmocka_unit_test(test_signals),
-        cmocka_unit_test(test_exit_and_fork),
+        cmocka_unit_test_setup_teardown(test_commit_and_delete, named_temporaries,
+                                        default_temporaries),
+        cmocka_unit_test_setup_teardown(test_commit_all, named_temporaries, default_temporaries),
+        cmocka_unit_test_setup_teardown(test_signals, named_temporaries, default_temporaries),
+        cmocka_unit_test_setup_teardown(test_file_size_limit, named_temporaries,
+                                        default_temporaries),
+        cmocka_unit_test_setup_teardown(test_exit_and_fork, named_temporaries, default_temporaries),
+        cmocka_unit_test(test_unnamed),
+        cmocka_unit_test(test_unnamed_killed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #define SARBP_MPI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sarbp/form.h"
 
@@ -78,16 +79,65 @@ void sarbp_mpi_band_rows(size_t ny, size_t align, int n, int k, size_t *row0, si
  * tiles are 16, 8 or 4 rows high): bands cut here form bit-identically. */
 #define SARBP_MPI_BAND_ALIGN 16
 
+/* ---- the ranks agree on what they form ----
+ * Every rank reads its own input, so a node-local copy that differs, a file
+ * rewritten while the job starts or options given differently to one rank
+ * (mpirun's MPMD ':') would assemble an image whose bands come from
+ * different data. Before forming, the ranks compare digests of what they
+ * read and what they were asked; any difference fails the job on every rank.
+ * The digests are 64-bit hashes for catching accidents, not cryptographic:
+ * they do not stand against a forger who picks the bytes. */
+
+/* Adds n bytes at p to the running hash h (start from SARBP_MPI_HASH_SEED)
+ * and returns the new hash. Byte order is the host's: ranks of one job are
+ * assumed to share it. Pure; thread-safe. */
+#define SARBP_MPI_HASH_SEED UINT64_C(0x736172627064676e)
+uint64_t sarbp_mpi_hash(uint64_t h, const void *p, size_t n);
+
+/* A hash of m's metadata (domain, sizes, every per-pulse array present:
+ * positions, r0, f0, df, th, phi, the autofocus corrections, and the chirp
+ * scalars); m->data is not read. Pure; thread-safe. */
+uint64_t sarbp_mpi_hash_meta(const sarbp_phd *m);
+
+/* A hash of the samples of rd's selected pulses, read through rd (so the
+ * autofocus correction, when on, is in it): every sample when the pulses
+ * hold at most SARBP_MPI_HASH_SAMPLES samples, otherwise whole pulses at an
+ * even stride that keeps to about that many (the first and the last pulse
+ * always). *hashed (may be NULL) receives the number of pulses hashed.
+ * Reads in blocks of about 8 MiB; fails as sarbp_reader_read does. */
+#define SARBP_MPI_HASH_SAMPLES ((size_t)1 << 24) /* 16 Mi samples: 128 MiB read */
+sarbp_status sarbp_mpi_hash_samples(sarbp_reader *rd, uint64_t *h, size_t *hashed);
+
+/* Collective: compares this rank's n values d[] (n the same on every rank,
+ * at most SARBP_MPI_COMPARE_MAX: a digest, not data; more are not looked
+ * at) with rank 0's. Returns -1 on every rank when all ranks hold the same
+ * values; otherwise, on every rank, the lowest rank that differs, with *item
+ * (may be NULL) its first differing index and *value (may be NULL) its
+ * value there. Allocates nothing. One rank: -1. */
+#define SARBP_MPI_COMPARE_MAX 64
+int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value);
+
 /* sarbp_form across the ranks, collective: each rank forms its band of g
  * from its own reader rd, then rank 0 receives every band into the whole
  * image. On rank 0 *out is the whole image (attributes as sarbp_form's);
  * on the others NULL. stats: this rank's band. A failure on any rank fails
  * all; on ranks other than the failing one the status is SARBP_ERR_INVALID
- * with the detail "another rank failed" and *peer_failed = 1. */
-sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
-                            int *peer_failed);
+ * with the detail "another rank failed" and *peer_failed = 1.
+ *
+ * Before forming, the ranks compare (sarbp_mpi_compare) the sizes of the
+ * input, its metadata (sarbp_mpi_hash_meta), its samples
+ * (sarbp_mpi_hash_samples), the whole grid g and the options that shape
+ * the pixels: be's name, rc, and o's precision, algorithm, max_error_db,
+ * variant, tile, ppt, pulse_block, band_rows, stream and raw_fp16 (not
+ * threads, devices, memory budgets or verbose, which are each rank's own).
+ * When some rank differs, rank 0 returns SARBP_ERR_MISMATCH naming that
+ * rank and what differs ("rank 1 read different samples than rank 0"), the
+ * others SARBP_ERR_INVALID with *peer_failed = 1: one message, from rank 0.
+ * Identical inputs give the same image as without the check, bit for bit. */
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress,
+                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,9 @@ int cli_fail(const char *cmd, const char *fmt, ...)
     ;
 /* Prints "sarbp: CMD: <sarbp_error_detail()>" for a failed library call; returns CLI_FAIL. */
 int cli_fail_status(const char *cmd, sarbp_status s);
+/* Every message above and cli_info's lines go through sarbp_sanitize (the
+ * whole formatted text): a path or a file's string cannot drive the
+ * terminal. */
 /* Informational line to stderr when verbosity >= level. */
 void cli_info(int level, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -91,9 +94,19 @@ int cli_parse_grid(const char *s, size_t max, size_t *nx, size_t *ny);
  * from 1 byte to 2^62 bytes */
 int cli_parse_bytes(const char *s, size_t *out);
 
-/* JSON output: a string with quotes and escapes (bytes that are not UTF-8
- * become U+FFFD, so the output is always valid JSON); a number with NaN as
- * null and infinities as the strings "inf" / "-inf" (JSON has neither). */
+/* s sanitised for printing (sarbp_sanitize): what the CLI prints of a
+ * file's strings or a path in plain text goes through it. The result lives
+ * in one of four slots reused in turn: valid until the fourth next call
+ * (so one printf may take up to four). Not thread-safe (the CLI prints from
+ * one thread). Never NULL. */
+const char *cli_safe(const char *s);
+
+/* JSON output: a string with quotes and escapes, every control character
+ * (C0, DEL, C1) and U+2028/U+2029 as \u00XX / \u20XX, bytes that are not
+ * UTF-8 as U+FFFD, so the output is always valid JSON in valid UTF-8; to f,
+ * or to stdout (cli_json_str). A number with NaN as null and infinities as
+ * the strings "inf" / "-inf" (JSON has neither). */
+void cli_json_fstr(FILE *f, const char *s);
 void cli_json_str(const char *s);
 void cli_json_num(double v);
 

@@ -11,10 +11,32 @@
 
 int cli_verbosity = 1;
 
+/* Prints fmt's text to stderr through sarbp_sanitize: a message may hold a
+ * path or a file's string, and no byte of those reaches the terminal raw. */
+static void vsay_safe(const char *fmt, va_list ap)
+{
+    char small[1024], *text = small;
+    va_list aq;
+    va_copy(aq, ap);
+    const int n = vsnprintf(small, sizeof small, fmt, aq);
+    va_end(aq);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof small) {
+        text = malloc((size_t)n + 1);
+        if (!text) {
+            fputs("(message lost: out of memory)", stderr);
+            return;
+        }
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+    }
+    fputs(cli_safe(text), stderr);
+    if (text != small) free(text);
+}
+
 static void vsay(const char *cmd, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "sarbp: %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "sarbp: %s: ", cli_safe(cmd));
+    vsay_safe(fmt, ap);
     fputc('\n', stderr);
 }
 
@@ -40,7 +62,7 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 int cli_fail_status(const char *cmd, sarbp_status s)
 {
     (void)s;
-    fprintf(stderr, "sarbp: %s: %s\n", cmd, sarbp_error_detail());
+    fprintf(stderr, "sarbp: %s: %s\n", cli_safe(cmd), cli_safe(sarbp_error_detail()));
     return CLI_FAIL;
 }
 
@@ -49,9 +71,27 @@ void cli_info(int level, const char *fmt, ...)
     if (cli_verbosity < level || cli_mpi_rank > 0) return;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsay_safe(fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+const char *cli_safe(const char *s)
+{
+    enum { SLOTS = 4 };
+    static char *slot[SLOTS];
+    static size_t cap[SLOTS];
+    static unsigned next;
+    const unsigned k = next++ % SLOTS;
+    const size_t need = sarbp_sanitize(NULL, 0, s) + 1;
+    if (need > cap[k]) {
+        char *p = realloc(slot[k], need);
+        if (!p) return "(text lost: out of memory)";
+        slot[k] = p;
+        cap[k] = need;
+    }
+    sarbp_sanitize(slot[k], cap[k], s);
+    return slot[k];
 }
 
 /* ---- options -------------------------------------------------------------- */
@@ -365,33 +405,27 @@ int cli_parse_bytes(const char *s, size_t *out)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at p (1 to 4), or 0 when invalid. */
-static int utf8_len(const unsigned char *p)
+void cli_json_fstr(FILE *f, const char *s)
 {
-    if (p[0] < 0x80) return 1;
-    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : 0;
-    if (!n) return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80) return 0;
-    unsigned cp = p[0] & (0x7f >> n);
-    for (int i = 1; i < n; i++) cp = cp << 6 | (p[i] & 0x3f);
-    if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
-    if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
-    return n;
+    fputc('"', f);
+    for (const char *p = s ? s : ""; *p;) {
+        unsigned cp = 0;
+        const int n = sarbp_utf8_decode(p, &cp);
+        if (n == 0) fputs("\\ufffd", f); /* not UTF-8: the replacement character */
+        else if (cp == '"' || cp == '\\') fprintf(f, "\\%c", (int)cp);
+        /* every control character (C0, DEL, C1) and the two line separators
+         * JavaScript does not take in a string */
+        else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
+            fprintf(f, "\\u%04x", cp);
+        else fwrite(p, 1, (size_t)n, f);
+        p += n ? n : 1;
+    }
+    fputc('"', f);
 }
 
 void cli_json_str(const char *s)
 {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        int n = utf8_len(p);
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f) printf("\\u%04x", *p);
-        else if (n == 0) fputs("\\ufffd", stdout);
-        else fwrite(p, 1, (size_t)n, stdout);
-        p += n ? n : 1;
-    }
-    putchar('"');
+    cli_json_fstr(stdout, s);
 }
 
 void cli_json_num(double v)

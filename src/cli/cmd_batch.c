@@ -9,10 +9,22 @@
  * parent measures each image in-process (sarbp metrics' grid, entropy and
  * peak). Under MPI the windows are dealt out round robin over the ranks, each
  * rank running -j of its own at a time, and rank 0 collects the records and
- * writes the summary. */
+ * writes the summary; before any window starts, the ranks compare digests
+ * of their options, inputs and window lists, and any difference fails the
+ * job.
+ *
+ * The logs and the summaries are written as every output of sarbp is: to a
+ * temporary of a random name, created O_EXCL | O_NOFOLLOW (a file or link
+ * planted in OUTDIR is never opened or followed), renamed into place when
+ * complete. A terminating signal to this process is passed on to its
+ * 'sarbp form' children (which remove their own temporaries), and after
+ * they are gone this process removes its temporaries and dies of the
+ * signal; on Linux the children also get SIGTERM should this process die
+ * without a word (SIGKILL). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,13 +32,26 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/random.h>
+#endif
 
 #include "cli.h"
 #include "sarbp/mpi.h"
 
 #define MAX_INPUTS 4096
 #define MAX_FORM_ARGS 128
+/* Windows in all: each is a 'sarbp form' run and a summary row (about 10 KB
+ * of records here). A whole 360-degree pass in steps of 0.04 degree is
+ * 9,000 windows; more is a slip of the finger (--step-deg 1e-5), refused
+ * before anything is allocated for it. */
+#define MAX_WINDOWS 10000
+/* The smallest --window-deg and --step-deg: the summary gives windows to
+ * 1e-6 degree ("%.6f"), so finer steps could not even be told apart. */
+#define MIN_DEG 1e-6
 
 static void help(void)
 {
@@ -39,6 +64,7 @@ static void help(void)
 "kept when at least half of it holds data. Per window it writes OUTDIR/win_NNN.png\n"
 "and OUTDIR/win_NNN.h5 (NNN counts over all inputs) and a log OUTDIR/win_NNN.log\n"
 "(the 'sarbp form -v' output); at the end OUTDIR/summary.csv and summary.json.\n"
+"Each file is written under a temporary name and renamed into place when complete.\n"
 "\n"
 "options:\n"
 "  -o, --output OUTDIR   output folder (created; required)\n"
@@ -46,8 +72,12 @@ static void help(void)
 "                        form gets --threads cores/N, at least 1, unless --form-args\n"
 "                        sets --threads). Under MPI: per rank, over its node's cores\n"
 "                        shared by the node's ranks\n"
-"      --window-deg W    window width in degrees (default 1)\n"
-"      --step-deg S      step between window starts in degrees (default: W)\n"
+"      --window-deg W    window width in degrees, 0.000001 to 360 (default 1)\n"
+"      --step-deg S      step between window starts in degrees, 0.000001 to 360\n"
+"                        (default: W), no finer than the pulses (finer steps repeat\n"
+"                        their sets). At most 10,000 windows in all (a whole\n"
+"                        360-degree pass at 0.04-degree steps is 9,000): each is one\n"
+"                        'sarbp form' run; more is refused as a usage error\n"
 "      --form-args ARGS  more 'sarbp form' options, one string, split on spaces,\n"
 "                        e.g. \"--grid 512x512 --spacing 0.2 --backend cpu\"\n"
 "      --sarbp PATH      the executable run as 'PATH form ...' per window (default:\n"
@@ -56,7 +86,9 @@ static void help(void)
 "  -h, --help            show this help\n"
 "\n"
 "Under mpirun/srun the windows are shared out over the ranks; rank 0 writes the\n"
-"summary, which is the same as a one-process run's.\n"
+"summary, which is the same as a one-process run's. The ranks must be given the\n"
+"same options and read the same inputs: they compare their window lists before\n"
+"forming, and any difference fails the job.\n"
 "\n"
 "summary columns (CSV header; the same keys in the JSON array of objects):\n"
 "  index, input, az_start_deg, az_end_deg (the window), pulses, nx, ny, dx_m, dy_m\n"
@@ -121,8 +153,170 @@ static void set(struct window *w, const char *key, const char *fmt, ...)
 static const char *const launcher_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
                                             "PMIX_RANK", "PMI_RANK"};
 
+/* ---- what a signal must clean up ------------------------------------------
+ * One slot per window running (-j) and one for the summary: the child's pid
+ * and the temporary this process owns. The main code changes a slot only
+ * with the cleanup signals blocked, so the handler never sees one half
+ * written; the handler uses only async-signal-safe calls. */
+#define PATHN 4200
+
+struct slot {
+    volatile pid_t pid;         /* the 'sarbp form' child, 0 when none */
+    volatile sig_atomic_t live; /* tmp is ours: remove it on a signal */
+    int fd;                     /* the temporary's descriptor, -1 when none */
+    struct window *w;           /* the window it runs */
+    char tmp[PATHN];
+};
+
+static struct slot *g_slots;
+static int g_nslots;
+/* the signals sarbp cleans up on; SIGPIPE (stderr gone) ends the children
+ * with SIGTERM, the others are passed on as they are */
+static const int cleanup_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGXFSZ,
+                                      SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2, SIGPIPE};
+#define NSIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
+static int g_caught[NSIGNALS]; /* 1: this process installed on_signal for it */
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < NSIGNALS; i++) sigaddset(&set, cleanup_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void on_signal(int sig)
+{
+    const int pass = sig == SIGPIPE ? SIGTERM : sig;
+    for (int i = 0; i < g_nslots; i++)
+        if (g_slots[i].pid > 0) kill(g_slots[i].pid, pass);
+    /* the children remove their temporaries as they die: wait for them, up
+     * to 5 s, then end the ones left (a --sarbp wrapper that ignores it) */
+    for (int t = 0; t <= 500; t++) {
+        int left = 0;
+        for (int i = 0; i < g_nslots; i++) {
+            if (g_slots[i].pid <= 0) continue;
+            if (t == 500) kill(g_slots[i].pid, SIGKILL);
+            if (waitpid(g_slots[i].pid, NULL, t == 500 ? 0 : WNOHANG) == 0) left++;
+            else g_slots[i].pid = 0;
+        }
+        if (!left) break;
+        const struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < g_nslots; i++)
+        if (g_slots[i].live) unlink(g_slots[i].tmp);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* blocked while we run: delivered, fatal, when we return */
+}
+
+/* The handler, for the signals still at their default (a batch under nohup
+ * keeps ignoring SIGHUP, and so do its children). */
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NSIGNALS; i++) sigaddset(&sa.sa_mask, cleanup_signals[i]);
+    for (size_t i = 0; i < NSIGNALS; i++) {
+        struct sigaction old;
+        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_DFL)
+            g_caught[i] = sigaction(cleanup_signals[i], &sa, NULL) == 0;
+    }
+}
+
+static void release_signals(void)
+{
+    for (size_t i = 0; i < NSIGNALS; i++)
+        if (g_caught[i]) {
+            signal(cleanup_signals[i], SIG_DFL);
+            g_caught[i] = 0;
+        }
+}
+
+/* Creates "path.tmp-XXXXXX" (six random characters), O_EXCL | O_NOFOLLOW,
+ * in slot sl, which then owns it (call with the signals blocked). -1 with
+ * errno set when it cannot. */
+static int temp_create(struct slot *sl, const char *path)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long long counter;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char r[6];
+        ssize_t got = -1;
+#ifdef __linux__
+        got = getrandom(r, sizeof r, 0);
+#endif
+        if (got != (ssize_t)sizeof r) { /* no getrandom: time, pid and a count */
+            unsigned long long x = (unsigned long long)time(NULL) * 1000003u ^
+                                   (unsigned long long)getpid() << 20 ^ ++counter * 7919u;
+            for (size_t i = 0; i < sizeof r; i++, x >>= 7) r[i] = (unsigned char)x;
+        }
+        char sfx[7];
+        for (size_t i = 0; i < sizeof r; i++) sfx[i] = chars[r[i] % (sizeof chars - 1)];
+        sfx[6] = 0;
+        if (snprintf(sl->tmp, sizeof sl->tmp, "%s.tmp-%s", path, sfx) >= (int)sizeof sl->tmp) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        const int fd = open(sl->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            sl->fd = fd;
+            sl->live = 1;
+            return 0;
+        }
+        if (errno != EEXIST && errno != ELOOP) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Syncs and closes slot sl's temporary and renames it to path; on failure
+ * removes it (path as it was). 0, or -1 with errno set. Signals blocked
+ * inside. */
+static int temp_commit(struct slot *sl, const char *path)
+{
+    sigset_t old;
+    int rc = fsync(sl->fd);
+    int err = errno;
+    if (close(sl->fd) && !rc) {
+        rc = -1;
+        err = errno;
+    }
+    sl->fd = -1;
+    block_signals(&old);
+    if (!rc && rename(sl->tmp, path)) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc) unlink(sl->tmp);
+    sl->live = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return rc;
+}
+
+static void temp_delete(struct slot *sl)
+{
+    sigset_t old;
+    if (sl->fd >= 0) close(sl->fd);
+    sl->fd = -1;
+    block_signals(&old);
+    if (sl->live) unlink(sl->tmp);
+    sl->live = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Starts window w's 'sarbp form' in slot sl, its output into a temporary
+ * log. The pid, or -1 with w->note saying why. */
 static pid_t start_window(const char *exe, const char *outdir, struct window *w, char **form_args,
-                          int nform, int threads)
+                          int nform, int threads, struct slot *sl)
 {
     char tag[64], png[4096], h5[4096], logp[4096], az[128], th[32];
     snprintf(tag, sizeof tag, "win_%03zu", w->index);
@@ -133,12 +327,39 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
     snprintf(th, sizeof th, "%d", threads);
     fflush(stdout);
     fflush(stderr);
+    sl->w = w;
+    sigset_t old;
+    block_signals(&old); /* the slot knows the log and the child before a signal can act */
+    if (temp_create(sl, logp)) {
+        const int err = errno;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        snprintf(w->note, sizeof w->note, "cannot create a log beside '%.900s': %s", logp,
+                 strerror(err));
+        return -1;
+    }
+    const pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid != 0) return pid; /* parent, or -1 */
-    int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) _exit(127);
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
+    if (pid != 0) { /* parent */
+        const int err = errno;
+        if (pid > 0) sl->pid = pid;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (pid < 0) {
+            temp_delete(sl);
+            snprintf(w->note, sizeof w->note, "cannot start 'sarbp form': %s", strerror(err));
+        }
+        return pid;
+    }
+    /* the child: our handler is not its own; dies with this process */
+    release_signals();
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127); /* the parent died before prctl */
+#else
+    (void)parent;
+#endif
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    dup2(sl->fd, STDOUT_FILENO);
+    dup2(sl->fd, STDERR_FILENO);
     for (size_t i = 0; i < sizeof launcher_vars / sizeof launcher_vars[0]; i++)
         unsetenv(launcher_vars[i]);
     char *argv[16 + MAX_FORM_ARGS];
@@ -165,18 +386,29 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
     _exit(127);
 }
 
-/* After the child: the log's sizes line, the image's grid and statistics. */
-static void finish_window(const char *outdir, struct window *w, int wstatus, double secs)
+/* After the child: the log's sizes line, the image's grid and statistics;
+ * the log renamed into place. sl: the window's slot (its temporary log,
+ * which may be gone: a window that never started). */
+static void finish_window(const char *outdir, struct window *w, int wstatus, double secs,
+                          struct slot *sl)
 {
     char tag[64], png[4096], h5[4096], logp[4096], line[4096], first_err[1024] = "", last[1024] = "";
     snprintf(tag, sizeof tag, "win_%03zu", w->index);
     snprintf(png, sizeof png, "%s/%s.png", outdir, tag);
     snprintf(h5, sizeof h5, "%s/%s.h5", outdir, tag);
     snprintf(logp, sizeof logp, "%s/%s.log", outdir, tag);
-    w->ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    /* formed: the child said so; only then are the images this run's */
+    const int formed = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    w->ok = formed;
     set(w, "seconds", "%.3f", secs);
+    if (*w->note) snprintf(first_err, sizeof first_err, "%.1000s", w->note); /* it never started */
     size_t pulses = 0;
-    FILE *f = fopen(logp, "r");
+    /* the log through our descriptor, never by name */
+    FILE *f = NULL;
+    if (sl->fd >= 0 && lseek(sl->fd, 0, SEEK_SET) == 0) {
+        const int fd = dup(sl->fd);
+        if (fd >= 0 && !(f = fdopen(fd, "r"))) close(fd);
+    }
     int have_sizes = 0;
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
@@ -210,11 +442,8 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
         if (st) {
             w->ok = 0;
             snprintf(first_err, sizeof first_err, "sarbp: metrics: %s", sarbp_error_detail());
-            FILE *lf = fopen(logp, "a");
-            if (lf) {
-                fprintf(lf, "%s\n", first_err);
-                fclose(lf);
-            }
+            if (sl->fd >= 0 && lseek(sl->fd, 0, SEEK_END) >= 0)
+                dprintf(sl->fd, "%s\n", first_err);
         } else {
             nx = (double)img->grid.nx;
             ny = (double)img->grid.ny;
@@ -229,6 +458,12 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
     }
     if (have_sizes && nx > 0 && secs > 0)
         set(w, "mbps", "%.1f", (double)pulses * nx * ny / secs / 1e6);
+    if (sl->fd >= 0 && temp_commit(sl, logp)) {
+        if (w->ok)
+            snprintf(first_err, sizeof first_err, "cannot write '%.900s': %s", logp, strerror(errno));
+        w->ok = 0;
+    }
+    temp_delete(sl);
     if (w->ok) {
         set(w, "png", "%s", png);
         set(w, "h5", "%s", h5);
@@ -236,8 +471,12 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
         snprintf(w->note, sizeof w->note, "sarbp: batch: %s %.6f:%.6f deg: %.30s pulses, %.30sx%.30s, %.3f s",
                  tag, w->a0, w->a1, have_sizes ? w->val[4] : "?", w->val[5], w->val[6], secs);
     } else {
-        unlink(png);
-        unlink(h5);
+        /* images this run wrote for a window it calls failed; a failed form
+         * left none, and the user's earlier files of these names stay */
+        if (formed) {
+            unlink(png);
+            unlink(h5);
+        }
         set(w, "status", "failed");
         if (!*first_err && WIFSIGNALED(wstatus))
             snprintf(first_err, sizeof first_err, "killed by signal %d", WTERMSIG(wstatus));
@@ -268,7 +507,7 @@ static int isnum(const char *s)
 
 static void csv_field(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\n")) {
+    if (!strpbrk(s, ",\"\r\n")) {
         fputs(s, f);
         return;
     }
@@ -287,23 +526,33 @@ static void json_field(FILE *f, const char *key, const char *s)
     } else if (isnum(s) && strcmp(key, "input")) {
         fputs(s, f);
     } else {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '\\' || *s == '"') fputc('\\', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
+        cli_json_fstr(f, s); /* control characters and bad UTF-8 escaped */
     }
 }
 
-/* Writes path through path.tmp, renamed when complete. */
-static int write_summary(const char *outdir, struct window *w, size_t nwin, int json)
+/* Writes path through a temporary of slot sl, renamed when complete. */
+static int write_summary(const char *outdir, struct window *w, size_t nwin, int json, struct slot *sl)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s/summary.%s", outdir, json ? "json" : "csv");
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
+    sigset_t old;
+    block_signals(&old);
+    int rc = temp_create(sl, path);
+    int err = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        errno = err;
+        return -1;
+    }
+    const int fd = dup(sl->fd);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        err = errno;
+        if (fd >= 0) close(fd);
+        temp_delete(sl);
+        errno = err;
+        return -1;
+    }
     if (json) fputs("[\n", f);
     else
         for (size_t k = 0; k < NKEYS; k++) fprintf(f, "%s%s", k ? "," : "", keys[k]);
@@ -322,11 +571,13 @@ static int write_summary(const char *outdir, struct window *w, size_t nwin, int 
         fputs(json ? "}" : "\n", f);
     }
     if (json) fputs("\n]\n", f);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
+    if (fclose(f) != 0) {
+        err = errno;
+        temp_delete(sl);
+        errno = err;
         return -1;
     }
-    return 0;
+    return temp_commit(sl, path);
 }
 
 /* A record as text for the trip to rank 0: one line per value, then the note. */
@@ -372,6 +623,49 @@ static void unpack_records(struct window *w, size_t nwin, char *text)
     }
 }
 
+/* Under MPI, before any window starts: every rank has come this far
+ * (sarbp_mpi_check answers a rank that left early), then the ranks compare
+ * their options (--window-deg, --step-deg, --form-args), their inputs (each
+ * name and sarbp_mpi_hash_meta of what it read, or that it could not read
+ * it) and their window lists (the input and the azimuths of each). CLI_OK
+ * when they agree; otherwise rank 0 says which rank differs and how, and
+ * every rank returns CLI_FAIL. */
+static int agree(const char *cmd, double win, double step, const char *form_args,
+                 uint64_t in_digest, const struct window *w, size_t nwin)
+{
+    int peer = 0;
+    if (!sarbp_mpi_check(0, &peer)) {
+        cli_mpi_peer_failed = peer;
+        return CLI_FAIL;
+    }
+    enum { OPTIONS, INPUTS, WINDOWS, N };
+    uint64_t d[N];
+    d[OPTIONS] = sarbp_mpi_hash(SARBP_MPI_HASH_SEED, &win, sizeof win);
+    d[OPTIONS] = sarbp_mpi_hash(d[OPTIONS], &step, sizeof step);
+    d[OPTIONS] = sarbp_mpi_hash(d[OPTIONS], form_args, strlen(form_args));
+    d[INPUTS] = in_digest;
+    d[WINDOWS] = sarbp_mpi_hash(SARBP_MPI_HASH_SEED, &nwin, sizeof nwin);
+    for (size_t i = 0; i < nwin; i++) {
+        const double az[] = {w[i].a0, w[i].a1, w[i].p0, w[i].p1};
+        d[WINDOWS] = sarbp_mpi_hash(d[WINDOWS], w[i].input, strlen(w[i].input) + 1);
+        d[WINDOWS] = sarbp_mpi_hash(d[WINDOWS], az, sizeof az);
+    }
+    int item;
+    const int r = sarbp_mpi_compare(d, N, &item, NULL);
+    if (r < 0) return CLI_OK;
+    if (sarbp_mpi_rank() != 0) {
+        cli_mpi_peer_failed = 1;
+        return CLI_FAIL;
+    }
+    static const char *const what[] = {
+        "has different options than rank 0 (--window-deg, --step-deg or --form-args)",
+        "read the inputs differently from rank 0 (other files, pulses or metadata, or one it "
+        "could not read)",
+        "has a different window list than rank 0"};
+    return cli_fail(cmd, "the MPI ranks disagree: rank %d %s; every rank must read the same "
+                    "inputs with the same options", r, what[item]);
+}
+
 /* mkdir -p, as the script did; 0 when path is a directory at the end. */
 static int mkdir_p(const char *path)
 {
@@ -412,12 +706,14 @@ int cmd_batch(int argc, char **argv)
                 return cli_usage(cmd, "-j wants a number of jobs from 1 to 1024, not '%s'", optarg);
             break;
         case OPT_WINDOW_DEG:
-            if (cli_parse_double(optarg, 0, 360, &win) || !(win > 0))
-                return cli_usage(cmd, "--window-deg wants degrees in (0, 360], not '%s'", optarg);
+            if (cli_parse_double(optarg, MIN_DEG, 360, &win))
+                return cli_usage(cmd, "--window-deg wants degrees from 0.000001 to 360, not '%s'",
+                                 optarg);
             break;
         case OPT_STEP_DEG:
-            if (cli_parse_double(optarg, 0, 360, &step) || !(step > 0))
-                return cli_usage(cmd, "--step-deg wants degrees in (0, 360], not '%s'", optarg);
+            if (cli_parse_double(optarg, MIN_DEG, 360, &step))
+                return cli_usage(cmd, "--step-deg wants degrees from 0.000001 to 360, not '%s'",
+                                 optarg);
             break;
         case OPT_FORM_ARGS: form_args_s = optarg; break;
         case OPT_SARBP: form_exe = optarg; break;
@@ -431,7 +727,8 @@ int cmd_batch(int argc, char **argv)
     }
     if (!outdir) return cli_usage(cmd, "no output folder: give -o OUTDIR");
     if (nin == 0) return cli_usage(cmd, "no input: give a Gotcha directory or a phase-history file");
-    if (!(step > 0)) step = win;
+    const int have_step = step > 0;
+    if (!have_step) step = win;
 
     char *form_copy = strdup(form_args_s), *form_args[MAX_FORM_ARGS], *save = NULL;
     int nform = 0, has_threads = 0;
@@ -457,40 +754,69 @@ int cmd_batch(int argc, char **argv)
         return cli_fail(cmd, "cannot find this executable: %s", strerror(errno));
     }
     exe[n] = 0;
-    if (mkdir_p(outdir)) {
-        free(form_copy);
-        return cli_fail(cmd, "cannot create '%s': %s", outdir, strerror(errno));
-    }
 
     /* windows, every rank the same list */
     struct window *w = NULL;
     size_t nwin = 0, cap = 0;
     int failed_inputs = 0;
+    uint64_t in_digest = SARBP_MPI_HASH_SEED; /* the inputs as this rank read them */
     for (size_t k = 0; k < nin; k++) {
         sarbp_reader *rd = NULL;
         if (sarbp_reader_open(&inputs[k], 1, &rd)) {
             cli_info(0, "sarbp: batch: cannot read '%s': %s", inputs[k], sarbp_error_detail());
             failed_inputs++;
+            in_digest = sarbp_mpi_hash(in_digest, "unreadable", 10);
             continue;
         }
         const sarbp_phd *m = sarbp_reader_meta(rd);
+        const uint64_t mh = sarbp_mpi_hash_meta(m);
+        in_digest = sarbp_mpi_hash(sarbp_mpi_hash(in_digest, inputs[k], strlen(inputs[k]) + 1), &mh,
+                                   sizeof mh);
         double lo = INFINITY, hi = -INFINITY;
         for (size_t i = 0; i < m->npulses; i++) {
             const double a = sarbp_phd_azimuth_deg(m, i);
             if (a < lo) lo = a;
             if (a > hi) hi = a;
         }
+        const size_t m_np = m->npulses;
         sarbp_reader_free(rd);
         if (!isfinite(lo) || !isfinite(hi)) {
             cli_info(0, "sarbp: batch: '%s': no azimuth span", inputs[k]);
             failed_inputs++;
             continue;
         }
+        /* a step finer than the pulses repeats their sets window after
+         * window; and at most (hi - lo) / step + 1 windows here, counted
+         * before any is made (the list would otherwise grow until memory
+         * ran out) */
+        const double spacing = m_np > 1 ? (hi - lo) / (double)(m_np - 1) : 0;
+        if (step < spacing) {
+            free(w);
+            free(form_copy);
+            return cli_usage(cmd, "--step-deg %g%s is finer than the %g degrees between the "
+                             "pulses of '%s': windows would repeat the same pulses", step,
+                             have_step ? "" : " (the --window-deg)", spacing, inputs[k]);
+        }
+        const double more = floor((hi - lo) / step) + 1;
+        if (!((double)nwin + more <= MAX_WINDOWS)) {
+            free(w);
+            free(form_copy);
+            return cli_usage(cmd, "--step-deg %g%s gives %.0f windows%s over the %g degrees of "
+                             "'%s': more than %d", step, have_step ? "" : " (the --window-deg)",
+                             (double)nwin + more, nwin ? " in all" : "", hi - lo, inputs[k],
+                             MAX_WINDOWS);
+        }
         for (size_t j = 0;; j++) {
             const double a0 = lo + (double)j * step;
             if (j > 0 && a0 >= hi) break;
             const double a1 = a0 + win, cover = (a1 < hi ? a1 : hi) - a0;
             if (j > 0 && cover < win / 2) break;
+            if (nwin == MAX_WINDOWS) { /* the count above, less rounding */
+                free(w);
+                free(form_copy);
+                return cli_usage(cmd, "--step-deg %g%s gives more than %d windows", step,
+                                 have_step ? "" : " (the --window-deg)", MAX_WINDOWS);
+            }
             if (nwin == cap) {
                 cap = cap ? 2 * cap : 64;
                 struct window *nw = realloc(w, cap * sizeof *w);
@@ -523,37 +849,80 @@ int cmd_batch(int argc, char **argv)
         free(form_copy);
         return cli_fail(cmd, "no windows to form");
     }
+    if (size > 1) { /* the ranks agree on what they form, or none forms */
+        const int r = agree(cmd, win, step, form_args_s, in_digest, w, nwin);
+        if (r != CLI_OK) {
+            free(w);
+            free(form_copy);
+            return r;
+        }
+    }
+    if (mkdir_p(outdir)) {
+        free(w);
+        free(form_copy);
+        return cli_fail(cmd, "cannot create '%s': %s", outdir, strerror(errno));
+    }
     cli_info(1, "sarbp: batch: %zu windows of %g deg (step %g deg) from %zu input(s), %ld at a time%s",
              nwin, win, step, nin, jobs, size > 1 ? " on each rank" : "");
 
-    /* this rank's windows (round robin), -j at a time */
-    size_t *mine = malloc(nwin * sizeof *mine), nmine = 0, next = 0;
+    /* this rank's windows (round robin), -j at a time, each in a slot */
+    g_nslots = (int)jobs + 1; /* and the summary's */
+    g_slots = calloc((size_t)g_nslots, sizeof *g_slots);
+    size_t *mine = g_slots ? malloc(nwin * sizeof *mine) : NULL, nmine = 0, next = 0;
+    if (!mine) {
+        free(g_slots);
+        g_slots = NULL;
+        g_nslots = 0;
+        free(w);
+        free(form_copy);
+        return cli_fail(cmd, "out of memory");
+    }
+    for (int i = 0; i < g_nslots; i++) g_slots[i].fd = -1;
+    catch_signals();
     long running = 0;
-    for (size_t i = (size_t)rank; mine && i < nwin; i += (size_t)size) mine[nmine++] = i;
-    while (mine && (next < nmine || running > 0)) {
+    for (size_t i = (size_t)rank; i < nwin; i += (size_t)size) mine[nmine++] = i;
+    while (next < nmine || running > 0) {
         while (next < nmine && running < jobs) {
             struct window *x = &w[mine[next++]];
+            struct slot *sl = NULL;
+            for (int i = 0; i < g_nslots - 1 && !sl; i++)
+                if (!g_slots[i].w) sl = &g_slots[i];
             x->t0 = sarbp_now_s();
-            x->pid = start_window(exe, outdir, x, form_args, nform, threads);
+            x->pid = start_window(exe, outdir, x, form_args, nform, threads, sl);
             if (x->pid < 0) {
-                finish_window(outdir, x, 127 << 8, 0);
-                cli_info(1, "%s", x->note);
+                finish_window(outdir, x, 127 << 8, 0, sl);
+                sl->w = NULL;
+                cli_info(0, "%s", x->note);
             } else {
                 running++;
             }
         }
-        int wst;
-        pid_t pid = waitpid(-1, &wst, 0);
-        if (pid < 0) break;
-        for (size_t m = 0; m < nmine; m++) {
-            struct window *x = &w[mine[m]];
-            if (x->pid != pid) continue;
-            x->pid = 0;
-            running--;
-            finish_window(outdir, x, wst, sarbp_now_s() - x->t0);
-            if (rank == 0 || !x->ok) cli_info(x->ok ? 1 : 0, "%s", x->note);
+        /* which child ended, without reaping it: the slot forgets the pid
+         * with the signals blocked, so the handler never signals a pid
+         * that is no longer ours */
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT)) {
+            if (errno == EINTR) continue;
             break;
         }
+        const pid_t pid = si.si_pid;
+        struct slot *sl = NULL;
+        for (int i = 0; i < g_nslots - 1 && !sl; i++)
+            if (g_slots[i].pid == pid && g_slots[i].w) sl = &g_slots[i];
+        sigset_t old;
+        int wst = 0;
+        block_signals(&old);
+        waitpid(pid, &wst, 0);
+        if (sl) sl->pid = 0;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (!sl) continue;
+        struct window *x = sl->w;
+        x->pid = 0;
+        running--;
+        finish_window(outdir, x, wst, sarbp_now_s() - x->t0, sl);
+        sl->w = NULL;
+        if (rank == 0 || !x->ok) cli_info(x->ok ? 1 : 0, "%s", x->note);
     }
 
     /* records to rank 0 */
@@ -578,7 +947,8 @@ int cmd_batch(int argc, char **argv)
     if (rank == 0) {
         size_t nfail = 0;
         for (size_t i = 0; i < nwin; i++) nfail += !w[i].ok;
-        if (write_summary(outdir, w, nwin, 0) || write_summary(outdir, w, nwin, 1)) {
+        struct slot *sl = &g_slots[g_nslots - 1];
+        if (write_summary(outdir, w, nwin, 0, sl) || write_summary(outdir, w, nwin, 1, sl)) {
             rc = cli_fail(cmd, "cannot write the summary in '%s': %s", outdir, strerror(errno));
         } else {
             cli_info(1, "sarbp: batch: %zu of %zu windows formed; summary in %s/summary.csv and "
@@ -590,6 +960,11 @@ int cmd_batch(int argc, char **argv)
             }
         }
     }
+    for (int i = 0; i < g_nslots; i++) temp_delete(&g_slots[i]); /* none left but after a break */
+    release_signals();
+    free(g_slots);
+    g_slots = NULL;
+    g_nslots = 0;
     free(w);
     free(form_copy);
     return rc;

@@ -86,10 +86,23 @@ static void print_json(const char *tp, const char *rp, const sarbp_compare_resul
     printf(", \"pass\": %s}\n", pass ? "true" : "false");
 }
 
+/* 1 when img has a NaN or Inf pixel, the first one's place in *ix, *iy. */
+static int nonfinite_pixel(const sarbp_image *img, size_t *ix, size_t *iy)
+{
+    const size_t nx = img->grid.nx, n = nx * img->grid.ny;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(img->data[i].re) || !isfinite(img->data[i].im)) {
+            *ix = i % nx;
+            *iy = i / nx;
+            return 1;
+        }
+    return 0;
+}
+
 static void print_table(const char *tp, const char *rp, const sarbp_compare_result *c)
 {
-    printf("test                    %s\n", tp);
-    printf("reference               %s\n", rp);
+    printf("test                    %s\n", cli_safe(tp));
+    printf("reference               %s\n", cli_safe(rp));
     printf("size                    %zu x %zu pixels\n", c->nx, c->ny);
     printf("SER                     %.2f dB\n", c->ser_db);
     if (c->nwindows)
@@ -160,8 +173,13 @@ int cmd_compare(int argc, char **argv)
              t->grid.nx, t->grid.ny, rp, r->grid.nx, r->grid.ny, sarbp_now_s() - t0);
     sarbp_compare_result res;
     s = sarbp_quality_compare(t, r, window, &res);
+    size_t ix = 0, iy = 0;
+    const char *bad = NULL; /* the file of a NaN or Inf pixel: named, not its role */
+    if (s == SARBP_ERR_INVALID)
+        bad = nonfinite_pixel(t, &ix, &iy) ? tp : nonfinite_pixel(r, &ix, &iy) ? rp : NULL;
     sarbp_image_free(t);
     sarbp_image_free(r);
+    if (bad) return cli_fail(CMD, "'%s' has a non-finite pixel at ix %zu, iy %zu", bad, ix, iy);
     if (s == SARBP_ERR_MISMATCH)
         return cli_fail(CMD, "'%s' and '%s' are not on the same grid: %s", tp, rp, sarbp_error_detail());
     if (s != SARBP_OK) return cli_fail_status(CMD, s);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sarbp/output.h"
 
 #define BLOCK_BYTES ((size_t)32 << 20) /* samples read and written at a time */
 
@@ -121,6 +122,11 @@ int cmd_convert(int argc, char **argv)
     sarbp_status st = sarbp_reader_open(inputs, ninputs, &rd);
     free(inputs);
     if (st != SARBP_OK) return cli_fail_status("convert", st);
+    /* the output before any pulse is read */
+    if ((st = sarbp_output_check_path(out)) != SARBP_OK) {
+        sarbp_reader_free(rd);
+        return cli_fail_status("convert", st);
+    }
     const sarbp_phd *m = sarbp_reader_meta(rd);
     if (have_az) st = sarbp_phd_azimuth_range(m, az[0], az[1], &i0, &i1);
     if (st == SARBP_OK && (have_pulses || have_az)) st = sarbp_reader_select(rd, i0, i1);

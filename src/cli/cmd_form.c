@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sarbp/date.h"
 #include "sarbp/mpi.h"
+#include "sarbp/output.h"
 
 #define MAX_IO 64
 #define MAX_SPACING 1e6        /* metres: 1000 km pixels */
@@ -323,13 +325,14 @@ int cmd_form(int argc, char **argv)
                 return cli_usage(cmd, "--prf wants a pulse rate in Hz from 1e-3 to 1e9, not '%s'",
                                  optarg);
             break;
-        case OPT_COLLECTSTART:
-            if (strlen(optarg) < 19 || strlen(optarg) > 39 || optarg[4] != '-' ||
-                optarg[10] != 'T')
-                return cli_usage(cmd, "--collect-start wants an ISO 8601 UTC time such as "
-                                 "2008-06-01T12:00:00Z, not '%s'", optarg);
+        case OPT_COLLECTSTART: {
+            const char *why = "it is longer than 39 characters";
+            if (strlen(optarg) > 39 || !sarbp_date_check(optarg, &why))
+                return cli_usage(cmd, "--collect-start wants an ISO 8601 UTC date and time such "
+                                 "as 2008-06-01T12:00:00Z, not '%s': %s", optarg, why);
             collect_start = optarg;
             break;
+        }
         case OPT_ALGORITHM:
             if (strcmp(optarg, "bp") && strcmp(optarg, "ffbp") && strcmp(optarg, "auto"))
                 return cli_usage(cmd, "unknown algorithm '%s' (bp, ffbp or auto)", optarg);
@@ -472,6 +475,19 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         return cli_usage(cmd, "%s", sarbp_error_detail());
     }
+    /* every output before any pulse is read: its path, its format's limits
+     * for this grid, the geolocation it needs (rank 0 writes them) */
+    if (sarbp_mpi_rank() == 0) {
+        const sarbp_output_image oi = {&g, sarbp_reader_collection(rd), meta, sarbp_reader_times(rd),
+                                       prf, collect_start, db_range, tiff_complex};
+        st = sarbp_output_check_images(outputs, nout, &oi);
+    }
+    int out_peer = 0;
+    if (!sarbp_mpi_check(st != SARBP_OK, &out_peer)) {
+        sarbp_reader_free(rd);
+        if (out_peer) cli_mpi_peer_failed = 1;
+        return out_peer ? CLI_FAIL : cli_fail_status(cmd, st);
+    }
     /* the algorithm: ffbp when asked, or under auto where the model
      * predicts it faster than direct backprojection at this accuracy */
     bo.max_error_db = max_error_db;
@@ -491,7 +507,16 @@ int cmd_form(int argc, char **argv)
             sarbp_reader_free(rd);
             return cli_fail_status(cmd, st);
         }
-        if (!st && (want_ffbp || pd.cost_ratio < 1.0)) {
+        /* a target no factorization reaches: an error when ffbp was asked
+         * for, direct backprojection under auto */
+        const int reached = !st && pd.error_db <= max_error_db;
+        if (!st && want_ffbp && !reached) {
+            sarbp_reader_free(rd);
+            return cli_fail(cmd, "--max-error-db %g cannot be met: the most accurate ffbp "
+                            "factorization searched predicts %.1f dB (hint: --algorithm bp)",
+                            max_error_db, pd.error_db);
+        }
+        if (reached && (want_ffbp || pd.cost_ratio < 1.0)) {
             bo.algorithm = SARBP_ALGO_FFBP;
             rc = rc_ffbp;
             cli_info(2, "sarbp: form: ffbp: base %zu, merge %zu, %zu sub-images summed at the pixels, "
@@ -499,12 +524,10 @@ int cmd_form(int argc, char **argv)
                      "error %.1f dB (asked %.1f), %.2f of direct backprojection's time",
                      fp.base, fp.merge, pd.final_subs, fp.os_theta, fp.os_rho, pd.stages,
                      (double)pd.polar_samples / 1e6, pd.error_db, max_error_db, pd.cost_ratio);
-            if (pd.error_db > max_error_db)
-                cli_info(1, "sarbp: form: ffbp: no factorization searched reaches %.1f dB; the best "
-                         "predicts %.1f dB (hint: --algorithm bp)", max_error_db, pd.error_db);
         } else {
             cli_info(2, "sarbp: form: auto: direct backprojection (ffbp %s)",
-                     st ? sarbp_error_detail() : "is not predicted faster here");
+                     st ? sarbp_error_detail()
+                        : !reached ? "cannot reach --max-error-db" : "is not predicted faster here");
         }
         st = SARBP_OK;
     } else if (!strcmp(algorithm, "auto")) {

@@ -65,9 +65,10 @@ static void gather(const sarbp_phd *m, struct facts *f)
 
 /* ---- text ------------------------------------------------------------------ */
 
+/* A file's string for the text output: sanitised (cli_safe), "unknown" when empty. */
 static const char *or_unknown(const char *s)
 {
-    return s && *s ? s : "unknown";
+    return s && *s ? cli_safe(s) : "unknown";
 }
 
 static void print_text(const struct facts *f, const sarbp_reader *rd)
@@ -127,8 +128,8 @@ static void print_text(const struct facts *f, const sarbp_reader *rd)
     size_t n = sarbp_reader_nfiles(rd);
     printf("files:              %zu\n", n);
     for (size_t i = 0; i < n; i++)
-        printf("  %s (%zu pulses, %s)\n", sarbp_reader_file(rd, i),
-               sarbp_reader_file_npulses(rd, i), sarbp_reader_file_format(rd, i));
+        printf("  %s (%zu pulses, %s)\n", cli_safe(sarbp_reader_file(rd, i)),
+               sarbp_reader_file_npulses(rd, i), cli_safe(sarbp_reader_file_format(rd, i)));
 }
 
 /* ---- JSON ------------------------------------------------------------------ */

@@ -114,8 +114,8 @@ static void row(const char *label, const char *fmt, double a, double b)
 static void print_table(const char *path, const sarbp_image *img, const sarbp_pt_result *r)
 {
     const sarbp_grid *g = &img->grid;
-    printf("image                   %s (%zu x %zu pixels, spacing %g x %g %s)\n", path, g->nx, g->ny,
-           g->dx, g->dy, img->has_grid_coords ? "m" : "pixels");
+    printf("image                   %s (%zu x %zu pixels, spacing %g x %g %s)\n", cli_safe(path),
+           g->nx, g->ny, g->dx, g->dy, img->has_grid_coords ? "m" : "pixels");
     printf("peak pixel              ix %zu, iy %zu\n", r->ix, r->iy);
     printf("peak                    x %.4f, y %.4f %s, |I| %.6g\n", r->x, r->y,
            img->has_grid_coords ? "m" : "pixels", r->peak);

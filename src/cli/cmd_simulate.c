@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sarbp/output.h"
 
 static const char *const CMD = "simulate";
 
@@ -226,7 +227,9 @@ int cmd_simulate(int argc, char **argv)
         p.ntargets = ngiven;
     }
 
-    st = sarbp_simulate(&p, &phd);
+    /* the output before the work: a path that cannot take it fails now */
+    st = sarbp_output_check_path(output);
+    if (st == SARBP_OK) st = sarbp_simulate(&p, &phd);
     if (st != SARBP_OK) {
         rc = cli_fail_status(CMD, st);
         goto done;

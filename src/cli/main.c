@@ -1,4 +1,5 @@
 /* main.c - the sarbp command: a table of subcommands. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,6 +58,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         const struct subcommand *c = &commands[i];
         if (strcmp(argv[1], c->name)) continue;
+        /* A file-size limit (ulimit -f, as schedulers set) would end the
+         * process by SIGXFSZ at the write that crosses it. Ignored, the
+         * write fails with EFBIG instead, and the writer says so, naming
+         * the output, and removes its temporary: exit 1, one message.
+         * batch keeps the default, so that a SIGXFSZ sent to it is
+         * forwarded to its windows like SIGTERM (its own writes are small);
+         * its windows are sarbp forms that ignore it again here. */
+        struct sigaction xfsz;
+        if (strcmp(c->name, "batch") && sigaction(SIGXFSZ, NULL, &xfsz) == 0 &&
+            !(xfsz.sa_flags & SA_SIGINFO) && xfsz.sa_handler == SIG_DFL)
+            signal(SIGXFSZ, SIG_IGN);
         if (!c->mpi) {
             const int rc = c->run(argc - 1, argv + 1);
             return cli_close_stdout(c->name, rc);

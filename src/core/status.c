@@ -1,4 +1,5 @@
-/* status.c - status names and the thread-local error detail. */
+/* status.c - status names and the thread-local error detail (kept sanitised:
+ * sanitize.c). */
 #include "sarbp/status.h"
 
 #include <stdarg.h>
@@ -30,10 +31,15 @@ const char *sarbp_strerror(sarbp_status s)
 
 sarbp_status sarbp_error(sarbp_status s, const char *fmt, ...)
 {
+    /* formatted apart first: an argument may be detail itself (a caller
+     * re-wrapping the current detail), and vsnprintf must not write over
+     * what it reads */
+    char text[sizeof detail];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    sarbp_sanitize(detail, sizeof detail, text);
     last = s;
     return s;
 }

@@ -7,7 +7,9 @@
  * through one node's link. Rank 0 allocates the whole image as it starts
  * (threads touch its pages while the band forms) and receives each band
  * straight into its rows: its peak memory is the one-process run's (the
- * image plus its own band), the others hold their band only.
+ * image plus its own band), the others hold their band only. Before any of
+ * that, the ranks compare digests of their input, grid and options (agree):
+ * a band from other data must never be assembled into the image.
  *
  * MPI's own errors keep the default handler (MPI_ERRORS_ARE_FATAL): a broken
  * transport ends the job through mpirun. The failures this file turns into
@@ -143,10 +145,143 @@ static sarbp_status peer_failure(int *peer_failed)
     return sarbp_error(SARBP_ERR_INVALID, "another rank failed");
 }
 
-sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
-                            int *peer_failed)
+int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value)
+{
+    if (item) *item = -1;
+    if (value) *value = 0;
+    if (g_size == 1 || n <= 0) return -1;
+    if (n > SARBP_MPI_COMPARE_MAX) n = SARBP_MPI_COMPARE_MAX;
+    /* rank 0's values to all; each rank finds its first difference; the
+     * lowest rank that has one tells the others what it was */
+    uint64_t ref[SARBP_MPI_COMPARE_MAX];
+    memcpy(ref, d, (size_t)n * sizeof *ref);
+    MPI_Bcast(ref, n, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    int first = -1;
+    for (int i = 0; i < n && first < 0; i++)
+        if (ref[i] != d[i]) first = i;
+    int me = first >= 0 ? g_rank : g_size, who;
+    MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (who == g_size) return -1;
+    uint64_t what[2] = {(uint64_t)first, first >= 0 ? d[first] : 0};
+    MPI_Bcast(what, 2, MPI_UINT64_T, who, MPI_COMM_WORLD);
+    if (item) *item = (int)what[0];
+    if (value) *value = what[1];
+    return who;
+}
+
+/* What the ranks compare before forming (sarbp/mpi.h); the sizes as they
+ * are, for the message. */
+enum { D_PULSES, D_SAMPLES, D_META, D_DATA, D_GRID, D_OPTIONS, ND };
+
+static uint64_t hash_f64(uint64_t h, double v) { return sarbp_mpi_hash(h, &v, sizeof v); }
+static uint64_t hash_u64(uint64_t h, uint64_t v) { return sarbp_mpi_hash(h, &v, sizeof v); }
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    return s ? sarbp_mpi_hash(hash_u64(h, 1), s, strlen(s)) : hash_u64(h, 0);
+}
+
+static uint64_t hash_grid(const sarbp_grid *g)
+{
+    uint64_t h = SARBP_MPI_HASH_SEED;
+    const uint64_t n[] = {g->nx, g->ny, g->row0, g->ny_full};
+    const double x[] = {g->dx, g->dy, g->xc, g->yc, g->zc};
+    h = sarbp_mpi_hash(h, n, sizeof n);
+    return sarbp_mpi_hash(h, x, sizeof x);
+}
+
+static uint64_t hash_window(uint64_t h, const sarbp_window *w)
+{
+    h = hash_u64(h, (uint64_t)w->kind);
+    h = hash_u64(h, (uint64_t)(int64_t)w->nbar);
+    return hash_f64(h, w->sll_db);
+}
+
+static uint64_t hash_options(const sarbp_backend *be, const sarbp_rc_params *rc,
+                             const sarbp_bp_options *o)
+{
+    uint64_t h = hash_str(SARBP_MPI_HASH_SEED, be ? be->name : NULL);
+    h = hash_window(h, &rc->range_window);
+    h = hash_window(h, &rc->az_window);
+    h = hash_u64(h, (uint64_t)(int64_t)rc->upsample);
+    h = hash_u64(h, (uint64_t)rc->interp);
+    if (!o) return hash_u64(h, 0);
+    const int64_t ints[] = {o->precision, o->algorithm, o->tile_x, o->tile_y, o->ppt,
+                            o->stream, o->raw_fp16};
+    h = sarbp_mpi_hash(h, ints, sizeof ints);
+    h = hash_f64(h, o->max_error_db);
+    h = hash_str(h, o->variant);
+    h = hash_u64(h, o->pulse_block);
+    return hash_u64(h, o->band_rows);
+}
+
+/* The digests of this rank; *hashed: how many pulses' samples were hashed. */
+static sarbp_status digest(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+                           const sarbp_rc_params *rc, const sarbp_bp_options *o, uint64_t d[ND],
+                           size_t *hashed)
+{
+    const sarbp_phd *m = sarbp_reader_meta(rd);
+    d[D_PULSES] = m->npulses;
+    d[D_SAMPLES] = m->nsamples;
+    d[D_META] = sarbp_mpi_hash_meta(m);
+    d[D_GRID] = hash_grid(g);
+    d[D_OPTIONS] = hash_options(be, rc, o);
+    return sarbp_mpi_hash_samples(rd, &d[D_DATA], hashed);
+}
+
+/* Rank 0's message for rank r, whose item differs (its value v). */
+static sarbp_status disagreement(int r, int item, uint64_t v, const uint64_t d[ND], size_t hashed)
+{
+    const char *const what = "the MPI ranks disagree: rank";
+    const char *const hint = "every rank must read the same input with the same options";
+    switch (item) {
+    case D_PULSES:
+    case D_SAMPLES:
+        return sarbp_error(SARBP_ERR_MISMATCH, "%s %d read %llu pulses of %llu samples, rank 0 "
+                           "%llu of %llu; %s", what, r,
+                           (unsigned long long)(item == D_PULSES ? v : d[D_PULSES]),
+                           (unsigned long long)(item == D_SAMPLES ? v : d[D_SAMPLES]),
+                           (unsigned long long)d[D_PULSES], (unsigned long long)d[D_SAMPLES], hint);
+    case D_META:
+        return sarbp_error(SARBP_ERR_MISMATCH, "%s %d read different pulse metadata (positions, "
+                           "ranges, frequencies or angles) than rank 0; %s", what, r, hint);
+    case D_DATA:
+        if (hashed == d[D_PULSES])
+            return sarbp_error(SARBP_ERR_MISMATCH, "%s %d read different samples than rank 0 "
+                               "(every sample hashed); %s", what, r, hint);
+        return sarbp_error(SARBP_ERR_MISMATCH, "%s %d read different samples than rank 0 (in the "
+                           "%zu of %llu pulses hashed); %s", what, r, hashed,
+                           (unsigned long long)d[D_PULSES], hint);
+    case D_GRID:
+        return sarbp_error(SARBP_ERR_MISMATCH, "%s %d has a different grid than rank 0; %s", what,
+                           r, hint);
+    default:
+        return sarbp_error(SARBP_ERR_MISMATCH, "%s %d has different form options than rank 0 "
+                           "(back end, precision, algorithm, windows or interpolation); %s", what,
+                           r, hint);
+    }
+}
+
+/* The check before forming: 0 when every rank read and was asked the same;
+ * otherwise the status this rank returns. */
+static sarbp_status agree(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
+                          const sarbp_rc_params *rc, const sarbp_bp_options *o, int *peer_failed)
+{
+    uint64_t d[ND];
+    size_t hashed = 0;
+    sarbp_status st = digest(rd, g, be, rc, o, d, &hashed);
+    if (!sarbp_mpi_check(st != SARBP_OK, NULL)) return st ? st : peer_failure(peer_failed);
+    int item;
+    uint64_t v;
+    const int r = sarbp_mpi_compare(d, ND, &item, &v);
+    if (r < 0) return SARBP_OK;
+    if (g_rank != 0) return peer_failure(peer_failed);
+    return disagreement(r, item, v, d, hashed);
+}
+
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress,
+                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed)
 {
     int peer_dummy;
     if (!peer_failed) peer_failed = &peer_dummy;
@@ -155,11 +290,13 @@ sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid
     if (g_size == 1) return sarbp_form(s, rd, g, be, rc, o, progress, out, stats);
     if (stats) memset(stats, 0, sizeof *stats);
     const double t0 = sarbp_now_s();
+    sarbp_status st = agree(rd, g, be, rc, o, peer_failed);
+    if (st) return st;
 
     size_t row0, nrows;
     sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, g_rank, &row0, &nrows);
     sarbp_image *band = NULL, *img = NULL;
-    sarbp_status st = sarbp_grid_validate(g);
+    st = sarbp_grid_validate(g);
     if (!st && g_rank == 0) st = sarbp_image_alloc(g, &img);
     if (!st && nrows) {
         sarbp_grid bg;

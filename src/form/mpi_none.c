@@ -38,6 +38,15 @@ int sarbp_mpi_vote(int failed, int yes, int *all_yes, int *any_yes, int *peer)
 
 int sarbp_mpi_drain(int failed) { return failed ? 0 : -1; }
 
+int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value)
+{
+    (void)d;
+    (void)n;
+    if (item) *item = -1;
+    if (value) *value = 0;
+    return -1;
+}
+
 sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, int *code_out)
 {
     (void)from;
@@ -46,10 +55,10 @@ sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, i
     return *out ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory");
 }
 
-sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
-                            int *peer_failed)
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress,
+                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed)
 {
     if (peer_failed) *peer_failed = 0;
     return sarbp_form(s, rd, g, be, rc, o, progress, out, stats);

@@ -1,8 +1,10 @@
 /* cphd_read.c - NGA CPHD 1.0 / 1.1 phase histories.
  *
  * A CPHD file is an ASCII header ("CPHD/1.x.y", then "KEY := VALUE" lines,
- * ended by "\f\n"), an XML block (parsed with libxml2: no network, no
- * entity substitution, libxml2's own size limits), a block of per-vector
+ * ended by "\f\n"), an XML block (at most 4 MiB, no element with over 100
+ * attributes, both checked before libxml2 parses it; no network, no DTD,
+ * no entity substitution; libxml2's error reduced to one line; a
+ * CollectionStart that is not a real UTC date and time refused), a block of per-vector
  * parameters (PVP: big-endian, each field at a declared offset in 8-byte
  * words) and the signal block (big-endian CF8, CI4 or CI2 vectors).
  *
@@ -18,21 +20,30 @@
  * compressed signals, a moving SRP and any other variant are refused with a
  * message naming what is unsupported.
  *
- * TOA domain: vector i holds N range-compressed samples s_n at
- * tau_n = SC0_i + n SCSS_i seconds of time of arrival after the SRP's. Its
- * frequency samples, on the band [FX1_i, FX2_i] (the PVPs, else
- * Global/FxBand), are the inverse of the N-point transform that makes
- * such a vector from FX samples X_k at f_k = FX1 + k / (N SCSS):
- *     s_n = sum_k X_k exp(-j SGN 2 pi f_k tau_n),
- *     X_k = (1/N) sum_n s_n exp(+j SGN 2 pi f_k tau_n)    (one FFTW of N),
- * so a target at delay t0 peaks at tau = t0 and X_k carries
- * exp(SGN j 2 pi f_k t0): FX data as an FX-domain file would hold them.
+ * TOA domain, by the standard's convention (CPHD 1.1 Global/SGN: "in TOA
+ * domain, phase of the mainlobe peak Phase(dTOA) = SGN x fx_C x dTOA"):
+ * vector i holds N range-compressed samples s_n at tau_n = SC0_i + n SCSS_i
+ * seconds of time of arrival after the SRP's, the transform over the
+ * frequency offset from the vector's centre fx_C = (FX1_i + FX2_i) / 2 of
+ * its FX samples X_k at f_k = FX1 + k / (N SCSS):
+ *     s_n = sum_k X_k exp(-j SGN 2 pi (f_k - fx_C) tau_n),
+ *     X_k = (1/N) sum_n s_n exp(+j SGN 2 pi (f_k - fx_C) tau_n)  (one FFTW of N),
+ * so a target at delay t0 peaks at tau = t0 with the phase SGN fx_C t0
+ * cycles, and X_k carries exp(SGN j 2 pi f_k t0): FX data as an FX-domain
+ * file of the same collection would hold them. fx_C is each vector's own
+ * (FX1 + FX2) / 2 from its PVPs (else from Global/FxBand, for files
+ * without those PVPs), as the standard defines it; Channel/Parameters/FxC,
+ * the channel's nominal centre, is not read: where it disagrees with a
+ * vector's centre (FXFixed false, or an inconsistent file) the vector's
+ * own centre is what the standard fixes the phase to, and is used.
  * The band is sampled at 1 / (N SCSS), the spacing the TOA window's length
  * allows; no zero padding is needed (padding would only interpolate). Every
  * vector gives K samples, K the largest floor((FX2 - FX1) N SCSS) + 1 over
- * the vectors (at most N). SCSS (FX2 - FX1) > 1 (the band aliased in the
- * TOA samples), an SCSS or a band that is not positive and a window too
- * short for two frequency samples are refused.
+ * the vectors (at most N). The conversion needs the band inside the
+ * 1 / SCSS the samples hold: a TOA_OSR, 1 / (SCSS (FX2 - FX1)), of 1 or
+ * less (the band aliased; SARkit's cphdcheck wants 1.1) is refused, as are
+ * an SCSS or a band that is not positive and a window too short for two
+ * frequency samples.
  *
  * Every size the file declares is distrusted: header numbers are parsed
  * strictly, each block must lie inside the file, the channel's PVP and
@@ -49,7 +60,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "io/input_file.h"
 #include "io/safe_size.h"
+#include "sarbp/date.h"
 #include "sarbp/phd_io.h"
 
 #ifndef SARBP_HAVE_LIBXML2
@@ -71,7 +84,15 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
 #include "rangecomp/fftw_planner.h"
 
 #define CPHD_MAX_HEADER 65536               /* bytes of the ASCII header */
-#define CPHD_MAX_XML ((uint64_t)64 << 20)   /* bytes of the XML block */
+/* Bytes of the XML block: real CPHD XML is 5 to 200 KB; 4 MiB is 20 times
+ * the largest and bounds libxml2's time and memory on a hostile block. */
+#define CPHD_MAX_XML ((uint64_t)4 << 20)
+/* Attributes of one element: CPHD's have a few at most (xmlns and the
+ * schema location on the root, exponents on polynomial coefficients).
+ * libxml2 checks each attribute of a start tag against those before it
+ * (quadratic: 60,000 on one element take 6 s), so tags are counted before
+ * it parses; with 100 at most, a 4 MiB block costs it well under 0.1 s. */
+#define CPHD_MAX_ATTRS 100
 #define CPHD_MAX_PVP_BYTES 65536            /* NumBytesPVP */
 #define CPHD_SRP_TOLERANCE 1e-3             /* m: how far SRPPos may move */
 
@@ -233,7 +254,8 @@ static sarbp_status parse_header(FILE *fp, const char *path, uint64_t flen, stru
                                (unsigned long long)b[k].size, (unsigned long long)flen);
     if (h->xml_size == 0 || h->xml_size > CPHD_MAX_XML)
         return sarbp_error(SARBP_ERR_FORMAT, "'%s': CPHD XML block of %llu bytes (sarbp reads "
-                           "1 byte to %llu MiB)", path, (unsigned long long)h->xml_size,
+                           "1 byte to %llu MiB; real CPHD XML is 5 to 200 KB)", path,
+                           (unsigned long long)h->xml_size,
                            (unsigned long long)(CPHD_MAX_XML >> 20));
     return SARBP_OK;
 }
@@ -489,8 +511,13 @@ static sarbp_status check_xml(const char *path, xmlNode *root, struct cphd_impl 
                            CPHD_MAX_PVP_BYTES);
     text(root, "CollectionID/CollectorName", coll->collector, sizeof coll->collector);
     text(root, "CollectionID/CoreName", coll->core_name, sizeof coll->core_name);
-    text(root, "Global/Timeline/CollectionStart", coll->collect_start,
-         sizeof coll->collect_start);
+    /* a date that is not one must not reach a SICD (or a pulse time) */
+    const char *why;
+    if (text(root, "Global/Timeline/CollectionStart", coll->collect_start,
+             sizeof coll->collect_start) &&
+        !sarbp_date_check(coll->collect_start, &why))
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': Global/Timeline/CollectionStart '%s' is not "
+                           "a UTC date and time: %s", path, coll->collect_start, why);
     return SARBP_OK;
 }
 
@@ -504,10 +531,14 @@ static sarbp_status check_toa_vector(const char *path, size_t i, double scss, do
     if (!(fx1 > 0 && fx2 > fx1))
         return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu has the band FX1 %g Hz to "
                            "FX2 %g Hz: not a positive band", path, i, fx1, fx2);
-    if (scss * (fx2 - fx1) > 1)
-        return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu: SCSS %g s times its band "
-                           "%g Hz is %g, over 1: the TOA samples cannot hold the band (aliased)",
-                           path, i, scss, fx2 - fx1, scss * (fx2 - fx1));
+    /* TOA_OSR = 1 / (SCSS (FX2 - FX1)) must exceed 1: the N-point transform
+     * puts the band in N bins of 1 / (N SCSS), and a band of 1 / SCSS or
+     * more would fold its top onto its bottom */
+    if (!(scss * (fx2 - fx1) < 1))
+        return sarbp_error(SARBP_ERR_INVALID, "'%s': TOA vector %zu: SCSS %g s over its band of "
+                           "%g Hz is a TOA_OSR of %.6g, not over 1: the TOA samples cannot hold "
+                           "the band (aliased)", path, i, scss, fx2 - fx1,
+                           1 / (scss * (fx2 - fx1)));
     return SARBP_OK;
 }
 
@@ -607,6 +638,68 @@ static sarbp_status read_pvps(FILE *fp, const char *path, uint64_t pvp_at, size_
     return st;
 }
 
+/* The largest number of attributes on one start tag of xml[n], and the
+ * byte offset of that tag: the '=' outside quotes between '<' and '>' (an
+ * attribute has exactly one). Comments, CDATA sections, processing
+ * instructions, declarations and end tags are skipped; text holds no '<'.
+ * A rough count (libxml2 judges well-formedness after), but never less than
+ * a well-formed tag's attributes. Linear in n. */
+static size_t max_attributes(const char *xml, size_t n, size_t *where)
+{
+    size_t most = 0;
+    *where = 0;
+    const char *p = xml, *const end = xml + n;
+    while ((p = memchr(p, '<', (size_t)(end - p))) != NULL) {
+        const char *const tag = p++;
+        const char *close = NULL;
+        if (end - p >= 3 && !memcmp(p, "!--", 3)) close = "-->";
+        else if (end - p >= 8 && !memcmp(p, "![CDATA[", 8)) close = "]]>";
+        else if (p < end && *p == '?') close = "?>";
+        else if (p < end && (*p == '!' || *p == '/')) close = ">";
+        if (close) {
+            const size_t cl = strlen(close);
+            while (p < end && !((size_t)(end - p) >= cl && !memcmp(p, close, cl))) p++;
+            continue;
+        }
+        size_t count = 0;
+        char quote = 0;
+        for (; p < end && (quote || *p != '>'); p++) {
+            if (quote) {
+                if (*p == quote) quote = 0;
+            } else if (*p == '"' || *p == '\'') {
+                quote = *p;
+            } else if (*p == '=') {
+                count++;
+            } else if (*p == '<') {
+                break; /* not well-formed: libxml2 will say so */
+            }
+        }
+        if (count > most) {
+            most = count;
+            *where = (size_t)(tag - xml);
+        }
+    }
+    return most;
+}
+
+/* libxml2's message as one printable line into out[n]: newlines and other
+ * control bytes to spaces (its "not proper UTF-8" message has the bytes on
+ * a second line), runs of spaces to one, bytes outside ASCII (they come
+ * from the file) to '?', no space at either end. */
+static void one_line(const char *msg, char *out, size_t n)
+{
+    size_t l = 0;
+    for (; msg && *msg && l + 1 < n; msg++) {
+        char ch = *msg;
+        if ((unsigned char)ch < 0x20 || ch == 0x7f) ch = ' ';
+        else if ((unsigned char)ch > 0x7f) ch = '?';
+        if (ch == ' ' && (l == 0 || out[l - 1] == ' ')) continue;
+        out[l++] = ch;
+    }
+    while (l && out[l - 1] == ' ') l--;
+    out[l] = '\0';
+}
+
 static sarbp_status open_xml(FILE *fp, const char *path, const struct header *h,
                              xmlDoc **doc)
 {
@@ -617,19 +710,33 @@ static sarbp_status open_xml(FILE *fp, const char *path, const struct header *h,
         free(xml);
         return st;
     }
-    xmlResetLastError();
-    *doc = xmlReadMemory(xml, (int)h->xml_size, NULL, NULL,
-                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    size_t where;
+    const size_t nattr = max_attributes(xml, (size_t)h->xml_size, &where);
+    if (nattr > CPHD_MAX_ATTRS) {
+        free(xml);
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': an element of the CPHD XML block has %zu "
+                           "attributes (at byte %zu of the block; sarbp reads at most %d, real "
+                           "CPHD elements have a few)", path, nattr, where, CPHD_MAX_ATTRS);
+    }
+    /* a parser context of its own: its last error is this parse's */
+    xmlParserCtxt *ctxt = xmlNewParserCtxt();
+    if (!ctxt) {
+        free(xml);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for an XML parser");
+    }
+    *doc = xmlCtxtReadMemory(ctxt, xml, (int)h->xml_size, NULL, NULL,
+                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     free(xml);
     if (!*doc) {
-        const xmlError *e = xmlGetLastError();
-        char msg[200] = "";
-        if (e && e->message) snprintf(msg, sizeof msg, "%s", e->message);
-        size_t l = strlen(msg);
-        while (l && msg[l - 1] == '\n') msg[--l] = '\0';
-        return sarbp_error(SARBP_ERR_FORMAT, "'%s': the CPHD XML block is not well-formed XML "
-                           "(line %d: %s)", path, e ? e->line : 0, msg[0] ? msg : "?");
+        const xmlError *e = xmlCtxtGetLastError(ctxt);
+        char msg[200];
+        one_line(e ? e->message : NULL, msg, sizeof msg);
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': the CPHD XML block is not well-formed XML "
+                         "(line %d: %s)", path, e ? e->line : 0, msg[0] ? msg : "?");
+        xmlFreeParserCtxt(ctxt);
+        return st;
     }
+    xmlFreeParserCtxt(ctxt);
     /* CPHD XML has no DTD; one could only declare entities, whose
      * expansion when text is read is a memory bomb (billion laughs) */
     if ((*doc)->intSubset || (*doc)->extSubset) {
@@ -660,7 +767,7 @@ static sarbp_status toa_setup(const char *path, struct phd_file *f, struct cphd_
     size_t kmax = 0;
     for (size_t i = 0; i < m->npulses; i++) {
         m->df[i] = 1.0 / ((double)n * c->scss[i]);
-        /* at most n: check_toa_vector held SCSS (FX2 - FX1) to 1 */
+        /* at most n: check_toa_vector held SCSS (FX2 - FX1) below 1 */
         const double span = (c->fx2[i] - m->f0[i]) / m->df[i];
         const size_t k = (size_t)floor(span + 1e-9) + 1;
         if (k < 2)
@@ -683,8 +790,8 @@ static sarbp_status toa_setup(const char *path, struct phd_file *f, struct cphd_
 sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, struct phd_file *f)
 {
     const char *channel = o ? o->channel : NULL;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *fp;
+    SARBP_TRY(input_fopen(path, &fp));
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0) {
         int e = errno;
@@ -812,20 +919,24 @@ static void rotate(double z[2], double cycles)
 }
 
 /* The TOA vector v in c->buf to its m->nsamples frequency samples at
- * f_k = FX1 + k df (the header comment's X_k, SGN -1 after the conjugation):
- * X_k = exp(-j 2 pi f_k SC0) / N  DFT_k[s_n exp(-j 2 pi FX1 SCSS n)], since
- * df SCSS = 1 / N. Phases are reduced to cycles in [0, 1) before the sine. */
+ * f_k = FX1 + k df (the header comment's X_k, SGN -1 after the conjugation),
+ * with g_k = f_k - fx_C = (FX1 - fx_C) + k df the offset from the vector's
+ * centre fx_C = (FX1 + FX2) / 2 that the standard fixes the TOA phase to:
+ * X_k = exp(-j 2 pi g_k SC0) / N  DFT_k[s_n exp(-j 2 pi (FX1 - fx_C) SCSS n)],
+ * since df SCSS = 1 / N. Phases are reduced to cycles in [0, 1) before the
+ * sine. */
 static void toa_to_fx(struct cphd_impl *c, const sarbp_phd *m, size_t v, sarbp_c32 *d)
 {
     const size_t n = c->nsamples;
     const double fx1 = m->f0[v], scss = c->scss[v], sc0 = c->sc0[v];
-    const double a = fx1 * scss - floor(fx1 * scss);
+    const double g0 = fx1 - 0.5 * (fx1 + c->fx2[v]); /* FX1 - fx_C: minus half the band */
+    const double a = g0 * scss - floor(g0 * scss);
     for (size_t j = 0; j < n; j++) {
         const double cyc = a * (double)j;
         rotate(c->buf[j], cyc - floor(cyc));
     }
     fftw_execute(c->plan);
-    const double b = fx1 * sc0 - floor(fx1 * sc0), db = sc0 / ((double)n * scss);
+    const double b = g0 * sc0 - floor(g0 * sc0), db = sc0 / ((double)n * scss);
     for (size_t k = 0; k < m->nsamples; k++) {
         const double cyc = b + db * (double)k;
         double z[2] = {c->buf[k][0] / (double)n, c->buf[k][1] / (double)n};
@@ -839,9 +950,7 @@ static sarbp_status cphd_read(struct phd_file *f, size_t p0, size_t np, sarbp_c3
 {
     struct cphd_impl *c = f->impl;
     if (!c->fp) {
-        c->fp = fopen(f->path, "rb");
-        if (!c->fp)
-            return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", f->path, strerror(errno));
+        SARBP_TRY(input_fopen(f->path, &c->fp));
     }
     /* n samples a vector in the file, k out (FX: the same; TOA: the band's) */
     const size_t n = c->nsamples, k = f->meta->nsamples, row = n * c->bps;

@@ -24,6 +24,7 @@
 
 #include "io/h5_check.h"
 #include "io/image_internal.h"
+#include "io/input_file.h"
 #include "io/probe.h"
 
 /* ---- HDF5 ----------------------------------------------------------------- */
@@ -135,6 +136,7 @@ static sarbp_status read_h5(const char *path, sarbp_image **out, int meta_only)
     hid_t file = -1, dset = -1, ftype = -1, space = -1, mtype = -1;
     double *cx = NULL, *cy = NULL;
 
+    if ((st = input_check(path)) != SARBP_OK) goto done; /* HDF5 opens by name */
     file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
         st = sarbp_error(SARBP_ERR_FORMAT, "cannot read '%s': not a readable HDF5 file", path);
@@ -529,8 +531,8 @@ sarbp_status sarbp_image_read(const char *path, sarbp_image **out)
     if (!out) return sarbp_error(SARBP_ERR_INVALID, "sarbp_image_read: no output pointer");
     *out = NULL;
     if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no image path given");
-    FILE *f = fopen(path, "rb");
-    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *f;
+    SARBP_TRY(input_fopen(path, &f)); /* a regular file: a named pipe would block */
     unsigned char magic[8] = {0};
     size_t got = fread(magic, 1, sizeof magic, f);
     if (ferror(f)) {

@@ -9,6 +9,7 @@
  * automatic error printing is turned off: failures are reported through
  * sarbp_error() only. Reading is image_read.c's. */
 #include "sarbp/image.h"
+#include "sarbp/output.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -21,6 +22,7 @@
 #include <strings.h>
 
 #include "io/geo_write.h"
+#include "io/image_check.h"
 #include "io/image_internal.h"
 #include "io/tempfile.h"
 
@@ -271,11 +273,18 @@ static void png_warn_fn(png_structp png, png_const_charp msg)
     (void)msg; /* the library never prints */
 }
 
-static sarbp_status png_check_size(const char *path, size_t w, size_t h, int channels)
+sarbp_status png8_check_size(const char *path, size_t w, size_t h, int channels)
 {
     if (w < 1 || h < 1 || w > 0x7fffffff / 4 || h > 0x7fffffff || (channels != 1 && channels != 3))
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': %zu x %zu is not a valid PNG size",
                            path, w, h);
+    /* libpng refuses to write (and by default to read) wider or taller */
+    if (w > PNG_USER_WIDTH_MAX || h > PNG_USER_HEIGHT_MAX)
+        return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': a PNG side is at most %u pixels "
+                           "(libpng's limit), not %zu x %zu", path,
+                           (unsigned)(PNG_USER_WIDTH_MAX < PNG_USER_HEIGHT_MAX ? PNG_USER_WIDTH_MAX
+                                                                              : PNG_USER_HEIGHT_MAX),
+                           w, h);
     return SARBP_OK;
 }
 
@@ -346,7 +355,7 @@ static sarbp_status png_to(sarbp_tempfile *t, const char *path, const sarbp_imag
     (void)ctx;
     const size_t nx = img->grid.nx, ny = img->grid.ny;
     unsigned char *pix;
-    sarbp_status st = png_check_size(path, nx, ny, 1);
+    sarbp_status st = png8_check_size(path, nx, ny, 1);
     if (st) return st;
     if ((st = image_db8(img, db_range, &pix)))
         return sarbp_error(st, "cannot write '%s': %s", path, sarbp_error_detail());
@@ -390,7 +399,7 @@ sarbp_status png8_to_memory(const unsigned char *pix, size_t w, size_t h, unsign
 {
     *out = NULL;
     *n = 0;
-    SARBP_TRY(png_check_size("(memory)", w, h, 1));
+    SARBP_TRY(png8_check_size("(memory)", w, h, 1));
     struct png_err err = {""};
     struct membuf m = {0};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_err_fn, png_warn_fn);
@@ -426,9 +435,7 @@ static sarbp_status png_check(const char *path, const sarbp_image *img,
                               const sarbp_image_context *ctx)
 {
     (void)ctx;
-    if (img->grid.nx > 0x7fffffff / 4 || img->grid.ny > 0x7fffffff)
-        return png_check_size(path, img->grid.nx, img->grid.ny, 1);
-    return SARBP_OK;
+    return png8_check_size(path, img->grid.nx, img->grid.ny, 1);
 }
 
 /* ---- the output formats ------------------------------------------------------ */
@@ -502,18 +509,15 @@ void sarbp_image_format_list(char *buf, size_t size)
 
 /* ---- all formats, all or nothing ----------------------------------------- */
 
-/* Checks everything that can be checked before a file exists (the image,
- * each path's format, the dB range of quick looks, each format's own
- * check), writes every output to its own temporary and renames them all
- * only when all are complete. */
-static sarbp_status write_files(const char *const *paths, const sarbp_image_format *fmt, size_t n,
-                                const sarbp_image *img, double db_range,
-                                const sarbp_image_context *ctx)
+sarbp_status image_check_outputs(const char *const *paths, const sarbp_image_format *fmt,
+                                 size_t n, const sarbp_image *img, double db_range,
+                                 const sarbp_image_context *ctx)
 {
-    if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    if (n == 0 || !paths) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
     for (size_t i = 0; i < n; i++) {
         if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
-        const struct image_writer *w = writer_of(fmt[i]);
+        const struct image_writer *w =
+            writer_of(fmt ? fmt[i] : sarbp_image_format_from_name(paths[i]));
         if (!w) {
             char exts[128];
             sarbp_image_format_list(exts, sizeof exts);
@@ -524,11 +528,30 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
             return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': dB range %g is not positive",
                                paths[i], db_range);
     }
-    SARBP_TRY(check_image(img, paths[0]));
+    if (!img) return sarbp_error(SARBP_ERR_INVALID, "no image to write to '%s'", paths[0]);
+    SARBP_TRY(sarbp_grid_validate(&img->grid));
     for (size_t i = 0; i < n; i++) {
-        const struct image_writer *w = writer_of(fmt[i]);
+        const struct image_writer *w =
+            writer_of(fmt ? fmt[i] : sarbp_image_format_from_name(paths[i]));
         if (w->check) SARBP_TRY(w->check(paths[i], img, ctx));
     }
+    for (size_t i = 0; i < n; i++) SARBP_TRY(sarbp_output_check_path(paths[i]));
+    return SARBP_OK;
+}
+
+/* Checks everything that can be checked before a file exists (the image
+ * and its pixels, then each output as image_check_outputs), writes every
+ * output to its own temporary and renames them all only when all are
+ * complete. */
+static sarbp_status write_files(const char *const *paths, const sarbp_image_format *fmt, size_t n,
+                                const sarbp_image *img, double db_range,
+                                const sarbp_image_context *ctx)
+{
+    if (n == 0) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    for (size_t i = 0; i < n; i++)
+        if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
+    SARBP_TRY(check_image(img, paths[0]));
+    SARBP_TRY(image_check_outputs(paths, fmt, n, img, db_range, ctx));
     sarbp_tempfile **t = calloc(n, sizeof *t);
     if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
@@ -590,7 +613,7 @@ sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t
                               int channels)
 {
     if (!path || !*path) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
-    SARBP_TRY(png_check_size(path, w, h, channels));
+    SARBP_TRY(png8_check_size(path, w, h, channels));
     sarbp_tempfile *t;
     SARBP_TRY(sarbp_tempfile_create(path, &t));
     sarbp_status st = png8_to(t, path, pix, w, h, channels);

@@ -16,13 +16,24 @@
 #include <zlib.h>
 
 #include "io/geo_write.h"
+#include "io/image_check.h"
 #include "sarbp/geo.h"
 
+/* The scene reference, and the dB PNG's size: libpng's sides, and pixels
+ * that fit a zip without zip64 even where they do not compress (speckle
+ * hardly does). */
 sarbp_status kmz_check(const char *path, const sarbp_image *img, const sarbp_image_context *ctx)
 {
     (void)ctx;
     sarbp_scene_ref r;
-    return sarbp_image_scene_ref(img, path, &r);
+    SARBP_TRY(sarbp_image_scene_ref(img, path, &r));
+    const size_t nx = img->grid.nx, ny = img->grid.ny;
+    SARBP_TRY(png8_check_size(path, nx, ny, 1));
+    if ((double)(nx + 1) * (double)ny > (double)UINT32_MAX - (1 << 20))
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': %zu x %zu pixels make a "
+                           "KMZ of 4 GiB or more (zip64), which sarbp does not write", path, nx,
+                           ny);
+    return SARBP_OK;
 }
 
 /* Geodetic corners of the image's outer edge: lower-left, lower-right,

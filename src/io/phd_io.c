@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "io/input_file.h"
 #include "io/phd_io_internal.h"
 #include "io/probe.h"
 
@@ -310,8 +311,8 @@ static sarbp_status reject_duplicates(const struct strlist *l)
 /* The row of formats[] whose content path has. */
 static sarbp_status detect(const char *path, const struct phd_format **fmt)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *fp;
+    SARBP_TRY(input_fopen(path, &fp)); /* a regular file: a named pipe would block */
     unsigned char head[HEAD_BYTES];
     size_t n = fread(head, 1, sizeof head, fp);
     if (ferror(fp)) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "io/h5_check.h"
+#include "io/input_file.h"
 #include "io/phd_io_internal.h"
 #include "io/safe_size.h"
 #include "sarbp/phd_io.h"
@@ -380,6 +381,7 @@ static sarbp_status h5_reopen(struct phd_file *f)
     int rank = 0;
     hsize_t dims[H5S_MAX_RANK];
     phd_h5_quiet();
+    if ((st = input_check(path))) goto fail; /* HDF5 opens by name: never a named pipe */
     if ((st = PHD_H5(path, h->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)))) goto fail;
     if ((st = open_dataset(path, h->file, h->dset_name, &h->dset, &rank, dims))) goto fail;
     if (rank != 2 || dims[0] != h->dims[0] || dims[1] != h->dims[1]) {
@@ -634,6 +636,7 @@ sarbp_status phd_open_h5(const char *path, const sarbp_reader_options *o, struct
     hid_t file = -1, grp = -1;
     sarbp_status st;
     htri_t own = 0;
+    if ((st = input_check(path))) goto done; /* HDF5 opens by name: never a named pipe */
     if ((st = PHD_H5(path, file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)))) goto done;
     if ((st = PHD_H5(path, own = H5Aexists(file, "sarbp_format")))) goto done;
     if (own) {

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "io/mat_check.h"
+#include "io/input_file.h"
 #include "io/phd_io_internal.h"
 #include "io/safe_size.h"
 #include "sarbp/phd_io.h"
@@ -139,6 +140,7 @@ static sarbp_status open_data(const char *path, mat_t **mat, matvar_t **data)
     char why[600];
     *data = NULL;
     *mat = NULL;
+    SARBP_TRY(input_check(path)); /* matio opens by name: never a named pipe */
     SARBP_TRY(mat_check_layout(path));
     mat_quiet();
     *mat = Mat_Open(path, MAT_ACC_RDONLY);

@@ -53,6 +53,7 @@
 #include <errno.h>
 
 #include "io/geo_write.h"
+#include "sarbp/date.h"
 #include "sarbp/geo.h"
 #include "sarbp/phd.h"
 #include "sarbp/window.h"
@@ -282,18 +283,12 @@ static void arp_eval(const struct sicd_geom *s, double t, int deriv, double out[
     }
 }
 
-static int parse_iso(const char *s, char idatim[15])
+/* A real UTC date and time YYYY-MM-DDThh:mm:ss[.f...][Z] (sarbp/date.h)
+ * and its NITF FDT/IDATIM form CCYYMMDDhhmmss; 0 with *why when s is not
+ * one. */
+static int parse_iso(const char *s, char idatim[15], const char **why)
 {
-    /* YYYY-MM-DDThh:mm:ss[.f...][Z] */
-    static const char pat[] = "dddd-dd-ddTdd:dd:dd";
-    for (size_t i = 0; i < sizeof pat - 1; i++) {
-        if (pat[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != pat[i]) return 0;
-    }
-    const char *r = s + sizeof pat - 1;
-    if (*r == '.')
-        for (r++; *r >= '0' && *r <= '9'; r++) {}
-    if (*r == 'Z') r++;
-    if (*r) return 0;
+    if (!sarbp_date_check(s, why)) return 0;
     snprintf(idatim, 15, "%.4s%.2s%.2s%.2s%.2s%.2s", s, s + 5, s + 8, s + 11, s + 14, s + 17);
     return 1;
 }
@@ -346,9 +341,10 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': a SICD needs the pulse times "
                            "and the collection start, and the input has none (CPHD inputs give "
                            "them; for others give --prf HZ and --collect-start TIME)", path);
-    if (!parse_iso(start, s->idatim))
+    const char *why;
+    if (!parse_iso(start, s->idatim, &why))
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': collection start '%s' is not "
-                           "an ISO 8601 UTC time", path, start);
+                           "an ISO 8601 UTC date and time: %s", path, start, why);
     snprintf(s->collect_start, sizeof s->collect_start, "%s", start);
     if (m->domain != SARBP_DOMAIN_FREQ || !m->f0 || !m->df)
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': SICD output is written for "

@@ -1,14 +1,18 @@
-/* tempfile.c - temporary files that become outputs: exclusive creation
- * beside the output, fsync and rename, and removal on error and on the
- * usual terminating signals (see tempfile.h).
+/* tempfile.c - temporary files that become outputs: an unnamed file in the
+ * output's folder (O_TMPFILE) or an exclusive name beside the output, fsync,
+ * and a commit that keeps every replaced file until all renames succeeded;
+ * removal on error and on the usual terminating signals (see tempfile.h).
  *
  * The signal handler walks a list that other code changes, so the list is
  * built to be read at any moment: nodes are pushed at the head and never
  * freed (a finished node is reused by a later create), a node's name is a
  * fixed buffer written only while the node is not live, and "live" is an
- * atomic flag set after the exclusive open succeeded and cleared before the
- * name may change. The handler calls only getpid, unlink, sigaction and
- * raise. This module does not write file contents: the writers do. */
+ * atomic flag set after the name holds our file and cleared before the name
+ * may change. The handler calls only getpid, unlink, sigaction and raise.
+ * While a commit runs, the cleanup signals are blocked in its thread and
+ * deferred by the handler in every other thread, so a signal never splits a
+ * set of outputs. This module does not write file contents: the writers do. */
+#define _GNU_SOURCE /* O_TMPFILE, AT_SYMLINK_FOLLOW */
 #include "io/tempfile.h"
 
 #include <errno.h>
@@ -21,23 +25,33 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define TEMP_SUFFIX ".tmp-"
+#define TEMP_SUFFIX ".tmp-" /* a new file on its way to its output */
+#define OLD_SUFFIX ".old-"  /* the file an output replaces, until the commit is whole */
 #define TEMP_RANDOM 6
 #define TEMP_TRIES 100
 #define TEMP_NAME_MAX 4096 /* PATH_MAX on Linux */
 #define FILE_NAME_MAX 255  /* NAME_MAX on Linux */
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
 
 struct sarbp_tempfile_s {
     atomic_int live;                /* the file at name is ours: remove it on a signal */
     pid_t owner;                    /* the process that created it */
     int in_use;                     /* taken by a caller (under list_lock) */
     int fd;
+    int anon;                       /* O_TMPFILE: no name until the commit links one */
     char *target;                   /* the output path, malloc'd */
     struct sarbp_tempfile_s *next;  /* set once, before the node is published */
-    char name[TEMP_NAME_MAX];
+    char name[TEMP_NAME_MAX];       /* "" while an anonymous file has none */
     char open_name[40];
 };
 
@@ -45,8 +59,20 @@ static _Atomic(sarbp_tempfile *) list_head;
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+/* the signals whose default action ends the process and that a batch system
+ * or a user sends to stop a run (SIGXFSZ, SIGXCPU: ulimit -f, -t; SIGALRM,
+ * SIGUSR1/2: schedulers' warnings and timeouts) */
+static const int cleanup_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE,
+                                      SIGXFSZ, SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2};
 #define NSIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
+
+static atomic_int committing;   /* commits in progress in this process */
+static atomic_int deferred_sig; /* a cleanup signal that came meanwhile, or 0 */
+
+static atomic_uint test_flags;                 /* SARBP_TEMPFILE_TEST_* */
+static sarbp_tempfile_test_fn test_hook;       /* set by tests before any commit */
+static void *test_hook_arg;
+static int commit_step;                        /* steps of the commit running now */
 
 /* ---- removal on signals and at exit --------------------------------------- */
 
@@ -63,6 +89,17 @@ static void remove_live(void)
 static void on_signal(int sig)
 {
     int saved = errno;
+    /* a commit in another thread (its own has these signals blocked): it
+     * raises the signal again when the outputs are whole. Checked again
+     * after the store: a commit that ended in between may not have seen it,
+     * and then the signal acts now. */
+    if (atomic_load(&committing) > 0) {
+        atomic_store(&deferred_sig, sig);
+        if (atomic_load(&committing) > 0) {
+            errno = saved;
+            return;
+        }
+    }
     remove_live();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -94,6 +131,14 @@ static void install_handlers(void)
             sigaction(cleanup_signals[i], &sa, NULL);
     }
     atexit(on_exit_remove);
+}
+
+static void block_cleanup_signals(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < NSIGNALS; i++) sigaddset(&block, cleanup_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &block, old);
 }
 
 /* ---- names ----------------------------------------------------------------- */
@@ -138,24 +183,33 @@ static void random_bytes(unsigned char *buf, size_t n)
     for (; got < n; got++) buf[got] = (unsigned char)splitmix64(&s);
 }
 
-/* name = "<dir>/<base>.tmp-" + TEMP_RANDOM random characters; the base is
- * shortened when the whole would exceed a file name's limit. */
-static int make_name(char *name, size_t n, const char *path)
+/* name = "<dir>/<base>" + suffix + TEMP_RANDOM random characters; the base
+ * is shortened when the whole would exceed a file name's limit. */
+static int make_name(char *name, size_t n, const char *path, const char *suffix)
 {
     static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     size_t dirlen = (size_t)(base - path), baselen = strlen(base);
-    const size_t room = FILE_NAME_MAX - (sizeof TEMP_SUFFIX - 1) - TEMP_RANDOM;
+    const size_t room = FILE_NAME_MAX - strlen(suffix) - TEMP_RANDOM;
     if (baselen > room) baselen = room;
     unsigned char r[TEMP_RANDOM];
     random_bytes(r, sizeof r);
     char rnd[TEMP_RANDOM + 1];
     for (int i = 0; i < TEMP_RANDOM; i++) rnd[i] = chars[r[i] % (sizeof chars - 1)];
     rnd[TEMP_RANDOM] = '\0';
-    int len = snprintf(name, n, "%.*s%.*s%s%s", (int)dirlen, path, (int)baselen, base,
-                       TEMP_SUFFIX, rnd);
+    int len = snprintf(name, n, "%.*s%.*s%s%s", (int)dirlen, path, (int)baselen, base, suffix,
+                       rnd);
     return len > 0 && (size_t)len < n ? 0 : -1;
+}
+
+/* The folder of path: "." for a bare name, "/" for "/x". */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, n, ".");
+    else if (slash == path) snprintf(dir, n, "/");
+    else snprintf(dir, n, "%.*s", (int)(slash - path), path);
 }
 
 /* ---- the list -------------------------------------------------------------- */
@@ -176,6 +230,7 @@ static sarbp_tempfile *node_take(void)
     if (t) {
         t->in_use = 1;
         t->fd = -1;
+        t->anon = 0;
         t->target = NULL;
         t->name[0] = t->open_name[0] = '\0';
     }
@@ -196,7 +251,46 @@ static void node_release(sarbp_tempfile *t)
     pthread_mutex_unlock(&list_lock);
 }
 
-/* ---- the interface --------------------------------------------------------- */
+/* ---- creation -------------------------------------------------------------- */
+
+/* open_name = "/proc/self/fd/N" when it resolves to t's file */
+static int proc_name(sarbp_tempfile *t)
+{
+    struct stat a, b;
+    snprintf(t->open_name, sizeof t->open_name, "/proc/self/fd/%d", t->fd);
+    if (stat(t->open_name, &a) != 0 || fstat(t->fd, &b) != 0 || a.st_dev != b.st_dev ||
+        a.st_ino != b.st_ino) {
+        t->open_name[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* An unnamed file in path's folder: it vanishes with the process, whatever
+ * ends it. Needs O_TMPFILE from the file system and /proc (the commit links
+ * the file through /proc/self/fd/N); -1 where either is missing. */
+static int open_anonymous(sarbp_tempfile *t, const char *path)
+{
+#ifdef O_TMPFILE
+    if (atomic_load(&test_flags) & SARBP_TEMPFILE_TEST_NAMED) return -1;
+    char dir[TEMP_NAME_MAX];
+    dir_of(path, dir, sizeof dir);
+    t->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+    if (t->fd < 0) return -1;
+    if (proc_name(t) != 0) {
+        close(t->fd);
+        t->fd = -1;
+        return -1;
+    }
+    t->anon = 1;
+    t->owner = getpid();
+    return 0;
+#else
+    (void)t;
+    (void)path;
+    return -1;
+#endif
+}
 
 sarbp_status sarbp_tempfile_create(const char *path, sarbp_tempfile **out)
 {
@@ -215,18 +309,20 @@ sarbp_status sarbp_tempfile_create(const char *path, sarbp_tempfile **out)
         if (t) node_release(t);
         return sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory", path);
     }
+    if (open_anonymous(t, path) == 0) {
+        *out = t;
+        return SARBP_OK;
+    }
     /* Between a successful open and "live", a signal would leave the file:
      * the cleanup signals wait until the list knows it. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (size_t i = 0; i < NSIGNALS; i++) sigaddset(&block, cleanup_signals[i]);
+    sigset_t old;
     int err = EEXIST;
     for (int i = 0; i < TEMP_TRIES && err == EEXIST; i++) {
-        if (make_name(t->name, sizeof t->name, path)) {
+        if (make_name(t->name, sizeof t->name, path, TEMP_SUFFIX)) {
             err = ENAMETOOLONG;
             break;
         }
-        pthread_sigmask(SIG_BLOCK, &block, &old);
+        block_cleanup_signals(&old);
         t->fd = open(t->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         err = t->fd < 0 ? errno : 0;
         if (t->fd >= 0) {
@@ -236,15 +332,11 @@ sarbp_status sarbp_tempfile_create(const char *path, sarbp_tempfile **out)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     if (err) {
+        t->name[0] = '\0';
         node_release(t);
         return sarbp_error(SARBP_ERR_IO, "cannot create '%s': %s", path, strerror(err));
     }
-    /* the descriptor's own name, when /proc is there and resolves to it */
-    struct stat a, b;
-    snprintf(t->open_name, sizeof t->open_name, "/proc/self/fd/%d", t->fd);
-    if (stat(t->open_name, &a) != 0 || fstat(t->fd, &b) != 0 || a.st_dev != b.st_dev ||
-        a.st_ino != b.st_ino)
-        t->open_name[0] = '\0';
+    proc_name(t); /* the descriptor's own name, when /proc is there and resolves to it */
     *out = t;
     return SARBP_OK;
 }
@@ -264,8 +356,25 @@ const char *sarbp_tempfile_target(const sarbp_tempfile *t)
     return t->target;
 }
 
-const char *sarbp_tempfile_open_name(const sarbp_tempfile *t)
+static int name_anonymous(sarbp_tempfile *t, int in_commit);
+
+/* HDF5 resolves the name it is given (realpath): "/proc/self/fd/N" of an
+ * unnamed file resolves to "/dir/#N (deleted)" and fails. So an unnamed
+ * temporary gets its name now, and the descriptor is reopened through that
+ * name (O_NOFOLLOW, the same file checked) so that /proc/self/fd/N shows it;
+ * the offset carries over. Where that fails the unnamed name is returned
+ * and the library that opens it reports the failure. */
+const char *sarbp_tempfile_open_name(sarbp_tempfile *t)
 {
+    if (t->anon && !t->name[0] && name_anonymous(t, 0) == 0) {
+        struct stat a, b;
+        const int fd = open(t->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        const off_t at = lseek(t->fd, 0, SEEK_CUR);
+        if (fd >= 0 && fstat(fd, &a) == 0 && fstat(t->fd, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino && at >= 0 && lseek(fd, at, SEEK_SET) == at)
+            dup3(fd, t->fd, O_CLOEXEC);
+        if (fd >= 0) close(fd);
+    }
     return t->open_name[0] ? t->open_name : t->name;
 }
 
@@ -290,12 +399,77 @@ void sarbp_tempfile_delete(sarbp_tempfile *t)
     node_release(t);
 }
 
-/* The data on disk, and the name still ours (not removed or swapped for
- * another file since creation: the rename must move our file only). */
+/* ---- the commit ------------------------------------------------------------ */
+
+void sarbp_tempfile_test_set(unsigned flags, sarbp_tempfile_test_fn hook, void *arg)
+{
+    atomic_store(&test_flags, flags);
+    test_hook = hook;
+    test_hook_arg = arg;
+}
+
+/* Before each step of a commit that changes a directory: the tests' hook
+ * may raise a signal there, or make the step fail (its errno returned). */
+static int step(void)
+{
+    return test_hook ? test_hook(commit_step++, test_hook_arg) : 0;
+}
+
+static int rename2(const char *from, const char *to, unsigned flags)
+{
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, flags);
+#else
+    (void)from;
+    (void)to;
+    (void)flags;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* renameat2 flags the kernel or the file system does not know */
+static int unsupported(int e)
+{
+    return e == EINVAL || e == ENOSYS || e == EOPNOTSUPP || e == ENOTSUP;
+}
+
+/* An unnamed temporary gets a random name beside its output: linkat
+ * through /proc/self/fd/N (which needs no privilege, unlike AT_EMPTY_PATH),
+ * exclusive like every name here. Live from then on. 0 or an errno. */
+static int name_anonymous(sarbp_tempfile *t, int in_commit)
+{
+    int err = EEXIST;
+    sigset_t old;
+    for (int i = 0; i < TEMP_TRIES && err == EEXIST; i++) {
+        if (make_name(t->name, sizeof t->name, t->target, TEMP_SUFFIX)) {
+            err = ENAMETOOLONG;
+            break;
+        }
+        if (in_commit && (err = step())) break;
+        block_cleanup_signals(&old);
+        err = linkat(AT_FDCWD, t->open_name, AT_FDCWD, t->name, AT_SYMLINK_FOLLOW) ? errno : 0;
+        if (!err) {
+            t->owner = getpid();
+            atomic_store(&t->live, 1);
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (err) t->name[0] = '\0';
+    return err;
+}
+
+/* The data on disk, a name for an anonymous file, and the name still ours
+ * (not removed or swapped for another file since: the rename must move our
+ * file only). */
 static sarbp_status sync_one(sarbp_tempfile *t)
 {
     if (fsync(t->fd) != 0)
         return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", t->target, strerror(errno));
+    int err;
+    if (t->anon && !t->name[0] && (err = name_anonymous(t, 1)) != 0)
+        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s (naming its temporary)",
+                           t->target, strerror(err));
     struct stat a, b;
     if (fstat(t->fd, &a) != 0 || lstat(t->name, &b) != 0 || a.st_dev != b.st_dev ||
         a.st_ino != b.st_ino) {
@@ -311,11 +485,8 @@ static sarbp_status sync_one(sarbp_tempfile *t)
  * the output is in place by now either way. */
 static void sync_dir(const char *path)
 {
-    const char *slash = strrchr(path, '/');
     char dir[TEMP_NAME_MAX];
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    dir_of(path, dir, sizeof dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;
     (void)fsync(fd);
@@ -329,38 +500,221 @@ static int same_dir(const char *a, const char *b)
     return la == lb && !strncmp(a, b, la);
 }
 
+/* How an output was put in place, so that it can be undone until every
+ * output is. */
+enum placed_how {
+    NOT_PLACED,
+    CREATED,   /* no earlier file: the temporary renamed to the target */
+    EXCHANGED, /* renameat2 RENAME_EXCHANGE: the earlier file is at t->name */
+    ASIDE,     /* the earlier file linked or renamed to old, then the rename */
+};
+
+struct placed {
+    enum placed_how how;
+    const char *kept;        /* an undo failed: the earlier file is at this name */
+    char old[TEMP_NAME_MAX]; /* ASIDE: the earlier file's second name */
+};
+
+/* The earlier file at target gets a second name p->old, by a hard link
+ * (the target keeps it meanwhile) or, where the file system has none or
+ * refuses (fs.protected_hardlinks for another user's file), by a rename
+ * without replacing anything. 0 or an errno. */
+static int set_aside(const char *target, struct placed *p, int *renamed)
+{
+    const unsigned flags = atomic_load(&test_flags);
+    int err = EEXIST;
+    for (int i = 0; i < TEMP_TRIES && err == EEXIST && !(flags & SARBP_TEMPFILE_TEST_NO_LINK); i++) {
+        if (make_name(p->old, sizeof p->old, target, OLD_SUFFIX)) return ENAMETOOLONG;
+        if ((err = step())) return err;
+        err = link(target, p->old) ? errno : 0;
+    }
+    if (!err) {
+        *renamed = 0;
+        return 0;
+    }
+    err = EEXIST;
+    for (int i = 0; i < TEMP_TRIES && err == EEXIST; i++) {
+        if (make_name(p->old, sizeof p->old, target, OLD_SUFFIX)) return ENAMETOOLONG;
+        if ((err = step())) return err;
+        if (rename2(target, p->old, RENAME_NOREPLACE) == 0) {
+            err = 0;
+        } else if (!unsupported(errno)) {
+            err = errno;
+        } else {
+            struct stat s; /* no renameat2: the name looked free a moment ago */
+            err = lstat(p->old, &s) == 0 ? EEXIST : rename(target, p->old) ? errno : 0;
+        }
+    }
+    *renamed = 1;
+    return err;
+}
+
+/* Puts t's file at its target, keeping the earlier file there (if any)
+ * under another name until the commit ends. 0 or an errno; on failure
+ * nothing of this output changed, unless p->kept says where the earlier
+ * file went. */
+static int place(sarbp_tempfile *t, struct placed *p)
+{
+    const unsigned flags = atomic_load(&test_flags);
+    struct stat s;
+    int err;
+    if (lstat(t->target, &s) != 0) {
+        if (errno != ENOENT) return errno;
+        if ((err = step())) return err;
+        if (rename2(t->name, t->target, RENAME_NOREPLACE) == 0) {
+            p->how = CREATED;
+            return 0;
+        }
+        if (errno != EEXIST && !unsupported(errno)) return errno;
+        if (errno != EEXIST) {
+            /* link() does not replace either; then the name goes */
+            if (link(t->name, t->target) == 0) {
+                unlink(t->name);
+                p->how = CREATED;
+                return 0;
+            }
+            if (errno != EEXIST && rename(t->name, t->target) == 0) {
+                p->how = CREATED;
+                return 0;
+            }
+            if (errno != EEXIST) return errno;
+        }
+        if (lstat(t->target, &s) != 0) return errno; /* it came meanwhile: keep it as below */
+    }
+    if (S_ISDIR(s.st_mode)) return EISDIR;
+
+    if (!(flags & SARBP_TEMPFILE_TEST_NO_EXCHANGE)) {
+        if ((err = step())) return err;
+        if (rename2(t->name, t->target, RENAME_EXCHANGE) == 0) {
+            struct stat now;
+            if (lstat(t->name, &now) == 0 && S_ISDIR(now.st_mode)) {
+                /* a directory came to the target meanwhile: swap back */
+                if (rename2(t->name, t->target, RENAME_EXCHANGE) != 0) {
+                    atomic_store(&t->live, 0); /* the name holds the directory */
+                    p->how = EXCHANGED;
+                    p->kept = t->name;
+                }
+                return EISDIR;
+            }
+            p->how = EXCHANGED;
+            return 0;
+        }
+        if (!unsupported(errno)) return errno;
+    }
+    int renamed;
+    if ((err = set_aside(t->target, p, &renamed))) return err;
+    if ((err = step()) == 0 && rename(t->name, t->target) == 0) {
+        p->how = ASIDE;
+        return 0;
+    }
+    if (!err) err = errno;
+    if (!renamed) unlink(p->old); /* the target still holds the earlier file */
+    else if (rename(p->old, t->target) != 0) p->kept = p->old;
+    return err;
+}
+
+/* Takes a placed output back out: the earlier file (or none) at the target
+ * again, t's file at no name. Where that fails, p->kept says where the
+ * earlier file is. */
+static void undo(sarbp_tempfile *t, struct placed *p)
+{
+    struct stat a, b;
+    step();
+    switch (p->how) {
+    case CREATED:
+        if (lstat(t->target, &a) == 0 && fstat(t->fd, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+            unlink(t->target);
+        break;
+    case EXCHANGED:
+        if (rename2(t->name, t->target, RENAME_EXCHANGE) == 0) {
+            unlink(t->name);
+            p->kept = NULL;
+        } else {
+            p->kept = t->name;
+        }
+        break;
+    case ASIDE:
+        p->kept = rename(p->old, t->target) == 0 ? NULL : p->old;
+        break;
+    case NOT_PLACED: break;
+    }
+    p->how = NOT_PLACED;
+}
+
+/* Every output in place: the earlier files' second names go. */
+static void drop_earlier(sarbp_tempfile *t, const struct placed *p)
+{
+    if (p->how == EXCHANGED) {
+        step();
+        unlink(t->name);
+    } else if (p->how == ASIDE) {
+        step();
+        unlink(p->old);
+    }
+}
+
 sarbp_status sarbp_tempfile_commit_all(sarbp_tempfile *const *t, size_t n)
 {
+    if (test_hook) commit_step = 0;
     sarbp_status st = SARBP_OK;
+    struct placed *p = calloc(n ? n : 1, sizeof *p);
+    if (!p) st = sarbp_error(SARBP_ERR_NOMEM, "cannot write '%s': out of memory",
+                             n && t[0] ? t[0]->target : "(output)");
     for (size_t i = 0; i < n && st == SARBP_OK; i++)
         if (t[i]) st = sync_one(t[i]);
-    size_t k = 0;
-    for (; st == SARBP_OK && k < n; k++) {
-        if (!t[k]) continue;
-        if (rename(t[k]->name, t[k]->target) != 0) {
-            st = sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s (renaming '%s' over it)",
-                             t[k]->target, strerror(errno), t[k]->name);
-            break;
-        }
-        atomic_store(&t[k]->live, 0);
-    }
     if (st != SARBP_OK) {
-        for (size_t j = 0; j < n; j++) {
-            if (!t[j]) continue;
-            if (j < k && !atomic_load(&t[j]->live)) unlink(t[j]->target); /* renamed already */
-            sarbp_tempfile_delete(t[j]);
-        }
+        for (size_t i = 0; i < n; i++) sarbp_tempfile_delete(t[i]);
+        free(p);
         return st;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (!t[i]) continue;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++) seen = t[j] && same_dir(t[j]->target, t[i]->target);
-        if (!seen) sync_dir(t[i]->target);
+
+    /* from the first rename to the end, no cleanup signal acts: it would
+     * leave some outputs new and some old */
+    sigset_t old;
+    block_cleanup_signals(&old);
+    atomic_fetch_add(&committing, 1);
+    size_t k = 0;
+    int err = 0;
+    for (; k < n && !err; k++) {
+        if (!t[k]) continue;
+        err = place(t[k], &p[k]);
+        if (!err) atomic_store(&t[k]->live, 0); /* its name is gone or holds the earlier file */
     }
-    for (size_t i = 0; i < n; i++)
-        if (t[i]) node_release(t[i]);
-    return SARBP_OK;
+    if (err) {
+        const size_t failed = k - 1;
+        char what[2 * TEMP_NAME_MAX + 80];
+        snprintf(what, sizeof what, "%s (renaming '%s' over it)", strerror(err), t[failed]->name);
+        for (size_t j = failed + 1; j-- > 0;)
+            if (t[j]) undo(t[j], &p[j]);
+        char kept[2 * TEMP_NAME_MAX + 80] = "";
+        for (size_t j = 0; j < n && !kept[0]; j++)
+            if (t[j] && p[j].kept)
+                snprintf(kept, sizeof kept, "; the earlier '%s' is kept as '%s'", t[j]->target,
+                         p[j].kept);
+        st = sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s%s", t[failed]->target, what, kept);
+        for (size_t j = 0; j < n; j++) sarbp_tempfile_delete(t[j]);
+    } else {
+        /* the new names on disk before the earlier files go: a crash in
+         * between leaves an earlier file too many, never one too few */
+        for (size_t i = 0; i < n; i++) {
+            if (!t[i]) continue;
+            int seen = 0;
+            for (size_t j = 0; j < i && !seen; j++) seen = t[j] && same_dir(t[j]->target, t[i]->target);
+            if (!seen) sync_dir(t[i]->target);
+        }
+        for (size_t i = 0; i < n; i++)
+            if (t[i]) drop_earlier(t[i], &p[i]);
+        for (size_t i = 0; i < n; i++)
+            if (t[i]) node_release(t[i]);
+    }
+    step(); /* the end: a signal raised here acts once the mask is restored */
+    int sig = 0;
+    if (atomic_fetch_sub(&committing, 1) == 1) sig = atomic_exchange(&deferred_sig, 0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (sig) raise(sig);
+    free(p);
+    return st;
 }
 
 sarbp_status sarbp_tempfile_commit(sarbp_tempfile *t)
