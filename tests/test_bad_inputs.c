@@ -13,6 +13,7 @@
  * per file and command, the exit code, seconds and peak MB: the margin used.
  * Exit 77 (skipped) when the directory is absent. */
 #include "test_util.h"
+#include "scratch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,27 +39,6 @@ static const double max_seconds = 5.0;
 static const double max_mb = 500.0;
 static const unsigned long long as_limit = 1ULL << 30; /* not under ASan */
 
-/* An empty scratch directory for one run's outputs. */
-static const char *fresh_dir(const char *name)
-{
-    static char dir[512];
-    snprintf(dir, sizeof dir, "%s/%s", SARBP_TEST_TMP, name);
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[1024];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    } else {
-        assert_int_equal(mkdir(dir, 0755), 0);
-    }
-    return dir;
-}
-
 /* The names left in dir, space-separated, into buf ("" when empty). */
 static void leftovers(const char *dir, char *buf, size_t n)
 {
@@ -78,7 +58,7 @@ static void leftovers(const char *dir, char *buf, size_t n)
  * bounded: the file may also be read (exit 0, see test_image_file). */
 static void expect_outcome(const char *cmd, const char *path, int bounded)
 {
-    const char *dir = fresh_dir("bad_inputs_out");
+    const char *dir = tu_fresh_dir("bad_inputs_out");
     char out[1024];
     const char *args[12] = {0};
     size_t n = 0;

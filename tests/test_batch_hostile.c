@@ -12,6 +12,7 @@
  * The children here are a wrapper that records its pid and sleeps, so the
  * test needs no long form. */
 #include "test_util.h"
+#include "scratch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,53 +30,6 @@
 
 static char out[4096], err[8192];
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void same_text(const char *path, const char *text)
-{
-    char buf[256] = "";
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    if (strcmp(buf, text)) fail_msg("'%s' changed: now '%s'", path, buf);
-}
-
-static int count_prefix_lines(const char *text, const char *prefix)
-{
-    int n = 0;
-    for (const char *p = text; p && *p;) {
-        if (!strncmp(p, prefix, strlen(prefix))) n++;
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    return n;
-}
-
-/* No name in dir holds ".tmp-" (a temporary of ours or of a form child). */
-static void no_temporaries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return; /* no folder, no temporary */
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strstr(e->d_name, ".tmp-")) fail_msg("'%s/%s' was left", dir, e->d_name);
-    closedir(d);
-}
-
-static void is_regular(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) || !S_ISREG(st.st_mode)) fail_msg("'%s' is not a file of its own", path);
-}
-
 static void test_planted_symlinks(void **state)
 {
     (void)state;
@@ -89,7 +43,7 @@ static void test_planted_symlinks(void **state)
     static const char *const names[] = {"summary.csv.tmp", "win_000.log", "summary.csv", "summary.json"};
     for (int i = 0; i < 4; i++) {
         snprintf(v[i], sizeof v[i], "%s/victim%d", dir, i);
-        write_file(v[i], "victim\n");
+        tu_write_text(v[i], "victim\n");
         snprintf(p, sizeof p, "%s/%s", o, names[i]);
         assert_int_equal(symlink(v[i], p), 0);
     }
@@ -97,14 +51,14 @@ static void test_planted_symlinks(void **state)
                     "--spacing 0.25' -o '%s' '%s'", o, INPUT);
     print_message("exit %d\n%s", rc, err);
     assert_int_equal(rc, 0);
-    for (int i = 0; i < 4; i++) same_text(v[i], "victim\n");
+    for (int i = 0; i < 4; i++) tu_assert_text(v[i], "victim\n");
     /* the outputs are files of their own; the planted temporary is not ours
      * and stays as it was */
     static const char *const outputs[] = {"win_000.log", "summary.csv", "summary.json", "win_000.h5",
                                           "win_000.png"};
     for (int i = 0; i < 5; i++) {
         snprintf(p, sizeof p, "%s/%s", o, outputs[i]);
-        is_regular(p);
+        tu_assert_regular(p);
     }
     char target[1300];
     snprintf(p, sizeof p, "%s/summary.csv.tmp", o);
@@ -112,7 +66,7 @@ static void test_planted_symlinks(void **state)
     assert_true(n > 0);
     target[n] = 0;
     assert_string_equal(target, v[0]);
-    no_temporaries(o);
+    tu_no_temporaries(o);
     /* the log is the form's */
     snprintf(p, sizeof p, "%s/win_000.log", o);
     FILE *f = fopen(p, "r");
@@ -132,7 +86,7 @@ static void refused(const char *outdir, const char *opt, const char *also, const
     print_message("exit %d, %.2f s, %.0f MB: %s", r.code, r.seconds, r.peak_mb, r.err);
     assert_true(r.exited);
     assert_int_equal(r.code, 2);
-    assert_int_equal(count_prefix_lines(r.err, "sarbp:"), 1);
+    assert_int_equal(tu_count_prefix_lines(r.err, "sarbp:"), 1);
     if (!strstr(r.err, opt)) fail_msg("the message does not name %s: %s", opt, r.err);
     if (also && !strstr(r.err, also)) fail_msg("no '%s' in: %s", also, r.err);
     assert_true(r.seconds < 2);
@@ -181,7 +135,7 @@ static void write_wrapper(const char *path, const char *piddir)
 {
     char text[2048];
     snprintf(text, sizeof text, "#!/bin/sh\necho $$ > '%s/'$$\nexec sleep 60\n", piddir);
-    write_file(path, text);
+    tu_write_text(path, text);
     assert_int_equal(chmod(path, 0755), 0);
 }
 
@@ -264,7 +218,7 @@ static void signal_batch(int sig)
             fail_msg("signal %d: child %d still runs", sig, (int)kids[k]);
         }
     }
-    if (sig != SIGKILL) no_temporaries(o); /* SIGKILL leaves ours: nothing can catch it */
+    if (sig != SIGKILL) tu_no_temporaries(o); /* SIGKILL leaves ours: nothing can catch it */
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
 }

@@ -2,7 +2,6 @@
  * documented exit code (1 failure, 2 usage), a message "sarbp: form: ..."
  * naming the problem, and no output file; a good run writes .png, .npy and
  * .h5 at once, which agree with each other and put north up. */
-#include <dirent.h>
 #include <math.h>
 #include <png.h>
 #include <stdarg.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "scratch.h"
 
 static char out[16384], err[16384];
 static char sim[1024]; /* a small simulated phase history, made once */
@@ -242,54 +242,12 @@ static void test_three_outputs(void **state)
 
 /* ---- outputs: atomic, all or nothing, finite ------------------------------ */
 
-/* An empty directory SARBP_TEST_TMP/<name> (emptied if it exists). */
-static const char *fresh_dir(const char *name)
-{
-    static char d[512];
-    snprintf(d, sizeof d, "%s/%s", SARBP_TEST_TMP, name);
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
-    assert_int_equal(system(cmd), 0);
-    return d;
-}
-
-/* Entries of dir other than . and .. (temporaries included). */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void assert_text(const char *path, const char *text)
-{
-    char buf[64] = "";
-    FILE *f = fopen(path, "r");
-    if (!f) fail_msg("cannot open '%s'", path);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    if (strcmp(buf, text)) fail_msg("'%s' holds '%s', want '%s'", path, buf, text);
-}
-
 /* `-o ok.png -o /nonexistent-dir/x.h5`: exit 1 naming the bad output, and
  * no ok.png (nor a temporary) in either order; an earlier ok.png is kept. */
 static void test_outputs_all_or_nothing(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("cli_form_all");
+    const char *dir = tu_fresh_dir("cli_form_all");
     char ok[600], ok2[600];
     snprintf(ok, sizeof ok, "%s/ok.png", dir);
     snprintf(ok2, sizeof ok2, "%s/ok.npy", dir);
@@ -298,21 +256,21 @@ static void test_outputs_all_or_nothing(void **state)
     if (rc != 1) fail_msg("exit %d, want 1; stderr: %s", rc, err);
     if (!strstr(err, "sarbp: form: cannot create '/nonexistent-dir/x.h5': No such file or directory"))
         fail_msg("stderr: %s", err);
-    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(tu_count_entries(dir), 0);
     rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o /nonexistent-dir/x.h5 -o '%s'", sim, ok);
     assert_int_equal(rc, 1);
-    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(tu_count_entries(dir), 0);
 
-    write_text(ok, "earlier");
+    tu_write_text(ok, "earlier");
     rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o '%s/sub/x.npy'", sim, ok, dir);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "sub/x.npy': No such file or directory"));
-    assert_text(ok, "earlier");
-    assert_int_equal(count_entries(dir), 1);
+    tu_assert_text(ok, "earlier");
+    assert_int_equal(tu_count_entries(dir), 1);
 
     rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o '%s'", sim, ok, ok2);
     if (rc != 0) fail_msg("exit %d; stderr: %s", rc, err);
-    assert_int_equal(count_entries(dir), 2);
+    assert_int_equal(tu_count_entries(dir), 2);
 }
 
 /* The old temporary "<out>.tmp.<pid>" was opened without O_EXCL: a link
@@ -323,12 +281,12 @@ static void test_outputs_all_or_nothing(void **state)
 static void test_planted_links(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("cli_form_links");
+    const char *dir = tu_fresh_dir("cli_form_links");
     char victim[600], png[600], h5[600], link[800];
     snprintf(victim, sizeof victim, "%s/victim", dir);
     snprintf(png, sizeof png, "%s/out.png", dir);
     snprintf(h5, sizeof h5, "%s/out.h5", dir);
-    write_text(victim, "precious");
+    tu_write_text(victim, "precious");
     enum { NPID = 4000 };
     int nlinks = 0;
     for (long pid = (long)getpid(); pid < (long)getpid() + NPID; pid++) {
@@ -347,13 +305,13 @@ static void test_planted_links(void **state)
     }
     int rc = run("form -q -i '%s' --grid 16x16 --backend cpu -o '%s' -o '%s'", sim, png, h5);
     if (rc != 0) fail_msg("exit %d; stderr: %s", rc, err);
-    assert_text(victim, "precious");
+    tu_assert_text(victim, "precious");
     struct stat st;
     assert_int_equal(lstat(png, &st), 0);
     assert_true(S_ISREG(st.st_mode));
     assert_int_equal(lstat(h5, &st), 0);
     assert_true(S_ISREG(st.st_mode));
-    assert_int_equal(count_entries(dir), 1 + nlinks + 2);
+    assert_int_equal(tu_count_entries(dir), 1 + nlinks + 2);
     /* the links are still links to the victim */
     snprintf(link, sizeof link, "%s.tmp.%ld", png, (long)getpid() + 1);
     assert_int_equal(lstat(link, &st), 0);
@@ -366,7 +324,7 @@ static void test_planted_links(void **state)
 static void test_nonfinite_image(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("cli_form_nonfinite");
+    const char *dir = tu_fresh_dir("cli_form_nonfinite");
     char in[600], png[600], h5[600];
     snprintf(in, sizeof in, "%s/huge.h5", dir);
     snprintf(png, sizeof png, "%s/huge.png", dir);
@@ -391,7 +349,7 @@ static void test_nonfinite_image(void **state)
     if (!strstr(err, "sarbp: form: image has ") || !strstr(err, "non-finite pixel"))
         fail_msg("stderr: %s", err);
     print_message("%s", err);
-    assert_int_equal(count_entries(dir), 1); /* the input only */
+    assert_int_equal(tu_count_entries(dir), 1); /* the input only */
 }
 
 /* Numbers that would overflow an integer conversion are usage errors

@@ -481,10 +481,7 @@ static void test_malformed(void **state)
 
 int main(void)
 {
-#ifndef SARBP_HAVE_LIBXML2
-    printf("skipped: sarbp was built without libxml2, so it reads no CPHD\n");
-    return TU_SKIP_RC;
-#endif
+    if (tu_cphd_precondition()) return TU_SKIP_RC;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metadata),  cmocka_unit_test(test_images_cf8),
         cmocka_unit_test(test_images_ci4), cmocka_unit_test(test_images_ci2),

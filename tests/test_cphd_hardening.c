@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cphd_gen.h"
+#include "scratch.h"
 #include "sarbp/date.h"
 #include "sarbp/geo.h"
 
@@ -80,32 +81,13 @@ static void test_date_check(void **state)
 
 /* ---- files ------------------------------------------------------------------- */
 
-/* An empty scratch directory for one run's outputs. */
-static const char *fresh_dir(void)
-{
-    static char dir[512];
-    snprintf(dir, sizeof dir, "%s/cphd_hardening_out", SARBP_TEST_TMP);
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir '%s'", dir, dir);
-    assert_int_equal(system(cmd), 0);
-    return dir;
-}
-
-static size_t entries(const char *dir)
-{
-    char cmd[1100], buf[64];
-    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
-    assert_int_equal(tu_sh(buf, sizeof buf, "%s", cmd), 0);
-    return (size_t)strtoul(buf, NULL, 10);
-}
-
 /* form and info on path: exit 1, one line "sarbp: CMD: ..." naming path and
  * saying what, nothing left in the output directory, under the bars. */
 static void expect_refused(const char *path, const char *what)
 {
     const char *cmds[] = {"form", "info"};
     for (int c = 0; c < 2; c++) {
-        const char *dir = fresh_dir();
+        const char *dir = tu_fresh_dir("cphd_hardening_out");
         char o[1100];
         snprintf(o, sizeof o, "%s/img.nitf", dir);
         const char *form[] = {"form", "--backend", "cpu", "-q", "-i", path, "-o", o, NULL};
@@ -125,7 +107,7 @@ static void expect_refused(const char *path, const char *what)
             !strstr(r.err, quoted) || !strstr(r.err, what))
             fail_msg("%s '%s': exit %d, want 1 with one line naming it and saying '%s':\n%s",
                      cmds[c], base, r.code, what, r.err);
-        if (entries(dir)) fail_msg("%s '%s' left files in %s", cmds[c], base, dir);
+        if (tu_count_entries(dir)) fail_msg("%s '%s' left files in %s", cmds[c], base, dir);
         if (r.seconds >= max_seconds)
             fail_msg("%s '%s' took %.2f s (bar %.0f s)", cmds[c], base, r.seconds, max_seconds);
         if (!tu_under_asan() && r.peak_mb >= max_mb)
@@ -171,27 +153,38 @@ static void write_cphd(const char *path, struct cphd_gen *g)
     sarbp_phd_free(p);
 }
 
-/* n attributes name="v" on one element, each value vlen bytes of '=' */
-static char *attributes(size_t n, size_t vlen)
+/* The scene as a CPHD at tu_tmp(name), with one replacement in its XML.
+ * Returns a static buffer. */
+static const char *cphd_with(const char *name, const char *from, const char *to)
+{
+    static char path[1024];
+    struct cphd_gen g = {.from = {from}, .to = {to}};
+    snprintf(path, sizeof path, "%s", tu_tmp(name));
+    write_cphd(path, &g);
+    return path;
+}
+
+/* "<CollectorName" with n attributes name="v", each value vlen bytes of
+ * '=', then more and ">"; malloc'd */
+static char *collector_attributes(size_t n, size_t vlen, const char *more)
 {
     const size_t each = 16 + vlen;
-    char *s = malloc(n * each + 64);
+    char *s = malloc(n * each + strlen(more) + 64);
     assert_non_null(s);
-    size_t l = 0;
+    size_t l = (size_t)sprintf(s, "<CollectorName");
     for (size_t i = 0; i < n; i++) {
         l += (size_t)sprintf(s + l, " a%zu=\"", i);
         memset(s + l, '=', vlen);
         l += vlen;
         s[l++] = '"';
     }
-    s[l] = '\0';
+    sprintf(s + l, "%s>", more);
     return s;
 }
 
 static void test_xml_limits(void **state)
 {
     (void)state;
-    char path[1024];
     /* over the 4 MiB cap: padding in an element of its own */
     {
         const size_t pad = (size_t)5 << 20;
@@ -200,54 +193,35 @@ static void test_xml_limits(void **state)
         strcpy(to, "<Pad>");
         memset(to + 5, 'x', pad);
         strcpy(to + 5 + pad, "</Pad></CPHD>");
-        struct cphd_gen g = {.from = {"</CPHD>"}, .to = {to}};
-        snprintf(path, sizeof path, "%s", tu_tmp("xml_5mib.cphd"));
-        write_cphd(path, &g);
+        const char *path = cphd_with("xml_5mib.cphd", "</CPHD>", to);
         free(to);
         expect_refused(path, "sarbp reads 1 byte to 4 MiB");
     }
     /* 101 attributes on one element: refused before libxml2 parses */
     {
-        char *a = attributes(101, 1), to[8192];
-        snprintf(to, sizeof to, "<CollectorName%s>", a);
-        free(a);
-        struct cphd_gen g = {.from = {"<CollectorName>"}, .to = {to}};
-        snprintf(path, sizeof path, "%s", tu_tmp("attrs_101.cphd"));
-        write_cphd(path, &g);
+        char *to = collector_attributes(101, 1, "");
+        const char *path = cphd_with("attrs_101.cphd", "<CollectorName>", to);
+        free(to);
         expect_refused(path, "has 101 attributes");
     }
     /* 100: 99 with values full of '=' and one with '>' and '=' inside
      * single quotes: read */
     {
-        char *a = attributes(99, 30), to[16384];
-        snprintf(to, sizeof to, "<CollectorName%s q='>=>'>", a);
-        free(a);
-        struct cphd_gen g = {.from = {"<CollectorName>"}, .to = {to}};
-        snprintf(path, sizeof path, "%s", tu_tmp("attrs_100.cphd"));
-        write_cphd(path, &g);
+        char *to = collector_attributes(99, 30, " q='>=>'");
+        const char *path = cphd_with("attrs_100.cphd", "<CollectorName>", to);
+        free(to);
         if (tu_run("info %s", path) != 0)
             fail_msg("100 attributes with '=' in their values refused:\n%s", err);
         assert_non_null(strstr(out, "collector:          SIMSAT"));
     }
     /* XML that is not UTF-8: one line, libxml2's inner newline gone */
-    {
-        struct cphd_gen g = {.from = {"<CoreName>TESTCORE"}, .to = {"<CoreName>TEST\xff\xfe\xc3("}};
-        snprintf(path, sizeof path, "%s", tu_tmp("not_utf8.cphd"));
-        write_cphd(path, &g);
-        expect_refused(path, "not well-formed XML");
-    }
+    expect_refused(cphd_with("not_utf8.cphd", "<CoreName>TESTCORE", "<CoreName>TEST\xff\xfe\xc3("),
+                   "not well-formed XML");
     /* a CollectionStart that is not a date, and an empty one */
-    {
-        struct cphd_gen g = {.from = {"2026-11-23T10:00:00.000000Z"},
-                             .to = {"2023-02-29T10:00:00.000000Z"}};
-        snprintf(path, sizeof path, "%s", tu_tmp("feb29.cphd"));
-        write_cphd(path, &g);
-        expect_refused(path, "'2023-02-29T10:00:00.000000Z' is not a UTC date and time: the day");
-        struct cphd_gen g2 = {.from = {"2026-11-23T10:00:00.000000Z"}, .to = {""}};
-        snprintf(path, sizeof path, "%s", tu_tmp("nostart.cphd"));
-        write_cphd(path, &g2);
-        expect_refused(path, "CollectionStart '' is not a UTC date");
-    }
+    expect_refused(cphd_with("feb29.cphd", "2026-11-23T10:00:00.000000Z", "2023-02-29T10:00:00.000000Z"),
+                   "'2023-02-29T10:00:00.000000Z' is not a UTC date and time: the day");
+    expect_refused(cphd_with("nostart.cphd", "2026-11-23T10:00:00.000000Z", ""),
+                   "CollectionStart '' is not a UTC date");
 }
 
 /* ---- --collect-start and the SICD writer ----------------------------------------- */
@@ -317,10 +291,7 @@ static void test_sicd_writer_refuses(void **state)
 
 int main(void)
 {
-#ifndef SARBP_HAVE_LIBXML2
-    printf("skipped: sarbp was built without libxml2, so it reads no CPHD\n");
-    return TU_SKIP_RC;
-#endif
+    if (tu_cphd_precondition()) return TU_SKIP_RC;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_date_check),
         cmocka_unit_test(test_reproducers),

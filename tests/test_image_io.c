@@ -3,6 +3,7 @@
  * Files written by sarbp are read back independently (HDF5 calls, a byte-level
  * .npy parse, libpng) as well as through sarbp_image_read. */
 #include "test_util.h"
+#include "scratch.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -74,29 +75,6 @@ static void assert_no_temp_left(const char *path)
             fail_msg("temporary '%s' left in '%s'", e->d_name, dir);
         }
     closedir(d);
-}
-
-/* An empty directory SARBP_TEST_TMP/<name> (emptied if it exists). */
-static const char *fresh_dir(const char *name)
-{
-    static char d[512];
-    snprintf(d, sizeof d, "%s/%s", SARBP_TEST_TMP, name);
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
-    assert_int_equal(system(cmd), 0);
-    return d;
-}
-
-/* Entries of dir other than . and .., for "nothing else appeared". */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
 }
 
 static void test_format_names(void **state)
@@ -487,7 +465,7 @@ static void test_failed_writes(void **state)
 static void test_nonfinite_refused(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("io_nonfinite");
+    const char *dir = tu_fresh_dir("io_nonfinite");
     char h5[600], npy[600], png[600];
     snprintf(h5, sizeof h5, "%s/a.h5", dir);
     snprintf(npy, sizeof npy, "%s/a.npy", dir);
@@ -508,7 +486,7 @@ static void test_nonfinite_refused(void **state)
     assert_int_equal(sarbp_image_write_all(paths, 3, img, 50), SARBP_ERR_INVALID);
     assert_false(tu_exists(h5));
     assert_false(tu_exists(png));
-    assert_int_equal(count_entries(dir), 1); /* the earlier a.npy, nothing else */
+    assert_int_equal(tu_count_entries(dir), 1); /* the earlier a.npy, nothing else */
     sarbp_image *back;
     tu_ok(sarbp_image_read(npy, &back));
     assert_true(isfinite(back->data[2 * 8 + 5].im));
@@ -522,7 +500,7 @@ static void test_nonfinite_refused(void **state)
 static void test_write_all(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("io_write_all");
+    const char *dir = tu_fresh_dir("io_write_all");
     char ok_png[600], ok_h5[600], bad[600], blocked[600], inside[700];
     snprintf(ok_png, sizeof ok_png, "%s/ok.png", dir);
     snprintf(ok_h5, sizeof ok_h5, "%s/ok.h5", dir);
@@ -534,7 +512,7 @@ static void test_write_all(void **state)
     const char *first_bad[] = {ok_png, bad, ok_h5};
     assert_int_equal(sarbp_image_write_all(first_bad, 3, img, 50), SARBP_ERR_IO);
     assert_non_null(strstr(sarbp_error_detail(), "no-such-dir/x.h5': No such file or directory"));
-    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(tu_count_entries(dir), 0);
 
     /* every file complete, the last rename refused: the earlier renames are undone */
     assert_int_equal(mkdir(blocked, 0777), 0);
@@ -546,7 +524,7 @@ static void test_write_all(void **state)
     assert_non_null(strstr(sarbp_error_detail(), "blocked.npy"));
     assert_false(tu_exists(ok_png));
     assert_false(tu_exists(ok_h5));
-    assert_int_equal(count_entries(dir), 1); /* blocked.npy, the directory */
+    assert_int_equal(tu_count_entries(dir), 1); /* blocked.npy, the directory */
 
     /* and all of them when all can be written */
     const char *good[] = {ok_png, ok_h5};
@@ -554,7 +532,7 @@ static void test_write_all(void **state)
     assert_true(tu_exists(ok_png) && tu_exists(ok_h5));
     assert_no_temp_left(ok_png);
     assert_no_temp_left(ok_h5);
-    assert_int_equal(count_entries(dir), 3);
+    assert_int_equal(tu_count_entries(dir), 3);
     assert_int_equal(sarbp_image_write_all(good, 0, img, 50), SARBP_ERR_INVALID);
     sarbp_image_free(img);
 }
@@ -565,7 +543,7 @@ static void test_write_all(void **state)
 static void test_planted_links(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("io_links");
+    const char *dir = tu_fresh_dir("io_links");
     char victim[600];
     snprintf(victim, sizeof victim, "%s/victim", dir);
     FILE *f = fopen(victim, "w");
@@ -593,7 +571,7 @@ static void test_planted_links(void **state)
     assert_int_equal(n, 8);
     assert_memory_equal(b, "precious", 8);
     free(b);
-    assert_int_equal(count_entries(dir), 1 + 3 * 3);
+    assert_int_equal(tu_count_entries(dir), 1 + 3 * 3);
     sarbp_image_free(img);
 }
 

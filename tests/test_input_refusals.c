@@ -14,7 +14,6 @@
  *    '--algorithm auto' the same target forms by direct backprojection. */
 #include "test_util.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "cphd_gen.h"
+#include "scratch.h"
 #include "sarbp/geo.h"
 
 static char out[8192], err[8192];
@@ -29,45 +29,6 @@ static char out[8192], err[8192];
 static const double max_seconds = 2.0;
 static const double max_mb = 500.0;
 static const unsigned long long as_limit = 1ULL << 30; /* not under ASan */
-
-/* An empty scratch directory. */
-static const char *fresh_dir(const char *name)
-{
-    static char dir[512];
-    snprintf(dir, sizeof dir, "%s/%s", SARBP_TEST_TMP, name);
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[1024];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    } else {
-        assert_int_equal(mkdir(dir, 0755), 0);
-    }
-    return dir;
-}
-
-static size_t count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
 
 /* Runs sarbp args (at most 12) under the limits; checks the refusal: exit
  * 1, one line "sarbp: CMD: ..." holding each of the want strings, in time
@@ -88,7 +49,7 @@ static void refused(const char *const *args, const char *want1, const char *want
     assert_int_equal(r.code, 1);
     assert_true(r.seconds < max_seconds);
     if (!tu_under_asan()) assert_true(r.peak_mb < max_mb);
-    assert_int_equal(count_lines(r.err), 1);
+    assert_int_equal(tu_count_lines(r.err), 1);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "sarbp: %s: ", args[0]);
     assert_int_equal(strncmp(r.err, prefix, strlen(prefix)), 0);
@@ -101,7 +62,7 @@ static void refused(const char *const *args, const char *want1, const char *want
 static void test_named_pipe(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("fifo");
+    const char *dir = tu_fresh_dir("fifo");
     const char *names[] = {"x.cphd", "x.h5", "x.mat", "x.npy"};
     char fifo[4][600], o[600], o2[600];
     for (int i = 0; i < 4; i++) {
@@ -125,7 +86,7 @@ static void test_named_pipe(void **state)
     const char *img_h5[] = {"metrics", fifo[1], NULL};
     refused(img_h5, fifo[1], "named pipe");
     /* the pipes only: nothing written, no temporary */
-    assert_int_equal(count_entries(dir), 4);
+    assert_int_equal(tu_count_entries(dir), 4);
     for (int i = 0; i < 4; i++) unlink(fifo[i]);
 }
 
@@ -134,7 +95,7 @@ static void test_named_pipe(void **state)
 static void test_pipe_in_directory(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("fifo_dir");
+    const char *dir = tu_fresh_dir("fifo_dir");
     char fifo[600];
     snprintf(fifo, sizeof fifo, "%s/a.cphd", dir);
     assert_int_equal(mkfifo(fifo, 0644), 0);
@@ -152,7 +113,7 @@ static void test_device_and_directory(void **state)
         const char *cmp[] = {"compare", "/dev/zero", "/dev/zero", NULL};
         refused(cmp, "'/dev/zero'", "character device");
     }
-    const char *dir = fresh_dir("img_dir");
+    const char *dir = tu_fresh_dir("img_dir");
     const char *met[] = {"metrics", dir, NULL};
     refused(met, dir, "directory");
 }
@@ -160,7 +121,7 @@ static void test_device_and_directory(void **state)
 static void test_ffbp_target_unreachable(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("ffbp_target");
+    const char *dir = tu_fresh_dir("ffbp_target");
     char sim[600], img[600];
     snprintf(sim, sizeof sim, "%s/sim.cphd", dir);
     snprintf(img, sizeof img, "%s/img.npy", dir);
@@ -175,7 +136,7 @@ static void test_ffbp_target_unreachable(void **state)
     const char *form[] = {"form", "-i", sim, "-o", img, "--backend", "cpu", "--algorithm", "ffbp",
                           "--grid", "64x48", "--max-error-db", "-150", NULL};
     refused(form, "--max-error-db -150", "predicts");
-    assert_int_equal(count_entries(dir), 1); /* sim.cphd alone */
+    assert_int_equal(tu_count_entries(dir), 1); /* sim.cphd alone */
     /* auto: direct backprojection, which has no such error */
     assert_int_equal(tu_run("form -v -i '%s' -o '%s' --backend cpu --algorithm auto --grid 64x48 "
                             "--max-error-db -150", sim, img), 0);

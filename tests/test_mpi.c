@@ -8,18 +8,14 @@
  * are oversubscribed on the 2-core machine; as root, Open MPI wants its
  * OMPI_ALLOW_RUN_AS_ROOT variables. */
 #include "test_util.h"
+#include "mpi_run.h"
+#include "scratch.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef SARBP_MPIEXEC
-#define SARBP_MPIEXEC ""
-#endif
 
 /* Small, awkward grids: rows not a multiple of the 16-row bands, so the last
  * band is partial and 3 ranks get unequal bands. */
@@ -29,63 +25,13 @@ static char err_text[65536];
 
 static int run_sh(const char *cmd)
 {
-    char full[8192], errp[1024];
-    snprintf(errp, sizeof errp, "%s/mpi_stderr.txt", SARBP_TEST_TMP);
-    snprintf(full, sizeof full,
-             "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; { %s; } 2>'%s'", cmd, errp);
-    int rc = system(full);
-    err_text[0] = 0;
-    FILE *f = fopen(errp, "r");
-    if (f) {
-        size_t n = fread(err_text, 1, sizeof err_text - 1, f);
-        err_text[n] = 0;
-        fclose(f);
-    }
-    if (rc == -1 || !WIFEXITED(rc)) return -1;
-    return WEXITSTATUS(rc);
-}
-
-/* "" for one process, else "mpiexec --oversubscribe -n N ". In the
- * sanitizer build the ranks run without LeakSanitizer: Open MPI 4.1 leaves
- * blocks of its own (ompi_op_base_op_select and components it has already
- * unloaded, so no suppression can name them) at MPI_Finalize. sarbp's own
- * allocations on these paths are leak-checked by the one-process runs of
- * this test and by every other test. */
-static const char *rank_env(void)
-{
-    return tu_under_asan() ? "ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 " : "";
-}
-
-static const char *launcher(int n)
-{
-    static char buf[1024];
-    if (n <= 1) return "";
-    snprintf(buf, sizeof buf, "%s'%s' --oversubscribe -n %d ", rank_env(), SARBP_MPIEXEC, n);
-    return buf;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) b[n] = 0;
-    *len = (size_t)n;
-    return b;
+    return tu_mpi_sh(cmd, err_text, sizeof err_text);
 }
 
 static void same_bytes(const char *a, const char *b)
 {
     size_t na = 0, nb = 0;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    char *x = tu_slurp(a, &na), *y = tu_slurp(b, &nb);
     if (!x || !y) fail_msg("cannot read '%s' or '%s'", a, b);
     if (na != nb || memcmp(x, y, na)) fail_msg("'%s' and '%s' differ", a, b);
     free(x);
@@ -121,7 +67,7 @@ static void form_everywhere(const char *tag, const char *input, const char *args
         char cmd[8192];
         snprintf(cmd, sizeof cmd,
                  "%s'%s' form -q -i '%s' --backend cpu %s -o '%s_%d.npy' -o '%s_%d.png' -o '%s_%d.h5'",
-                 launcher(n), SARBP_EXE, input, args, base, n, base, n, base, n);
+                 tu_mpi_launcher(n), SARBP_EXE, input, args, base, n, base, n, base, n);
         int rc = run_sh(cmd);
         if (rc != 0) fail_msg("%s: exit %d on %d rank(s): %s", tag, rc, n, err_text);
         if (n == 1) continue;
@@ -163,28 +109,6 @@ static void test_gotcha(void **state)
     form_everywhere("gotcha", tu_gotcha_dir(), "--grid 128x131 --spacing 0.2");
 }
 
-static int count_prefix_lines(const char *text, const char *prefix)
-{
-    int n = 0;
-    for (const char *p = text; p && *p;) {
-        if (!strncmp(p, prefix, strlen(prefix))) n++;
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    return n;
-}
-
-/* No output and no temporary: nothing in dir starts with name. */
-static void nothing_named(const char *dir, const char *name)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, name, strlen(name))) fail_msg("'%s/%s' was left", dir, e->d_name);
-    closedir(d);
-}
-
 /* mpiexec's MPMD form: rank 1 (of 2 or 3) is given a file that is not a
  * phase history; the others a good one. */
 static void test_bad_input_on_one_rank(void **state)
@@ -203,37 +127,37 @@ static void test_bad_input_on_one_rank(void **state)
         snprintf(cmd, sizeof cmd,
                  "%s'%s' --oversubscribe -n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s' : "
                  "-n 1 '%s' form -i '%s' --backend cpu " GRID " -o '%s'%s%s%s%s%s%s%s",
-                 rank_env(), SARBP_MPIEXEC, SARBP_EXE, good, out, SARBP_EXE, junk, out,
+                 tu_mpi_rank_env(), tu_mpiexec(), SARBP_EXE, good, out, SARBP_EXE, junk, out,
                  n == 3 ? " : -n 1 '" : "", n == 3 ? SARBP_EXE : "", n == 3 ? "' form -i '" : "",
                  n == 3 ? good : "", n == 3 ? "' --backend cpu " GRID " -o '" : "", n == 3 ? out : "",
                  n == 3 ? "'" : "");
         int rc = run_sh(cmd);
         print_message("%d ranks, bad input on rank 1: exit %d\n%s", n, rc, err_text);
         assert_int_equal(rc, 1);
-        assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+        assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
         assert_non_null(strstr(err_text, "mpi_junk.h5"));
         char name[64];
         snprintf(name, sizeof name, "mpi_bad_%d.npy", n);
-        nothing_named(SARBP_TEST_TMP, name);
+        tu_nothing_named(SARBP_TEST_TMP, name);
     }
     /* an output that cannot be written: rank 0 fails after the others are done */
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --backend cpu " GRID " -o '%s/no/such/dir/x.npy'",
-             launcher(3), SARBP_EXE, good, SARBP_TEST_TMP);
+             tu_mpi_launcher(3), SARBP_EXE, good, SARBP_TEST_TMP);
     assert_int_equal(run_sh(cmd), 1);
-    assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+    assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
     /* no device: every rank fails to create its CUDA plan, one message */
     if (!tu_have_gpu()) {
         snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --backend cuda " GRID " -o '%s/mpi_nodev.npy'",
-                 launcher(2), SARBP_EXE, good, SARBP_TEST_TMP);
+                 tu_mpi_launcher(2), SARBP_EXE, good, SARBP_TEST_TMP);
         assert_int_equal(run_sh(cmd), 1);
-        assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
-        nothing_named(SARBP_TEST_TMP, "mpi_nodev.npy");
+        assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
+        tu_nothing_named(SARBP_TEST_TMP, "mpi_nodev.npy");
     }
     /* a usage error: every rank has it, one message, exit 2 */
-    snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --grid 0x3 -o x.npy", launcher(2), SARBP_EXE, good);
+    snprintf(cmd, sizeof cmd, "%s'%s' form -i '%s' --grid 0x3 -o x.npy", tu_mpi_launcher(2), SARBP_EXE, good);
     assert_int_equal(run_sh(cmd), 2);
-    assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+    assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
 }
 
 /* The summary without the timing columns (seconds, mbps) and with the
@@ -243,7 +167,7 @@ static char *summary_without_times(const char *dir)
     char p[1200];
     snprintf(p, sizeof p, "%s/summary.csv", dir);
     size_t n;
-    char *s = slurp(p, &n);
+    char *s = tu_slurp(p, &n);
     if (!s) fail_msg("no '%s'", p);
     char *out = calloc(1, n + 1), *o = out;
     for (char *line = s; line && *line;) {
@@ -280,7 +204,7 @@ static void test_batch(void **state)
         snprintf(cmd, sizeof cmd,
                  "rm -rf '%s' && %s'%s' batch -j %d --window-deg %s --form-args '--grid 96x80 "
                  "--spacing 0.3 --backend cpu' -o '%s' '%s'",
-                 n == 1 ? d1 : d2, launcher(n), SARBP_EXE, n == 1 ? 2 : 1, win, n == 1 ? d1 : d2,
+                 n == 1 ? d1 : d2, tu_mpi_launcher(n), SARBP_EXE, n == 1 ? 2 : 1, win, n == 1 ? d1 : d2,
                  input);
         int rc = run_sh(cmd);
         if (rc != 0) fail_msg("batch on %d rank(s): exit %d: %s", n, rc, err_text);
@@ -320,14 +244,14 @@ static void test_batch_failed_window(void **state)
     assert_int_equal(chmod(wrapper, 0755), 0);
     snprintf(cmd, sizeof cmd,
              "rm -rf '%s' && %s'%s' batch --sarbp '%s' -j 1 --form-args '--grid 64x64 --backend cpu' "
-             "-o '%s' '%s'", dir, launcher(2), SARBP_EXE, wrapper, dir, tu_gotcha_dir());
+             "-o '%s' '%s'", dir, tu_mpi_launcher(2), SARBP_EXE, wrapper, dir, tu_gotcha_dir());
     assert_int_equal(run_sh(cmd), 1);
     print_message("%s", err_text);
-    assert_int_equal(count_prefix_lines(err_text, "sarbp: batch: window win_001"), 1);
+    assert_int_equal(tu_count_prefix_lines(err_text, "sarbp: batch: window win_001"), 1);
     assert_non_null(strstr(err_text, "injected failure"));
     snprintf(p, sizeof p, "%s/summary.csv", dir);
     size_t n;
-    char *csv = slurp(p, &n);
+    char *csv = tu_slurp(p, &n);
     assert_non_null(csv);
     assert_non_null(strstr(csv, "win_000.h5,ok"));
     assert_non_null(strstr(csv, ",,failed"));
@@ -338,14 +262,7 @@ static void test_batch_failed_window(void **state)
 
 int main(void)
 {
-#ifndef SARBP_HAVE_MPI
-    printf("skipped: sarbp was built without MPI (-DSARBP_MPI=OFF or no Open MPI found)\n");
-    return TU_SKIP_RC;
-#else
-    if (!*SARBP_MPIEXEC || access(SARBP_MPIEXEC, X_OK)) {
-        printf("skipped: no mpiexec ('%s')\n", SARBP_MPIEXEC);
-        return TU_SKIP_RC;
-    }
+    if (tu_mpi_precondition()) return TU_SKIP_RC;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_sets),
         cmocka_unit_test(test_gotcha),
@@ -354,5 +271,4 @@ int main(void)
         cmocka_unit_test(test_batch_failed_window),
     };
     return tu_run_tests(tests);
-#endif
 }

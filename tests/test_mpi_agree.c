@@ -8,17 +8,14 @@
  * run checks that the comparison itself changes nothing). Skipped (77)
  * without MPI or mpiexec. */
 #include "test_util.h"
+#include "mpi_run.h"
+#include "scratch.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef SARBP_MPIEXEC
-#define SARBP_MPIEXEC ""
-#endif
 
 #define ARGS "--backend cpu --grid 40x37 --spacing 0.3"
 
@@ -26,38 +23,7 @@ static char err_text[65536];
 
 static int run_sh(const char *cmd)
 {
-    char full[16384], errp[1024];
-    snprintf(errp, sizeof errp, "%s/mpi_agree_stderr.txt", SARBP_TEST_TMP);
-    snprintf(full, sizeof full,
-             "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; { %s; } 2>'%s'", cmd,
-             errp);
-    int rc = system(full);
-    err_text[0] = 0;
-    FILE *f = fopen(errp, "r");
-    if (f) {
-        size_t n = fread(err_text, 1, sizeof err_text - 1, f);
-        err_text[n] = 0;
-        fclose(f);
-    }
-    if (rc == -1 || !WIFEXITED(rc)) return -1;
-    return WEXITSTATUS(rc);
-}
-
-/* Open MPI 4.1 leaves blocks of its own at MPI_Finalize (test_mpi.c) */
-static const char *rank_env(void)
-{
-    return tu_under_asan() ? "ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 " : "";
-}
-
-static int count_prefix_lines(const char *text, const char *prefix)
-{
-    int n = 0;
-    for (const char *p = text; p && *p;) {
-        if (!strncmp(p, prefix, strlen(prefix))) n++;
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    return n;
+    return tu_mpi_sh(cmd, err_text, sizeof err_text);
 }
 
 /* Nothing in the scratch folder starts with name but the user's earlier
@@ -71,23 +37,7 @@ static void only_earlier(const char *name)
         if (!strncmp(e->d_name, name, strlen(name)) && strcmp(e->d_name, name))
             fail_msg("'%s/%s' was left", SARBP_TEST_TMP, e->d_name);
     closedir(d);
-    char p[1200], buf[64] = "";
-    snprintf(p, sizeof p, "%s/%s", SARBP_TEST_TMP, name);
-    FILE *f = fopen(p, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(buf, sizeof buf, f));
-    fclose(f);
-    assert_string_equal(buf, "earlier\n");
-}
-
-static void write_earlier(const char *name)
-{
-    char p[1200];
-    snprintf(p, sizeof p, "%s/%s", SARBP_TEST_TMP, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs("earlier\n", f);
-    fclose(f);
+    tu_assert_text(tu_in_dir(SARBP_TEST_TMP, name), "earlier\n");
 }
 
 /* point_targets.h5 with every sample negated: the same sizes and metadata,
@@ -114,7 +64,7 @@ static const char *negated_input(void)
 static int run_mpmd(int n, int odd, const char *same, const char *other)
 {
     char cmd[16384];
-    int len = snprintf(cmd, sizeof cmd, "%s'%s' --oversubscribe", rank_env(), SARBP_MPIEXEC);
+    int len = snprintf(cmd, sizeof cmd, "%s'%s' --oversubscribe", tu_mpi_rank_env(), tu_mpiexec());
     for (int r = 0; r < n; r++)
         len += snprintf(cmd + len, sizeof cmd - (size_t)len, "%s -n 1 '%s' %s", r ? " :" : "",
                         SARBP_EXE, r == odd ? other : same);
@@ -128,9 +78,9 @@ static int run_mpmd(int n, int odd, const char *same, const char *other)
 static void refused(int n, int odd, const char *same, const char *other, const char *what,
                     const char *out_name)
 {
-    write_earlier(out_name);
+    tu_write_text(tu_in_dir(SARBP_TEST_TMP, out_name), "earlier\n");
     assert_int_equal(run_mpmd(n, odd, same, other), 1);
-    assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+    assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
     char rank[32];
     snprintf(rank, sizeof rank, "rank %d ", odd);
     if (!strstr(err_text, rank)) fail_msg("no '%s' in: %s", rank, err_text);
@@ -170,14 +120,10 @@ static void test_form_disagreements(void **state)
 static void test_form_agreement_unchanged(void **state)
 {
     (void)state;
-    char cmd[8192], launch[1024], a[1200], b[1200];
+    char cmd[8192], a[1200], b[1200];
     for (int n = 1; n <= 3; n++) {
-        launch[0] = 0;
-        if (n > 1)
-            snprintf(launch, sizeof launch, "%s'%s' --oversubscribe -n %d ", rank_env(),
-                     SARBP_MPIEXEC, n);
         snprintf(cmd, sizeof cmd, "%s'%s' form -q -i '%s/point_targets.h5' " ARGS
-                 " -o '%s/mpi_agree_same_%d.npy'", launch, SARBP_EXE, SARBP_DATA_DIR,
+                 " -o '%s/mpi_agree_same_%d.npy'", tu_mpi_launcher(n), SARBP_EXE, SARBP_DATA_DIR,
                  SARBP_TEST_TMP, n);
         int rc = run_sh(cmd);
         if (rc) fail_msg("%d rank(s): exit %d: %s", n, rc, err_text);
@@ -214,7 +160,7 @@ static void test_batch_disagreements(void **state)
             assert_int_equal(system(cmd), 0);
             snprintf(other, sizeof other, cases[c].args, dir, good, good);
             assert_int_equal(run_mpmd(n, n - 1, same, other), 1);
-            assert_int_equal(count_prefix_lines(err_text, "sarbp:"), 1);
+            assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
             char rank[32];
             snprintf(rank, sizeof rank, "rank %d ", n - 1);
             assert_non_null(strstr(err_text, rank));
@@ -227,19 +173,11 @@ static void test_batch_disagreements(void **state)
 
 int main(void)
 {
-#ifndef SARBP_HAVE_MPI
-    printf("skipped: sarbp was built without MPI (-DSARBP_MPI=OFF or no Open MPI found)\n");
-    return TU_SKIP_RC;
-#else
-    if (!*SARBP_MPIEXEC || access(SARBP_MPIEXEC, X_OK)) {
-        printf("skipped: no mpiexec ('%s')\n", SARBP_MPIEXEC);
-        return TU_SKIP_RC;
-    }
+    if (tu_mpi_precondition()) return TU_SKIP_RC;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_form_disagreements),
         cmocka_unit_test(test_form_agreement_unchanged),
         cmocka_unit_test(test_batch_disagreements),
     };
     return tu_run_tests(tests);
-#endif
 }

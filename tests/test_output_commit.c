@@ -41,6 +41,7 @@
 
 #include "../src/io/tempfile.h"
 #include "sarbp/output.h"
+#include "scratch.h"
 
 #define NOBODY 65534
 
@@ -52,87 +53,14 @@ static char out[1 << 14], err[1 << 14];
  * nobody writes there). Returns a static buffer (4 rotate). */
 static const char *fresh_dir(const char *name)
 {
-    static char slots[4][512];
-    static int next;
-    char *d = slots[next++ & 3];
-    snprintf(d, 512, "%s/%s", SARBP_TEST_TMP, name);
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "umount '%s' 2>/dev/null; chmod -R u+rwx '%s' 2>/dev/null; "
-             "rm -rf '%s' && mkdir -p '%s' && chmod 0777 '%s'", d, d, d, d, d);
-    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "umount '%s/%s' 2>/dev/null; chmod -R u+rwx '%s/%s' 2>/dev/null",
+             SARBP_TEST_TMP, name, SARBP_TEST_TMP, name);
+    (void)system(cmd); /* a tmpfs or a read-only folder of an earlier row */
+    const char *d = tu_fresh_dir(name);
+    assert_int_equal(chmod(d, 0777), 0);
     return d;
 }
-
-static const char *in_dir(const char *dir, const char *name)
-{
-    static char slots[8][1024];
-    static int next;
-    char *p = slots[next++ & 7];
-    snprintf(p, 1024, "%s/%s", dir, name);
-    return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) fail_msg("cannot create '%s': %s", path, strerror(errno));
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-/* The whole file into buf (n bytes, NUL-terminated); -1 when it cannot be read. */
-static int read_text(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t got = fread(buf, 1, n - 1, f);
-    buf[got] = '\0';
-    fclose(f);
-    return 0;
-}
-
-static void assert_text(const char *path, const char *text)
-{
-    char buf[512];
-    if (read_text(path, buf, sizeof buf)) fail_msg("cannot read '%s': %s", path, strerror(errno));
-    if (strcmp(buf, text)) fail_msg("'%s' holds '%s', want '%s'", path, buf, text);
-}
-
-/* The folder holds exactly the names given (NULL-terminated), in any order;
- * with allow_tmp, also temporaries ("*.tmp-*"), which are counted into
- * *ntmp. */
-static void assert_dir_holds_tmp(const char *dir, const char *const *names, int allow_tmp,
-                                 int *ntmp)
-{
-    size_t want = 0;
-    while (names[want]) want++;
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        int known = 0;
-        for (size_t i = 0; i < want && !known; i++) known = !strcmp(e->d_name, names[i]);
-        if (!known && allow_tmp && strstr(e->d_name, ".tmp-")) {
-            (*ntmp)++;
-            continue;
-        }
-        if (!known) {
-            closedir(d);
-            fail_msg("'%s' holds '%s', which should not be there", dir, e->d_name);
-        }
-        n++;
-    }
-    closedir(d);
-    if (n != want) fail_msg("'%s' holds %zu entries, want %zu", dir, n, want);
-}
-
-static void assert_dir_holds(const char *dir, const char *const *names)
-{
-    assert_dir_holds_tmp(dir, names, 0, NULL);
-}
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* ---- the outputs ------------------------------------------------------------- */
 
@@ -169,7 +97,7 @@ static const struct mode {
 static void put_earlier(const char *dir, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (outputs[i].earlier) write_text(in_dir(dir, outputs[i].name), outputs[i].earlier);
+        if (outputs[i].earlier) tu_write_text(tu_in_dir(dir, outputs[i].name), outputs[i].earlier);
 }
 
 /* Every one of the first n outputs as the user left it, and nothing else
@@ -181,10 +109,10 @@ static void assert_earlier_tmp(const char *dir, size_t n, const char *const *ext
     const char *names[NOUT + 8];
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *p = in_dir(dir, outputs[i].name);
+        const char *p = tu_in_dir(dir, outputs[i].name);
         if (outputs[i].earlier) {
             struct stat st;
-            if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) assert_text(p, outputs[i].earlier);
+            if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) tu_assert_text(p, outputs[i].earlier);
             names[k++] = outputs[i].name;
         } else if (tu_exists(p)) {
             fail_msg("'%s' exists: the failed run left a new output", p);
@@ -196,7 +124,7 @@ static void assert_earlier_tmp(const char *dir, size_t n, const char *const *ext
         if (!dup) names[k++] = extra[i];
     }
     names[k] = NULL;
-    assert_dir_holds_tmp(dir, names, allow_tmp, ntmp);
+    tu_assert_dir_holds_tmp(dir, names, allow_tmp, ntmp);
 }
 
 static void assert_earlier(const char *dir, size_t n, const char *const *extra)
@@ -208,11 +136,11 @@ static void assert_all_new(const char *dir, size_t n)
 {
     const char *names[NOUT + 1];
     for (size_t i = 0; i < n; i++) {
-        assert_text(in_dir(dir, outputs[i].name), outputs[i].fresh);
+        tu_assert_text(tu_in_dir(dir, outputs[i].name), outputs[i].fresh);
         names[i] = outputs[i].name;
     }
     names[n] = NULL;
-    assert_dir_holds(dir, names);
+    tu_assert_dir_holds(dir, names);
 }
 
 /* ---- a commit in a child ----------------------------------------------------- */
@@ -273,10 +201,10 @@ static int commit_in_child(const char *dir, size_t n, unsigned flags, int step, 
         sarbp_tempfile_test_set(flags, step >= 0 ? hook : NULL, &h);
         sarbp_tempfile *t[NOUT] = {NULL};
         for (size_t i = 0; i < n; i++) {
-            r.status = sarbp_tempfile_create(in_dir(dir, outputs[i].name), &t[i]);
+            r.status = sarbp_tempfile_create(tu_in_dir(dir, outputs[i].name), &t[i]);
             if (r.status) { /* reported like a failed commit */
                 snprintf(r.detail, sizeof r.detail, "%s", sarbp_error_detail());
-                r.check_status = sarbp_output_check_path(in_dir(dir, outputs[i].name));
+                r.check_status = sarbp_output_check_path(tu_in_dir(dir, outputs[i].name));
                 snprintf(r.check_detail, sizeof r.check_detail, "%s", sarbp_error_detail());
                 for (size_t j = 0; j < i; j++) sarbp_tempfile_delete(t[j]);
                 if (write(pfd[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(5);
@@ -287,7 +215,7 @@ static int commit_in_child(const char *dir, size_t n, unsigned flags, int step, 
         }
         if (before) before(dir);
         for (size_t i = 0; i < n && !r.check_status; i++) {
-            r.check_status = sarbp_output_check_path(in_dir(dir, outputs[i].name));
+            r.check_status = sarbp_output_check_path(tu_in_dir(dir, outputs[i].name));
             if (r.check_status)
                 snprintf(r.check_detail, sizeof r.check_detail, "%s", sarbp_error_detail());
         }
@@ -317,7 +245,7 @@ static void dir_in_the_way(const char *dir)
     snprintf(keep, sizeof keep, "%s/keep", x);
     assert_int_equal(unlink(x), 0);
     assert_int_equal(mkdir(x, 0755), 0);
-    write_text(keep, "kept\n");
+    tu_write_text(keep, "kept\n");
 }
 
 /* nobody's folder, read-only from the start or made so after the
@@ -349,7 +277,7 @@ static void readonly_from_start(const char *dir)
 static void sticky_prepare(const char *dir)
 {
     chown_all(dir, NOBODY);
-    const char *x = in_dir(dir, "x.tif");
+    const char *x = tu_in_dir(dir, "x.tif");
     assert_int_equal(chown(x, 0, 0), 0);
     assert_int_equal(chmod(x, 0644), 0);
     assert_int_equal(chown(dir, 0, 0), 0);
@@ -368,7 +296,7 @@ struct row {
 
 static const struct row rows[] = {
     {"a directory of the last output's name", dir_in_the_way, NULL, 0, "x.tif", "Is a directory",
-     NAMES("x.tif")},
+     TU_NAMES("x.tif")},
     /* refused at the check and when the first temporary is created */
     {"a read-only folder", readonly_from_start, NULL, NOBODY, "a.png", "Permission denied", NULL},
     /* the first rename (or naming) fails: nothing was placed yet. Named
@@ -419,7 +347,7 @@ static void test_rows(void **state)
             if (ntmp)
                 print_message("note: %s, %s: %d named temporaries could not be removed\n",
                               row->what, modes[m].what, ntmp);
-            if (row->prepare == dir_in_the_way) assert_text(in_dir(dir, "x.tif/keep"), "kept\n");
+            if (row->prepare == dir_in_the_way) tu_assert_text(tu_in_dir(dir, "x.tif/keep"), "kept\n");
             ran++;
         }
     }
@@ -513,7 +441,7 @@ static void test_sigkill_each_step(void **state)
             int found[NSIMPLE] = {0}, all_new = 1;
             for (size_t i = 0; i < NSIMPLE; i++) {
                 char buf[512];
-                all_new &= read_text(in_dir(dir, outputs[i].name), buf, sizeof buf) == 0 &&
+                all_new &= tu_read_text(tu_in_dir(dir, outputs[i].name), buf, sizeof buf) == 0 &&
                            !strcmp(buf, outputs[i].fresh);
             }
             DIR *d = opendir(dir);
@@ -528,7 +456,7 @@ static void test_sigkill_each_step(void **state)
                               (strstr(e->d_name, ".tmp-") || strstr(e->d_name, ".old-")));
                 if (!known) fail_msg("%s, step %d: '%s' left", modes[m].what, k, e->d_name);
                 char buf[512];
-                if (read_text(in_dir(dir, e->d_name), buf, sizeof buf) == 0)
+                if (tu_read_text(tu_in_dir(dir, e->d_name), buf, sizeof buf) == 0)
                     for (size_t i = 0; i < NSIMPLE; i++)
                         found[i] |= outputs[i].earlier && !strcmp(buf, outputs[i].earlier);
             }
@@ -558,10 +486,10 @@ static void test_full_file_system(void **state)
     if (st == SARBP_OK)
         for (size_t i = 0; i < g.nx * g.ny; i++) img->data[i] = (sarbp_c32){(float)(i % 7), 1};
     for (size_t m = 0; m < 2 && st == SARBP_OK; m++) {
-        write_text(in_dir(dir, "a.png"), outputs[0].earlier);
-        write_text(in_dir(dir, "b.h5"), outputs[1].earlier);
+        tu_write_text(tu_in_dir(dir, "a.png"), outputs[0].earlier);
+        tu_write_text(tu_in_dir(dir, "b.h5"), outputs[1].earlier);
         sarbp_tempfile_test_set(modes[m].flags, NULL, NULL);
-        const char *paths[] = {in_dir(dir, "a.png"), in_dir(dir, "b.h5"), in_dir(dir, "c.npy")};
+        const char *paths[] = {tu_in_dir(dir, "a.png"), tu_in_dir(dir, "b.h5"), tu_in_dir(dir, "c.npy")};
         tu_ok(sarbp_output_check_path(paths[1])); /* the check cannot know the room */
         st = sarbp_image_write_all(paths, 3, img, 50);
         sarbp_tempfile_test_set(0, NULL, NULL);
@@ -615,7 +543,7 @@ static int run_raw(uid_t uid, long fsize, const char *fmt, ...)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     err[0] = '\0';
-    read_text(errp, err, sizeof err);
+    tu_read_text(errp, err, sizeof err);
     unlink(errp);
     return status;
 }
@@ -656,20 +584,20 @@ static void test_cli_directory_in_the_way(void **state)
 {
     (void)state;
     const char *in = sim_input(), *dir = fresh_dir("oc_cli_dir");
-    write_text(in_dir(dir, "a.png"), "my earlier image\n");
-    assert_int_equal(mkdir(in_dir(dir, "b.h5"), 0755), 0);
+    tu_write_text(tu_in_dir(dir, "a.png"), "my earlier image\n");
+    assert_int_equal(mkdir(tu_in_dir(dir, "b.h5"), 0755), 0);
     int status = run_raw(0, 0, "form -q -i '%s' --backend cpu --grid 32x32 --spacing 0.25 "
-                         "-o '%s' -o '%s'", in, in_dir(dir, "a.png"), in_dir(dir, "b.h5"));
+                         "-o '%s' -o '%s'", in, tu_in_dir(dir, "a.png"), tu_in_dir(dir, "b.h5"));
     assert_one_message(status, "b.h5': Is a directory", "sarbp: form: cannot create '");
-    assert_text(in_dir(dir, "a.png"), "my earlier image\n");
-    assert_dir_holds(dir, NAMES("a.png", "b.h5"));
+    tu_assert_text(tu_in_dir(dir, "a.png"), "my earlier image\n");
+    tu_assert_dir_holds(dir, TU_NAMES("a.png", "b.h5"));
 
     /* simulate and convert check their output before the work too */
-    status = run_raw(0, 0, "simulate -o '%s' --pulses 8 --samples 8", in_dir(dir, "b.h5"));
+    status = run_raw(0, 0, "simulate -o '%s' --pulses 8 --samples 8", tu_in_dir(dir, "b.h5"));
     assert_one_message(status, "sarbp: simulate: cannot create '", "b.h5': Is a directory");
-    status = run_raw(0, 0, "convert '%s' -o '%s'", in, in_dir(dir, "b.h5"));
+    status = run_raw(0, 0, "convert '%s' -o '%s'", in, tu_in_dir(dir, "b.h5"));
     assert_one_message(status, "sarbp: convert: cannot create '", "b.h5': Is a directory");
-    assert_dir_holds(dir, NAMES("a.png", "b.h5"));
+    tu_assert_dir_holds(dir, TU_NAMES("a.png", "b.h5"));
 }
 
 /* rename_failure_deletes_output.sh (2): as a user without privileges, in a
@@ -679,17 +607,17 @@ static void test_cli_sticky_foreign(void **state)
     (void)state;
     if (geteuid() != 0) tu_skip("needs root to run sarbp as another user in a sticky folder");
     const char *in = sim_input(), *dir = fresh_dir("oc_cli_sticky");
-    write_text(in_dir(dir, "a.png"), "nobody's earlier image\n");
-    write_text(in_dir(dir, "b.h5"), "root's file\n");
-    assert_int_equal(chown(in_dir(dir, "a.png"), NOBODY, NOBODY), 0);
-    assert_int_equal(chmod(in_dir(dir, "b.h5"), 0644), 0);
+    tu_write_text(tu_in_dir(dir, "a.png"), "nobody's earlier image\n");
+    tu_write_text(tu_in_dir(dir, "b.h5"), "root's file\n");
+    assert_int_equal(chown(tu_in_dir(dir, "a.png"), NOBODY, NOBODY), 0);
+    assert_int_equal(chmod(tu_in_dir(dir, "b.h5"), 0644), 0);
     assert_int_equal(chmod(dir, 01777), 0);
     int status = run_raw(NOBODY, 0, "form -q -i '%s' --backend cpu --grid 32x32 --spacing 0.25 "
-                         "-o '%s' -o '%s'", in, in_dir(dir, "a.png"), in_dir(dir, "b.h5"));
+                         "-o '%s' -o '%s'", in, tu_in_dir(dir, "a.png"), tu_in_dir(dir, "b.h5"));
     assert_one_message(status, "b.h5': Operation not permitted", "sticky");
-    assert_text(in_dir(dir, "a.png"), "nobody's earlier image\n");
-    assert_text(in_dir(dir, "b.h5"), "root's file\n");
-    assert_dir_holds(dir, NAMES("a.png", "b.h5"));
+    tu_assert_text(tu_in_dir(dir, "a.png"), "nobody's earlier image\n");
+    tu_assert_text(tu_in_dir(dir, "b.h5"), "root's file\n");
+    tu_assert_dir_holds(dir, TU_NAMES("a.png", "b.h5"));
     chmod(dir, 0777);
 }
 
@@ -700,12 +628,12 @@ static void test_cli_file_size_limit(void **state)
 {
     (void)state;
     const char *in = sim_input(), *dir = fresh_dir("oc_cli_xfsz");
-    write_text(in_dir(dir, "img.npy"), "earlier\n");
+    tu_write_text(tu_in_dir(dir, "img.npy"), "earlier\n");
     int status = run_raw(0, 100 * 1024, "form -q -i '%s' --backend cpu --grid 512x512 "
-                         "--spacing 0.05 -o '%s'", in, in_dir(dir, "img.npy"));
+                         "--spacing 0.05 -o '%s'", in, tu_in_dir(dir, "img.npy"));
     assert_one_message(status, "img.npy", "File too large");
-    assert_text(in_dir(dir, "img.npy"), "earlier\n");
-    assert_dir_holds(dir, NAMES("img.npy"));
+    tu_assert_text(tu_in_dir(dir, "img.npy"), "earlier\n");
+    tu_assert_dir_holds(dir, TU_NAMES("img.npy"));
 }
 
 /* wide_png_kmz.sh: a side over libpng's 1,000,000 pixels is refused before
@@ -719,12 +647,12 @@ static void test_cli_wide_png_kmz(void **state)
         const double t0 = now_s();
         int status = run_raw(0, 0, "form -q -i '%s' --backend cpu --pulses 0:2 --grid 1000001x1 "
                              "--spacing 0.01 --scene-ref 10,20,0 -o '%s'", in,
-                             in_dir(dir, names[i]));
+                             tu_in_dir(dir, names[i]));
         const double dt = now_s() - t0;
         assert_one_message(status, names[i], "libpng's limit");
         if (!strstr(err, "1000001 x 1")) fail_msg("stderr lacks the grid: %s", err);
         print_message("%s refused in %.3f s\n", names[i], dt);
-        assert_dir_holds(dir, NAMES(NULL));
+        tu_assert_dir_holds(dir, TU_NAMES(NULL));
     }
 }
 
@@ -740,20 +668,20 @@ static void test_cli_gotcha_refused_fast(void **state)
     for (size_t i = 0; i < 4; i++) {
         const double t0 = now_s();
         int status = run_raw(0, 0, "form -q -i '%s' --backend cpu --grid 3000x3000 -o '%s' -o '%s'",
-                             tu_gotcha_dir(), in_dir(dir, "g.png"), in_dir(dir, names[i]));
+                             tu_gotcha_dir(), tu_in_dir(dir, "g.png"), tu_in_dir(dir, names[i]));
         const double dt = now_s() - t0;
         assert_one_message(status, names[i], "--scene-ref");
         print_message("%s refused in %.3f s\n", names[i], dt);
         if (dt >= 1.0) fail_msg("'%s' took %.3f s to refuse, want under 1 s", names[i], dt);
-        assert_dir_holds(dir, NAMES(NULL));
+        tu_assert_dir_holds(dir, TU_NAMES(NULL));
     }
     const double t0 = now_s();
     int status = run_raw(0, 0, "form -q -i '%s' --backend cpu --grid 1000001x3000 --spacing 0.01 "
-                         "-o '%s'", tu_gotcha_dir(), in_dir(dir, "g.png"));
+                         "-o '%s'", tu_gotcha_dir(), tu_in_dir(dir, "g.png"));
     const double dt = now_s() - t0;
     assert_one_message(status, "g.png", "libpng's limit");
     if (dt >= 1.0) fail_msg("the wide PNG took %.3f s to refuse, want under 1 s", dt);
-    assert_dir_holds(dir, NAMES(NULL));
+    tu_assert_dir_holds(dir, TU_NAMES(NULL));
 }
 
 int main(void)

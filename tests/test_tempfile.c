@@ -26,74 +26,11 @@
 #include <unistd.h>
 
 #include "../src/io/tempfile.h"
+#include "scratch.h"
 
 /* ---- helpers --------------------------------------------------------------- */
 
-/* An empty directory SARBP_TEST_TMP/<name> (emptied if it exists). */
-static const char *fresh_dir(const char *name)
-{
-    static char slots[4][512];
-    static int next;
-    char *d = slots[next++ & 3];
-    snprintf(d, 512, "%s/%s", SARBP_TEST_TMP, name);
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", d, d);
-    assert_int_equal(system(cmd), 0);
-    return d;
-}
-
-static const char *in_dir(const char *dir, const char *name)
-{
-    static char slots[8][1024];
-    static int next;
-    char *p = slots[next++ & 7];
-    snprintf(p, 1024, "%s/%s", dir, name);
-    return p;
-}
-
-/* The directory holds exactly the names given (NULL-terminated), in any order. */
-static void assert_dir_holds(const char *dir, const char *const *names)
-{
-    size_t want = 0;
-    while (names[want]) want++;
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        int known = 0;
-        for (size_t i = 0; i < want && !known; i++) known = !strcmp(e->d_name, names[i]);
-        if (!known) {
-            closedir(d);
-            fail_msg("'%s' holds '%s', which should not be there", dir, e->d_name);
-        }
-        n++;
-    }
-    closedir(d);
-    if (n != want) fail_msg("'%s' holds %zu entries, want %zu", dir, n, want);
-}
-#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define NO_NAMES ((const char *const[]){NULL})
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void assert_text(const char *path, const char *text)
-{
-    char buf[256] = "";
-    FILE *f = fopen(path, "r");
-    if (!f) fail_msg("cannot open '%s'", path);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    if (strcmp(buf, text)) fail_msg("'%s' holds '%s', want '%s'", path, buf, text);
-}
 
 static void put(sarbp_tempfile *t, const char *text)
 {
@@ -122,8 +59,8 @@ static int default_temporaries(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_names");
-    const char *out = in_dir(dir, "img.png");
+    const char *dir = tu_fresh_dir("tf_names");
+    const char *out = tu_in_dir(dir, "img.png");
     enum { N = 64 };
     sarbp_tempfile *t[N];
     for (int i = 0; i < N; i++) {
@@ -145,26 +82,26 @@ static void test_names(void **state)
     }
     for (int i = 0; i < N; i++) sarbp_tempfile_delete(t[i]);
     sarbp_tempfile_delete(NULL);
-    assert_dir_holds(dir, NO_NAMES);
+    tu_assert_dir_holds(dir, NO_NAMES);
 
     /* a name of a file's length limit still gets a temporary (base shortened) */
     char longname[256];
     memset(longname, 'a', 250);
     memcpy(longname + 250, ".png", 5);
     sarbp_tempfile *lt;
-    tu_ok(sarbp_tempfile_create(in_dir(dir, longname), &lt));
+    tu_ok(sarbp_tempfile_create(tu_in_dir(dir, longname), &lt));
     put(lt, "long");
     tu_ok(sarbp_tempfile_commit(lt));
-    assert_text(in_dir(dir, longname), "long");
+    tu_assert_text(tu_in_dir(dir, longname), "long");
 
     /* not a file name, a missing directory: errors naming the path */
     assert_int_equal(sarbp_tempfile_create("", &lt), SARBP_ERR_INVALID);
     assert_null(lt);
-    assert_int_equal(sarbp_tempfile_create(in_dir(dir, ""), &lt), SARBP_ERR_INVALID);
-    assert_int_equal(sarbp_tempfile_create(in_dir(dir, "no-such-dir/x.h5"), &lt), SARBP_ERR_IO);
+    assert_int_equal(sarbp_tempfile_create(tu_in_dir(dir, ""), &lt), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_tempfile_create(tu_in_dir(dir, "no-such-dir/x.h5"), &lt), SARBP_ERR_IO);
     assert_non_null(strstr(sarbp_error_detail(), "cannot create '"));
     assert_non_null(strstr(sarbp_error_detail(), "no-such-dir/x.h5': No such file or directory"));
-    assert_dir_holds(dir, NAMES(longname));
+    tu_assert_dir_holds(dir, TU_NAMES(longname));
 }
 
 /* The old scheme "<out>.tmp.<pid>" opened without O_EXCL followed a link
@@ -174,43 +111,43 @@ static void test_names(void **state)
 static void test_planted_links(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_links");
-    const char *victim = in_dir(dir, "victim.txt");
-    write_text(victim, "precious");
-    const char *out = in_dir(dir, "out.h5");
+    const char *dir = tu_fresh_dir("tf_links");
+    const char *victim = tu_in_dir(dir, "victim.txt");
+    tu_write_text(victim, "precious");
+    const char *out = tu_in_dir(dir, "out.h5");
     char old[1100], plausible[1100], dangling[1100];
     snprintf(old, sizeof old, "%s.tmp.%ld", out, (long)getpid());
     snprintf(plausible, sizeof plausible, "%s.tmp-AAAAAA", out);
     snprintf(dangling, sizeof dangling, "%s.tmp.%ld.0", out, (long)getpid());
     assert_int_equal(symlink(victim, old), 0);
     assert_int_equal(symlink(victim, plausible), 0);
-    assert_int_equal(symlink(in_dir(dir, "created-through-link"), dangling), 0);
+    assert_int_equal(symlink(tu_in_dir(dir, "created-through-link"), dangling), 0);
 
     sarbp_tempfile *t;
     tu_ok(sarbp_tempfile_create(out, &t));
     put(t, "new");
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(out, "new");
-    assert_text(victim, "precious");
+    tu_assert_text(out, "new");
+    tu_assert_text(victim, "precious");
     struct stat st;
     assert_int_equal(lstat(out, &st), 0);
     assert_true(S_ISREG(st.st_mode));
     assert_int_equal(lstat(old, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    assert_dir_holds(dir, NAMES("victim.txt", "out.h5", "out.h5.tmp-AAAAAA",
+    tu_assert_dir_holds(dir, TU_NAMES("victim.txt", "out.h5", "out.h5.tmp-AAAAAA",
                                 strrchr(old, '/') + 1, strrchr(dangling, '/') + 1));
 
     /* an output that is itself a link is replaced by the new file: the
      * link's target is not written through */
-    const char *linked = in_dir(dir, "linked.png");
+    const char *linked = tu_in_dir(dir, "linked.png");
     assert_int_equal(symlink(victim, linked), 0);
     tu_ok(sarbp_tempfile_create(linked, &t));
     put(t, "replaced");
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(victim, "precious");
+    tu_assert_text(victim, "precious");
     assert_int_equal(lstat(linked, &st), 0);
     assert_true(S_ISREG(st.st_mode));
-    assert_text(linked, "replaced");
+    tu_assert_text(linked, "replaced");
 }
 
 /* HDF5 and friends reopen the temporary by name: the name opens our file
@@ -218,9 +155,9 @@ static void test_planted_links(void **state)
 static void test_open_name(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_open_name");
+    const char *dir = tu_fresh_dir("tf_open_name");
     sarbp_tempfile *t;
-    tu_ok(sarbp_tempfile_create(in_dir(dir, "x.h5"), &t));
+    tu_ok(sarbp_tempfile_create(tu_in_dir(dir, "x.h5"), &t));
     int fd = open(sarbp_tempfile_open_name(t), O_WRONLY | O_TRUNC);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "via name", 8), 8);
@@ -231,8 +168,8 @@ static void test_open_name(void **state)
     fputs(" and stream", f);
     assert_int_equal(fclose(f), 0);
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(in_dir(dir, "x.h5"), "via name and stream");
-    assert_dir_holds(dir, NAMES("x.h5"));
+    tu_assert_text(tu_in_dir(dir, "x.h5"), "via name and stream");
+    tu_assert_dir_holds(dir, TU_NAMES("x.h5"));
 }
 
 /* ---- commits --------------------------------------------------------------- */
@@ -240,22 +177,22 @@ static void test_open_name(void **state)
 static void test_commit_and_delete(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_commit");
-    const char *out = in_dir(dir, "a.npy");
-    write_text(out, "old");
+    const char *dir = tu_fresh_dir("tf_commit");
+    const char *out = tu_in_dir(dir, "a.npy");
+    tu_write_text(out, "old");
     sarbp_tempfile *t;
     tu_ok(sarbp_tempfile_create(out, &t));
     put(t, "abandoned");
-    assert_text(out, "old"); /* the output is untouched while writing */
+    tu_assert_text(out, "old"); /* the output is untouched while writing */
     sarbp_tempfile_delete(t);
-    assert_text(out, "old");
-    assert_dir_holds(dir, NAMES("a.npy"));
+    tu_assert_text(out, "old");
+    tu_assert_dir_holds(dir, TU_NAMES("a.npy"));
 
     tu_ok(sarbp_tempfile_create(out, &t));
     put(t, "new");
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(out, "new");
-    assert_dir_holds(dir, NAMES("a.npy"));
+    tu_assert_text(out, "new");
+    tu_assert_dir_holds(dir, TU_NAMES("a.npy"));
 
     /* a temporary removed behind our back: the commit fails, names the
      * output, and does not move anything into place */
@@ -264,35 +201,35 @@ static void test_commit_and_delete(void **state)
     assert_int_equal(unlink(sarbp_tempfile_name(t)), 0);
     assert_int_equal(sarbp_tempfile_commit(t), SARBP_ERR_IO);
     assert_non_null(strstr(sarbp_error_detail(), "a.npy"));
-    assert_text(out, "new");
+    tu_assert_text(out, "new");
 
     /* ... or swapped for another file: that file is not renamed over ours */
     tu_ok(sarbp_tempfile_create(out, &t));
     char name[1100];
     snprintf(name, sizeof name, "%s", sarbp_tempfile_name(t));
     assert_int_equal(unlink(name), 0);
-    write_text(name, "planted");
+    tu_write_text(name, "planted");
     assert_int_equal(sarbp_tempfile_commit(t), SARBP_ERR_IO);
-    assert_text(out, "new");
+    tu_assert_text(out, "new");
     assert_int_equal(unlink(name), 0);
-    assert_dir_holds(dir, NAMES("a.npy"));
+    tu_assert_dir_holds(dir, TU_NAMES("a.npy"));
 }
 
 static void test_commit_all(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_commit_all");
-    const char *a = in_dir(dir, "a.png"), *b = in_dir(dir, "b.h5");
-    write_text(b, "old b");
+    const char *dir = tu_fresh_dir("tf_commit_all");
+    const char *a = tu_in_dir(dir, "a.png"), *b = tu_in_dir(dir, "b.h5");
+    tu_write_text(b, "old b");
     sarbp_tempfile *t[3] = {NULL, NULL, NULL};
     tu_ok(sarbp_tempfile_create(a, &t[0]));
     tu_ok(sarbp_tempfile_create(b, &t[2])); /* t[1] NULL: skipped */
     put(t[0], "new a");
     put(t[2], "new b");
     tu_ok(sarbp_tempfile_commit_all(t, 3));
-    assert_text(a, "new a");
-    assert_text(b, "new b");
-    assert_dir_holds(dir, NAMES("a.png", "b.h5"));
+    tu_assert_text(a, "new a");
+    tu_assert_text(b, "new b");
+    tu_assert_dir_holds(dir, TU_NAMES("a.png", "b.h5"));
 
     /* one fails to sync (its temporary vanished): nothing changes */
     tu_ok(sarbp_tempfile_create(a, &t[0]));
@@ -301,23 +238,23 @@ static void test_commit_all(void **state)
     put(t[0], "newer a");
     assert_int_equal(unlink(sarbp_tempfile_name(t[1])), 0);
     assert_int_equal(sarbp_tempfile_commit_all(t, 2), SARBP_ERR_IO);
-    assert_text(a, "new a");
-    assert_text(b, "new b");
-    assert_dir_holds(dir, NAMES("a.png", "b.h5"));
+    tu_assert_text(a, "new a");
+    tu_assert_text(b, "new b");
+    tu_assert_dir_holds(dir, TU_NAMES("a.png", "b.h5"));
 
     /* a rename that fails after an earlier one succeeded (the second
      * output is a non-empty directory): no new output is left */
-    const char *c = in_dir(dir, "c.npy"), *d = in_dir(dir, "d.h5");
+    const char *c = tu_in_dir(dir, "c.npy"), *d = tu_in_dir(dir, "d.h5");
     assert_int_equal(mkdir(d, 0777), 0);
     char keep[1100];
     snprintf(keep, sizeof keep, "%s/keep", d);
-    write_text(keep, "k");
+    tu_write_text(keep, "k");
     tu_ok(sarbp_tempfile_create(c, &t[0]));
     tu_ok(sarbp_tempfile_create(d, &t[1]));
     assert_int_equal(sarbp_tempfile_commit_all(t, 2), SARBP_ERR_IO);
     assert_non_null(strstr(sarbp_error_detail(), "d.h5"));
     assert_false(tu_exists(c));
-    assert_dir_holds(dir, NAMES("a.png", "b.h5", "d.h5"));
+    tu_assert_dir_holds(dir, TU_NAMES("a.png", "b.h5", "d.h5"));
 }
 
 /* ---- signals and exit ------------------------------------------------------ */
@@ -326,7 +263,7 @@ static void test_commit_all(void **state)
  * it dies of that signal and the temporary is gone. */
 static void killed_child_cleans_up(int sig)
 {
-    const char *dir = fresh_dir("tf_signal");
+    const char *dir = tu_fresh_dir("tf_signal");
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -337,7 +274,7 @@ static void killed_child_cleans_up(int sig)
         setrlimit(RLIMIT_CORE, &no_core);
         prctl(PR_SET_DUMPABLE, 0);
         sarbp_tempfile *t;
-        if (sarbp_tempfile_create(in_dir(dir, "img.h5"), &t) != SARBP_OK) _exit(3);
+        if (sarbp_tempfile_create(tu_in_dir(dir, "img.h5"), &t) != SARBP_OK) _exit(3);
         if (write(sarbp_tempfile_fd(t), "partial", 7) != 7) _exit(4);
         if (write(ready[1], "r", 1) != 1) _exit(5);
         for (;;) pause();
@@ -359,7 +296,7 @@ static void killed_child_cleans_up(int sig)
     assert_int_equal(n, 1);
     if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
         fail_msg("child was not killed by signal %d (status 0x%x)", sig, status);
-    assert_dir_holds(dir, NO_NAMES);
+    tu_assert_dir_holds(dir, NO_NAMES);
 }
 
 static void test_signals(void **state)
@@ -384,7 +321,7 @@ static void test_signals(void **state)
 static void test_file_size_limit(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_xfsz");
+    const char *dir = tu_fresh_dir("tf_xfsz");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -392,7 +329,7 @@ static void test_file_size_limit(void **state)
         setrlimit(RLIMIT_CORE, &no_core);
         prctl(PR_SET_DUMPABLE, 0);
         sarbp_tempfile *t;
-        if (sarbp_tempfile_create(in_dir(dir, "big.nitf"), &t) != SARBP_OK) _exit(3);
+        if (sarbp_tempfile_create(tu_in_dir(dir, "big.nitf"), &t) != SARBP_OK) _exit(3);
         if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) _exit(4);
         static char block[1024];
         for (int i = 0; i < 8; i++)
@@ -403,7 +340,7 @@ static void test_file_size_limit(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGXFSZ)
         fail_msg("child was not ended by SIGXFSZ (status 0x%x)", status);
-    assert_dir_holds(dir, NO_NAMES);
+    tu_assert_dir_holds(dir, NO_NAMES);
 }
 
 /* ---- unnamed temporaries (O_TMPFILE) ----------------------------------------- */
@@ -415,9 +352,9 @@ static void test_file_size_limit(void **state)
 static void test_unnamed(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_unnamed");
-    const char *out = in_dir(dir, "img.h5");
-    write_text(out, "old");
+    const char *dir = tu_fresh_dir("tf_unnamed");
+    const char *out = tu_in_dir(dir, "img.h5");
+    tu_write_text(out, "old");
     sarbp_tempfile *t;
     tu_ok(sarbp_tempfile_create(out, &t));
     if (sarbp_tempfile_name(t)[0]) {
@@ -426,22 +363,22 @@ static void test_unnamed(void **state)
     }
     assert_string_equal(sarbp_tempfile_target(t), out);
     put(t, "via fd");
-    assert_dir_holds(dir, NAMES("img.h5"));
+    tu_assert_dir_holds(dir, TU_NAMES("img.h5"));
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(out, "via fd");
+    tu_assert_text(out, "via fd");
     struct stat st;
     assert_int_equal(lstat(out, &st), 0);
     mode_t mask = umask(0);
     umask(mask);
     assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
-    assert_dir_holds(dir, NAMES("img.h5"));
+    tu_assert_dir_holds(dir, TU_NAMES("img.h5"));
 
     /* deleted: nothing was ever there */
     tu_ok(sarbp_tempfile_create(out, &t));
     put(t, "abandoned");
     sarbp_tempfile_delete(t);
-    assert_text(out, "via fd");
-    assert_dir_holds(dir, NAMES("img.h5"));
+    tu_assert_text(out, "via fd");
+    tu_assert_dir_holds(dir, TU_NAMES("img.h5"));
 
     /* asked for a name: "<out>.tmp-XXXXXX", the same descriptor at the same
      * offset, and /proc's name resolves to it (HDF5 calls realpath) */
@@ -460,10 +397,10 @@ static void test_unnamed(void **state)
     assert_string_equal(real, want);
     put(t, "second");
     const char *base = strrchr(sarbp_tempfile_name(t), '/') + 1;
-    assert_dir_holds(dir, NAMES("img.h5", base));
+    tu_assert_dir_holds(dir, TU_NAMES("img.h5", base));
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(out, "first second");
-    assert_dir_holds(dir, NAMES("img.h5"));
+    tu_assert_text(out, "first second");
+    tu_assert_dir_holds(dir, TU_NAMES("img.h5"));
 }
 
 /* SIGKILL, which no handler sees, and an exit without commit leave nothing:
@@ -471,7 +408,7 @@ static void test_unnamed(void **state)
 static void test_unnamed_killed(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_unnamed_kill");
+    const char *dir = tu_fresh_dir("tf_unnamed_kill");
     for (int round = 0; round < 2; round++) {
         int ready[2];
         assert_int_equal(pipe(ready), 0);
@@ -479,7 +416,7 @@ static void test_unnamed_killed(void **state)
         assert_true(pid >= 0);
         if (pid == 0) {
             sarbp_tempfile *t;
-            if (sarbp_tempfile_create(in_dir(dir, "img.h5"), &t) != SARBP_OK) _exit(3);
+            if (sarbp_tempfile_create(tu_in_dir(dir, "img.h5"), &t) != SARBP_OK) _exit(3);
             if (sarbp_tempfile_name(t)[0]) _exit(7); /* no O_TMPFILE here */
             if (write(sarbp_tempfile_fd(t), "partial", 7) != 7) _exit(4);
             if (round == 1) exit(0);
@@ -498,7 +435,7 @@ static void test_unnamed_killed(void **state)
             fail_msg("child was not killed by SIGKILL (status 0x%x)", status);
         if (round == 1 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
             fail_msg("child did not exit 0 (status 0x%x)", status);
-        assert_dir_holds(dir, NO_NAMES);
+        tu_assert_dir_holds(dir, NO_NAMES);
     }
 }
 
@@ -507,21 +444,21 @@ static void test_unnamed_killed(void **state)
 static void test_exit_and_fork(void **state)
 {
     (void)state;
-    const char *dir = fresh_dir("tf_exit");
+    const char *dir = tu_fresh_dir("tf_exit");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         sarbp_tempfile *t;
-        if (sarbp_tempfile_create(in_dir(dir, "left.npy"), &t) != SARBP_OK) _exit(3);
+        if (sarbp_tempfile_create(tu_in_dir(dir, "left.npy"), &t) != SARBP_OK) _exit(3);
         exit(0); /* no delete, no commit */
     }
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    assert_dir_holds(dir, NO_NAMES);
+    tu_assert_dir_holds(dir, NO_NAMES);
 
     sarbp_tempfile *t;
-    tu_ok(sarbp_tempfile_create(in_dir(dir, "mine.npy"), &t));
+    tu_ok(sarbp_tempfile_create(tu_in_dir(dir, "mine.npy"), &t));
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -538,8 +475,8 @@ static void test_exit_and_fork(void **state)
     assert_int_equal(lstat(sarbp_tempfile_name(t), &st), 0);
     put(t, "still mine");
     tu_ok(sarbp_tempfile_commit(t));
-    assert_text(in_dir(dir, "mine.npy"), "still mine");
-    assert_dir_holds(dir, NAMES("mine.npy"));
+    tu_assert_text(tu_in_dir(dir, "mine.npy"), "still mine");
+    tu_assert_dir_holds(dir, TU_NAMES("mine.npy"));
 }
 
 /* A program's own disposition is left in place: the library installs its
@@ -553,8 +490,8 @@ static void test_foreign_handler_kept(void **state)
     if (pid == 0) {
         signal(SIGHUP, SIG_IGN); /* this program ignores hangups */
         sarbp_tempfile *t;
-        const char *dir = fresh_dir("tf_foreign");
-        if (sarbp_tempfile_create(in_dir(dir, "x.png"), &t) != SARBP_OK) _exit(3);
+        const char *dir = tu_fresh_dir("tf_foreign");
+        if (sarbp_tempfile_create(tu_in_dir(dir, "x.png"), &t) != SARBP_OK) _exit(3);
         struct sigaction sa;
         sigaction(SIGHUP, NULL, &sa);
         _exit(sa.sa_handler == SIG_IGN ? 0 : 4);

@@ -64,6 +64,24 @@ int tu_run_clif(char *out, size_t outn, char *err, size_t errn, const char *fmt,
     return rc;
 }
 
+int tu_count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++) n += *text == '\n';
+    return n;
+}
+
+int tu_count_prefix_lines(const char *text, const char *prefix)
+{
+    int n = 0;
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, prefix, strlen(prefix))) n++;
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return n;
+}
+
 int tu_sh(char *out, size_t outn, const char *fmt, ...)
 {
     char cmd[4096];
@@ -240,6 +258,16 @@ int tu_gpu_precondition(const char *program)
                 "unusable (cudaGetDeviceCount gives no device: driver, runtime or "
                 "CUDA_VISIBLE_DEVICES?)\n", program);
     return 1;
+}
+
+int tu_cphd_precondition(void)
+{
+#ifdef SARBP_HAVE_LIBXML2
+    return 0;
+#else
+    printf("skipped: sarbp was built without libxml2, so it reads no CPHD\n");
+    return TU_SKIP_RC;
+#endif
 }
 
 const sarbp_cuda_variant *tu_variant(size_t v)

@@ -35,6 +35,11 @@ int tu_sh(char *out, size_t outn, const char *fmt, ...)
 #endif
     ;
 
+/* Lines of text (the '\n's), and lines of text that start with prefix
+ * ("sarbp:": how many messages a run printed). */
+int tu_count_lines(const char *text);
+int tu_count_prefix_lines(const char *text, const char *prefix);
+
 /* A path in the test build's scratch directory: SARBP_TEST_TMP/<name>. The
  * file is removed first so tests start clean. Returns a static buffer slot
  * (8 rotate). */
@@ -144,6 +149,10 @@ int tu_gpu_visible(void);
  * the CUDA back end is unusable or was not built although not switched
  * off. A GPU machine never reports the GPU tests as skipped. */
 int tu_gpu_precondition(const char *program);
+
+/* For the main() of a program that reads CPHD: 0 when sarbp reads it; else
+ * (built without libxml2) TU_SKIP_RC, saying so on stdout. */
+int tu_cphd_precondition(void);
 
 /* The CUDA kernel variants: the library's table (sarbp/cuda_variants.h),
  * row v of TU_NVARIANTS, in id order. */

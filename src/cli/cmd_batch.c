@@ -13,16 +13,15 @@
  * of their options, inputs and window lists, and any difference fails the
  * job.
  *
- * The logs and the summaries are written as every output of sarbp is: to a
- * temporary of a random name, created O_EXCL | O_NOFOLLOW (a file or link
- * planted in OUTDIR is never opened or followed), renamed into place when
- * complete. A terminating signal to this process is passed on to its
+ * The logs and the summaries are written as every output of sarbp is,
+ * through the library's output files (sarbp/output.h): an exclusive
+ * temporary that never follows a link planted in OUTDIR, renamed into place
+ * when complete. A terminating signal to this process is passed on to its
  * 'sarbp form' children (which remove their own temporaries), and after
- * they are gone this process removes its temporaries and dies of the
- * signal; on Linux the children also get SIGTERM should this process die
- * without a word (SIGKILL). */
+ * they are gone the library removes this process's temporaries and it dies
+ * of the signal; on Linux the children also get SIGTERM should this process
+ * die without a word (SIGKILL). */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,11 +35,11 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
-#include <sys/random.h>
 #endif
 
 #include "cli.h"
 #include "sarbp/mpi.h"
+#include "sarbp/output.h"
 
 #define MAX_INPUTS 4096
 #define MAX_FORM_ARGS 128
@@ -154,28 +153,24 @@ static const char *const launcher_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", 
                                             "PMIX_RANK", "PMI_RANK"};
 
 /* ---- what a signal must clean up ------------------------------------------
- * One slot per window running (-j) and one for the summary: the child's pid
- * and the temporary this process owns. The main code changes a slot only
- * with the cleanup signals blocked, so the handler never sees one half
- * written; the handler uses only async-signal-safe calls. */
-#define PATHN 4200
-
+ * One slot per window running (-j): the 'sarbp form' child's pid and the
+ * log it writes. The main code changes a slot's pid only with the cleanup
+ * signals blocked, so the handler never signals a pid that is no longer
+ * ours. The handler is the library's (sarbp_output_on_signal): it calls
+ * pass_signal, then removes this process's temporaries and dies of the
+ * signal. */
 struct slot {
-    volatile pid_t pid;         /* the 'sarbp form' child, 0 when none */
-    volatile sig_atomic_t live; /* tmp is ours: remove it on a signal */
-    int fd;                     /* the temporary's descriptor, -1 when none */
-    struct window *w;           /* the window it runs */
-    char tmp[PATHN];
+    volatile pid_t pid;     /* the 'sarbp form' child, 0 when none */
+    sarbp_output_file *log; /* its log, NULL when none */
+    struct window *w;       /* the window it runs */
 };
 
 static struct slot *g_slots;
 static int g_nslots;
-/* the signals sarbp cleans up on; SIGPIPE (stderr gone) ends the children
- * with SIGTERM, the others are passed on as they are */
+/* the library's cleanup signals (sarbp/output.h) */
 static const int cleanup_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGXFSZ,
                                       SIGXCPU, SIGALRM, SIGUSR1, SIGUSR2, SIGPIPE};
 #define NSIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
-static int g_caught[NSIGNALS]; /* 1: this process installed on_signal for it */
 
 static void block_signals(sigset_t *old)
 {
@@ -185,7 +180,9 @@ static void block_signals(sigset_t *old)
     sigprocmask(SIG_BLOCK, &set, old);
 }
 
-static void on_signal(int sig)
+/* Async-signal-safe: SIGPIPE (stderr gone) ends the children with SIGTERM,
+ * the others are passed on as they are. */
+static void pass_signal(int sig)
 {
     const int pass = sig == SIGPIPE ? SIGTERM : sig;
     for (int i = 0; i < g_nslots; i++)
@@ -204,113 +201,12 @@ static void on_signal(int sig)
         const struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    for (int i = 0; i < g_nslots; i++)
-        if (g_slots[i].live) unlink(g_slots[i].tmp);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    raise(sig); /* blocked while we run: delivered, fatal, when we return */
 }
 
-/* The handler, for the signals still at their default (a batch under nohup
- * keeps ignoring SIGHUP, and so do its children). */
-static void catch_signals(void)
+static void discard_log(struct slot *sl)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < NSIGNALS; i++) sigaddset(&sa.sa_mask, cleanup_signals[i]);
-    for (size_t i = 0; i < NSIGNALS; i++) {
-        struct sigaction old;
-        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-            old.sa_handler == SIG_DFL)
-            g_caught[i] = sigaction(cleanup_signals[i], &sa, NULL) == 0;
-    }
-}
-
-static void release_signals(void)
-{
-    for (size_t i = 0; i < NSIGNALS; i++)
-        if (g_caught[i]) {
-            signal(cleanup_signals[i], SIG_DFL);
-            g_caught[i] = 0;
-        }
-}
-
-/* Creates "path.tmp-XXXXXX" (six random characters), O_EXCL | O_NOFOLLOW,
- * in slot sl, which then owns it (call with the signals blocked). -1 with
- * errno set when it cannot. */
-static int temp_create(struct slot *sl, const char *path)
-{
-    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    static unsigned long long counter;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        unsigned char r[6];
-        ssize_t got = -1;
-#ifdef __linux__
-        got = getrandom(r, sizeof r, 0);
-#endif
-        if (got != (ssize_t)sizeof r) { /* no getrandom: time, pid and a count */
-            unsigned long long x = (unsigned long long)time(NULL) * 1000003u ^
-                                   (unsigned long long)getpid() << 20 ^ ++counter * 7919u;
-            for (size_t i = 0; i < sizeof r; i++, x >>= 7) r[i] = (unsigned char)x;
-        }
-        char sfx[7];
-        for (size_t i = 0; i < sizeof r; i++) sfx[i] = chars[r[i] % (sizeof chars - 1)];
-        sfx[6] = 0;
-        if (snprintf(sl->tmp, sizeof sl->tmp, "%s.tmp-%s", path, sfx) >= (int)sizeof sl->tmp) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        const int fd = open(sl->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            sl->fd = fd;
-            sl->live = 1;
-            return 0;
-        }
-        if (errno != EEXIST && errno != ELOOP) return -1;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-/* Syncs and closes slot sl's temporary and renames it to path; on failure
- * removes it (path as it was). 0, or -1 with errno set. Signals blocked
- * inside. */
-static int temp_commit(struct slot *sl, const char *path)
-{
-    sigset_t old;
-    int rc = fsync(sl->fd);
-    int err = errno;
-    if (close(sl->fd) && !rc) {
-        rc = -1;
-        err = errno;
-    }
-    sl->fd = -1;
-    block_signals(&old);
-    if (!rc && rename(sl->tmp, path)) {
-        rc = -1;
-        err = errno;
-    }
-    if (rc) unlink(sl->tmp);
-    sl->live = 0;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    errno = err;
-    return rc;
-}
-
-static void temp_delete(struct slot *sl)
-{
-    sigset_t old;
-    if (sl->fd >= 0) close(sl->fd);
-    sl->fd = -1;
-    block_signals(&old);
-    if (sl->live) unlink(sl->tmp);
-    sl->live = 0;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    sarbp_output_file_discard(sl->log);
+    sl->log = NULL;
 }
 
 /* Starts window w's 'sarbp form' in slot sl, its output into a temporary
@@ -330,11 +226,9 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
     sl->w = w;
     sigset_t old;
     block_signals(&old); /* the slot knows the log and the child before a signal can act */
-    if (temp_create(sl, logp)) {
-        const int err = errno;
+    if (sarbp_output_file_open(logp, &sl->log)) {
         sigprocmask(SIG_SETMASK, &old, NULL);
-        snprintf(w->note, sizeof w->note, "cannot create a log beside '%.900s': %s", logp,
-                 strerror(err));
+        snprintf(w->note, sizeof w->note, "%.1000s", sarbp_error_detail());
         return -1;
     }
     const pid_t parent = getpid();
@@ -344,13 +238,12 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
         if (pid > 0) sl->pid = pid;
         sigprocmask(SIG_SETMASK, &old, NULL);
         if (pid < 0) {
-            temp_delete(sl);
+            discard_log(sl);
             snprintf(w->note, sizeof w->note, "cannot start 'sarbp form': %s", strerror(err));
         }
         return pid;
     }
-    /* the child: our handler is not its own; dies with this process */
-    release_signals();
+    /* the child (the handler passes on nothing here); dies with this process */
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127); /* the parent died before prctl */
@@ -358,8 +251,9 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
     (void)parent;
 #endif
     sigprocmask(SIG_SETMASK, &old, NULL);
-    dup2(sl->fd, STDOUT_FILENO);
-    dup2(sl->fd, STDERR_FILENO);
+    const int logfd = sarbp_output_file_fd(sl->log);
+    dup2(logfd, STDOUT_FILENO);
+    dup2(logfd, STDERR_FILENO);
     for (size_t i = 0; i < sizeof launcher_vars / sizeof launcher_vars[0]; i++)
         unsetenv(launcher_vars[i]);
     char *argv[16 + MAX_FORM_ARGS];
@@ -392,11 +286,10 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
 static void finish_window(const char *outdir, struct window *w, int wstatus, double secs,
                           struct slot *sl)
 {
-    char tag[64], png[4096], h5[4096], logp[4096], line[4096], first_err[1024] = "", last[1024] = "";
+    char tag[64], png[4096], h5[4096], line[4096], first_err[1024] = "", last[1024] = "";
     snprintf(tag, sizeof tag, "win_%03zu", w->index);
     snprintf(png, sizeof png, "%s/%s.png", outdir, tag);
     snprintf(h5, sizeof h5, "%s/%s.h5", outdir, tag);
-    snprintf(logp, sizeof logp, "%s/%s.log", outdir, tag);
     /* formed: the child said so; only then are the images this run's */
     const int formed = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
     w->ok = formed;
@@ -404,9 +297,10 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
     if (*w->note) snprintf(first_err, sizeof first_err, "%.1000s", w->note); /* it never started */
     size_t pulses = 0;
     /* the log through our descriptor, never by name */
+    const int logfd = sl->log ? sarbp_output_file_fd(sl->log) : -1;
     FILE *f = NULL;
-    if (sl->fd >= 0 && lseek(sl->fd, 0, SEEK_SET) == 0) {
-        const int fd = dup(sl->fd);
+    if (logfd >= 0 && lseek(logfd, 0, SEEK_SET) == 0) {
+        const int fd = dup(logfd);
         if (fd >= 0 && !(f = fdopen(fd, "r"))) close(fd);
     }
     int have_sizes = 0;
@@ -442,8 +336,7 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
         if (st) {
             w->ok = 0;
             snprintf(first_err, sizeof first_err, "sarbp: metrics: %s", sarbp_error_detail());
-            if (sl->fd >= 0 && lseek(sl->fd, 0, SEEK_END) >= 0)
-                dprintf(sl->fd, "%s\n", first_err);
+            if (logfd >= 0 && lseek(logfd, 0, SEEK_END) >= 0) dprintf(logfd, "%s\n", first_err);
         } else {
             nx = (double)img->grid.nx;
             ny = (double)img->grid.ny;
@@ -458,12 +351,14 @@ static void finish_window(const char *outdir, struct window *w, int wstatus, dou
     }
     if (have_sizes && nx > 0 && secs > 0)
         set(w, "mbps", "%.1f", (double)pulses * nx * ny / secs / 1e6);
-    if (sl->fd >= 0 && temp_commit(sl, logp)) {
-        if (w->ok)
-            snprintf(first_err, sizeof first_err, "cannot write '%.900s': %s", logp, strerror(errno));
-        w->ok = 0;
+    if (sl->log) {
+        const sarbp_status st = sarbp_output_file_commit(sl->log);
+        sl->log = NULL;
+        if (st) {
+            if (w->ok) snprintf(first_err, sizeof first_err, "%.1000s", sarbp_error_detail());
+            w->ok = 0;
+        }
     }
-    temp_delete(sl);
     if (w->ok) {
         set(w, "png", "%s", png);
         set(w, "h5", "%s", h5);
@@ -530,28 +425,22 @@ static void json_field(FILE *f, const char *key, const char *s)
     }
 }
 
-/* Writes path through a temporary of slot sl, renamed when complete. */
-static int write_summary(const char *outdir, struct window *w, size_t nwin, int json, struct slot *sl)
+/* Writes OUTDIR/summary.csv (or .json) through an output file, renamed
+ * into place when complete. */
+static sarbp_status write_summary(const char *outdir, struct window *w, size_t nwin, int json)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.%s", outdir, json ? "json" : "csv");
-    sigset_t old;
-    block_signals(&old);
-    int rc = temp_create(sl, path);
-    int err = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        errno = err;
-        return -1;
-    }
-    const int fd = dup(sl->fd);
+    sarbp_output_file *out;
+    sarbp_status st = sarbp_output_file_open(path, &out);
+    if (st) return st;
+    const int fd = dup(sarbp_output_file_fd(out));
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        err = errno;
+        const int err = errno;
         if (fd >= 0) close(fd);
-        temp_delete(sl);
-        errno = err;
-        return -1;
+        sarbp_output_file_discard(out);
+        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(err));
     }
     if (json) fputs("[\n", f);
     else
@@ -572,12 +461,11 @@ static int write_summary(const char *outdir, struct window *w, size_t nwin, int 
     }
     if (json) fputs("\n]\n", f);
     if (fclose(f) != 0) {
-        err = errno;
-        temp_delete(sl);
-        errno = err;
-        return -1;
+        const int err = errno;
+        sarbp_output_file_discard(out);
+        return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(err));
     }
-    return temp_commit(sl, path);
+    return sarbp_output_file_commit(out);
 }
 
 /* A record as text for the trip to rank 0: one line per value, then the note. */
@@ -866,7 +754,7 @@ int cmd_batch(int argc, char **argv)
              nwin, win, step, nin, jobs, size > 1 ? " on each rank" : "");
 
     /* this rank's windows (round robin), -j at a time, each in a slot */
-    g_nslots = (int)jobs + 1; /* and the summary's */
+    g_nslots = (int)jobs;
     g_slots = calloc((size_t)g_nslots, sizeof *g_slots);
     size_t *mine = g_slots ? malloc(nwin * sizeof *mine) : NULL, nmine = 0, next = 0;
     if (!mine) {
@@ -877,15 +765,14 @@ int cmd_batch(int argc, char **argv)
         free(form_copy);
         return cli_fail(cmd, "out of memory");
     }
-    for (int i = 0; i < g_nslots; i++) g_slots[i].fd = -1;
-    catch_signals();
+    sarbp_output_on_signal(pass_signal);
     long running = 0;
     for (size_t i = (size_t)rank; i < nwin; i += (size_t)size) mine[nmine++] = i;
     while (next < nmine || running > 0) {
         while (next < nmine && running < jobs) {
             struct window *x = &w[mine[next++]];
             struct slot *sl = NULL;
-            for (int i = 0; i < g_nslots - 1 && !sl; i++)
+            for (int i = 0; i < g_nslots && !sl; i++)
                 if (!g_slots[i].w) sl = &g_slots[i];
             x->t0 = sarbp_now_s();
             x->pid = start_window(exe, outdir, x, form_args, nform, threads, sl);
@@ -908,7 +795,7 @@ int cmd_batch(int argc, char **argv)
         }
         const pid_t pid = si.si_pid;
         struct slot *sl = NULL;
-        for (int i = 0; i < g_nslots - 1 && !sl; i++)
+        for (int i = 0; i < g_nslots && !sl; i++)
             if (g_slots[i].pid == pid && g_slots[i].w) sl = &g_slots[i];
         sigset_t old;
         int wst = 0;
@@ -947,9 +834,10 @@ int cmd_batch(int argc, char **argv)
     if (rank == 0) {
         size_t nfail = 0;
         for (size_t i = 0; i < nwin; i++) nfail += !w[i].ok;
-        struct slot *sl = &g_slots[g_nslots - 1];
-        if (write_summary(outdir, w, nwin, 0, sl) || write_summary(outdir, w, nwin, 1, sl)) {
-            rc = cli_fail(cmd, "cannot write the summary in '%s': %s", outdir, strerror(errno));
+        sarbp_status st = write_summary(outdir, w, nwin, 0);
+        if (!st) st = write_summary(outdir, w, nwin, 1);
+        if (st) {
+            rc = cli_fail_status(cmd, st);
         } else {
             cli_info(1, "sarbp: batch: %zu of %zu windows formed; summary in %s/summary.csv and "
                      "%s/summary.json", nwin - nfail, nwin, outdir, outdir);
@@ -960,8 +848,8 @@ int cmd_batch(int argc, char **argv)
             }
         }
     }
-    for (int i = 0; i < g_nslots; i++) temp_delete(&g_slots[i]); /* none left but after a break */
-    release_signals();
+    for (int i = 0; i < g_nslots; i++) discard_log(&g_slots[i]); /* none left but after a break */
+    sarbp_output_on_signal(NULL);
     free(g_slots);
     g_slots = NULL;
     g_nslots = 0;

@@ -8,12 +8,15 @@
  * freed (a finished node is reused by a later create), a node's name is a
  * fixed buffer written only while the node is not live, and "live" is an
  * atomic flag set after the name holds our file and cleared before the name
- * may change. The handler calls only getpid, unlink, sigaction and raise.
+ * may change. The handler calls only getpid, unlink, sigaction and raise
+ * (and the program's hook, async-signal-safe by contract).
  * While a commit runs, the cleanup signals are blocked in its thread and
  * deferred by the handler in every other thread, so a signal never splits a
- * set of outputs. This module does not write file contents: the writers do. */
+ * set of outputs. This module does not write file contents: the writers do.
+ * Its public face, sarbp/output.h's sarbp_output_file, is at the end. */
 #define _GNU_SOURCE /* O_TMPFILE, AT_SYMLINK_FOLLOW */
 #include "io/tempfile.h"
+#include "sarbp/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,14 +46,14 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-struct sarbp_tempfile_s {
+struct sarbp_output_file_s {
     atomic_int live;                /* the file at name is ours: remove it on a signal */
     pid_t owner;                    /* the process that created it */
     int in_use;                     /* taken by a caller (under list_lock) */
     int fd;
     int anon;                       /* O_TMPFILE: no name until the commit links one */
     char *target;                   /* the output path, malloc'd */
-    struct sarbp_tempfile_s *next;  /* set once, before the node is published */
+    struct sarbp_output_file_s *next; /* set once, before the node is published */
     char name[TEMP_NAME_MAX];       /* "" while an anonymous file has none */
     char open_name[40];
 };
@@ -68,6 +71,8 @@ static const int cleanup_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIP
 
 static atomic_int committing;   /* commits in progress in this process */
 static atomic_int deferred_sig; /* a cleanup signal that came meanwhile, or 0 */
+static _Atomic(sarbp_output_signal_fn) signal_hook; /* the program's, or NULL */
+static pid_t signal_hook_pid;                       /* the process that set it */
 
 static atomic_uint test_flags;                 /* SARBP_TEMPFILE_TEST_* */
 static sarbp_tempfile_test_fn test_hook;       /* set by tests before any commit */
@@ -100,6 +105,8 @@ static void on_signal(int sig)
             return;
         }
     }
+    const sarbp_output_signal_fn hook = atomic_load(&signal_hook);
+    if (hook && getpid() == signal_hook_pid) hook(sig); /* never in a forked child */
     remove_live();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -720,4 +727,33 @@ sarbp_status sarbp_tempfile_commit_all(sarbp_tempfile *const *t, size_t n)
 sarbp_status sarbp_tempfile_commit(sarbp_tempfile *t)
 {
     return sarbp_tempfile_commit_all(&t, 1);
+}
+
+/* ---- the public face (sarbp/output.h) ---------------------------------------- */
+
+sarbp_status sarbp_output_file_open(const char *path, sarbp_output_file **out)
+{
+    return sarbp_tempfile_create(path, out);
+}
+
+int sarbp_output_file_fd(const sarbp_output_file *f)
+{
+    return sarbp_tempfile_fd(f);
+}
+
+sarbp_status sarbp_output_file_commit(sarbp_output_file *f)
+{
+    return sarbp_tempfile_commit(f);
+}
+
+void sarbp_output_file_discard(sarbp_output_file *f)
+{
+    sarbp_tempfile_delete(f);
+}
+
+void sarbp_output_on_signal(sarbp_output_signal_fn fn)
+{
+    pthread_once(&handlers_once, install_handlers);
+    signal_hook_pid = getpid();
+    atomic_store(&signal_hook, fn);
 }

@@ -24,11 +24,12 @@
  *
  * Every named temporary of the process is on one list. A handler for
  * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ (ulimit -f), SIGXCPU
- * (ulimit -t), SIGALRM, SIGUSR1 and SIGUSR2 (installed on the first create,
- * only for signals whose disposition is still the default) unlinks them
- * with async-signal-safe calls and re-raises the signal with the default
- * action; an atexit handler removes any left at exit. A forked child never
- * removes its parent's temporaries. A named temporary left by SIGKILL or
+ * (ulimit -t), SIGALRM, SIGUSR1 and SIGUSR2 (installed on the first create
+ * or sarbp_output_on_signal, only for signals whose disposition is still
+ * the default) calls the program's hook (sarbp_output_on_signal), unlinks
+ * them with async-signal-safe calls and re-raises the signal with the
+ * default action; an atexit handler removes any left at exit. A forked
+ * child never removes its parent's temporaries. A named temporary left by SIGKILL or
  * power loss says what it is by its name.
  *
  * A commit of several outputs keeps each file it replaces until every
@@ -61,7 +62,9 @@
 
 #include "sarbp/status.h"
 
-typedef struct sarbp_tempfile_s sarbp_tempfile;
+/* The object of sarbp/output.h's sarbp_output_file, which is this API's
+ * public face (open, descriptor, commit, discard). */
+typedef struct sarbp_output_file_s sarbp_tempfile;
 
 /* Creates an empty temporary for the output path (read-write descriptor
  * open). SARBP_ERR_IO naming path when the directory is missing or not
