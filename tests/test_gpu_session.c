@@ -8,9 +8,10 @@
  *    in it, and forms in both give the image of a form without a session,
  *    bit for bit; freeing one leaves the other working;
  *  - a plan never allocates past the session's device budget: a form in a
- *    small budget is cut in bands and peaks within it (bp and ffbp), and a
- *    plan that would pass it fails at create, saying so, holding nothing
- *    beyond what the session keeps.
+ *    budget of the model's fixed need and 3/4 of the image is cut in bands
+ *    and peaks within it (bp and ffbp), and a plan that would pass it
+ *    fails at create, saying so, holding nothing beyond what the session
+ *    keeps.
  * Skips (77) without a usable GPU. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -119,11 +120,24 @@ static void test_budget_is_a_bound(void **state)
         sarbp_session_memory m;
         sarbp_session_memory_of(s, 0, &m);
         const size_t whole = m.peak;
+        /* the memory model the layout reads, for the whole image: the fixed
+         * need (pulse blocks, or FFBP's profiles and one piece's polar
+         * grids) and an image row. A budget of that need and 3/4 of the
+         * image's rows forces bands and holds them (FFBP: a band's polar
+         * grids are within the whole image's, its image smaller), however
+         * the fixed need compares with the image */
+        sarbp_rc_params rc;
+        sarbp_rc_params_default(&rc);
+        sarbp_rc_params_default_for(&rc, o.precision, f);
+        const sarbp_bp_desc d = {scene, &g0, &rc, {0, g0.ny}, 0, NULL, s, NULL, NULL};
+        sarbp_bp_memory bm;
+        tu_ok(sarbp_backend_cuda.memory(&d, &o, 0, &bm));
         sarbp_session_free(s);
-        /* a budget of a bit more than half the one piece's peak */
         sarbp_session_options so;
         sarbp_session_options_default(&so);
-        so.device_budget = whole / 2 + (whole / 8);
+        so.device_budget = bm.fixed + bm.per_row * (3 * g0.ny / 4);
+        print_message("%s: the model's fixed need %.2f MiB, %.4f MiB a row\n",
+                      sarbp_algorithm_name(o.algorithm), bm.fixed / 1048576.0, bm.per_row / 1048576.0);
         tu_ok(sarbp_session_create(&so, &s));
         sarbp_image *banded = form_in(s, &o, &st);
         sarbp_session_memory_of(s, 0, &m);
@@ -139,10 +153,6 @@ static void test_budget_is_a_bound(void **state)
                       sarbp_algorithm_name(o.algorithm), ser, bar);
         assert_true(ser >= bar);
         /* a plan for the whole image in a budget of 1 MiB: refused at create */
-        sarbp_rc_params rc;
-        sarbp_rc_params_default(&rc);
-        sarbp_rc_params_default_for(&rc, o.precision, f);
-        const sarbp_bp_desc d = {scene, &g0, &rc, {0, g0.ny}, 0, NULL, s, NULL, NULL};
         sarbp_cuda_options co;
         sarbp_cuda_options_default(&co);
         co.algorithm = o.algorithm;

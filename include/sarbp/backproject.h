@@ -125,8 +125,9 @@ typedef struct {
     const sarbp_ffbp_params *ffbp;          /* FFBP plans: the factorization, decided once by
                                                the caller (form.c); NULL: the plan chooses it
                                                for its max_error_db (sarbp_ffbp_choose_phd) */
-    const sarbp_ffbp_prediction *ffbp_pred; /* with ffbp: the model's prediction for it (the
-                                               memory model reads its polar samples) */
+    const sarbp_ffbp_prediction *ffbp_pred; /* with ffbp: the model's prediction for it, for
+                                               reports (the memory model plans the bands'
+                                               polar grids itself) */
 } sarbp_bp_desc;
 
 typedef struct sarbp_bp_plan_s sarbp_bp_plan;
@@ -167,6 +168,8 @@ typedef struct {
                                   resident profiles, and finish runs the GPU FFBP of
                                   sarbp_ffbp_cuda on the region */
     double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
+    size_t band_rows;          /* the memory model's bands have at most this many rows
+                                  (sarbp_bp_options.band_rows), 0 = any */
 } sarbp_cuda_options;
 void sarbp_cuda_options_default(sarbp_cuda_options *o);
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
@@ -182,6 +185,11 @@ int sarbp_cuda_device_count(void);
  * that a band forms exactly what one piece forms there. */
 typedef struct {
     size_t fixed, per_row, per_kept_pulse, budget, row_align;
+    size_t max_band_rows;      /* nonzero: no band of d's region may have more rows (a plan
+                                  whose need is not linear in its rows, the cuda FFBP's polar
+                                  grids: the largest band that fits budget, measured, and its
+                                  need in fixed + max_band_rows x per_row; 1 when none fits,
+                                  with one row's need); 0: fixed + rows x per_row holds */
     int in_place;              /* accumulates in the output image itself */
     int checks;                /* checks the samples it is given for NaN and Inf as it stages
                                   them, failing execute with sarbp_phd_check_samples' message,

@@ -63,6 +63,7 @@ static void cuda_options(const sarbp_bp_options *o, int device, sarbp_cuda_optio
     c->raw_fp16 = o->raw_fp16;
     c->algorithm = o->algorithm;
     c->max_error_db = o->max_error_db;
+    c->band_rows = o->band_rows;
 }
 
 static int cuda_available(const sarbp_bp_options *o)

@@ -48,8 +48,9 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
 
 /* The device bytes that plan's range compression takes besides the
  * profiles (blocks of `block` pulses, nbins bins, CHIRP's matched filter
- * length nmf or 0): a block's samples, FFT scratch and spectra, cuFFT's
- * work areas, the pulse table and the weight tables. */
+ * length nmf or 0): two staging sets (a block's samples and pulse table
+ * each), FFT scratch and spectra, cuFFT's work areas and the weight
+ * tables. */
 struct sarbp_cuda_device;
 sarbp_status sarbp_cuda_ffbp_rc_memory(struct sarbp_cuda_device *dev, const sarbp_phd *meta, size_t block,
                                       size_t nbins, size_t nmf, size_t *bytes);

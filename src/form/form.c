@@ -77,7 +77,7 @@ static sarbp_status form_choose(sarbp_session *s, const sarbp_phd *meta, const s
     *c = (struct form_choice){.s = s};
     c->have_gain = sarbp_rc_coherent_gain(meta, rc, &c->gain) == SARBP_OK;
     if (o->algorithm != SARBP_ALGO_FFBP) return SARBP_OK;
-    SARBP_TRY(sarbp_ffbp_choose_phd(meta, rc, g, o->max_error_db, &c->prm, &c->pred));
+    SARBP_TRY(sarbp_session_ffbp_choose(s, meta, rc, g, o->max_error_db, &c->prm, &c->pred));
     c->ffbp = 1;
     return SARBP_OK;
 }
@@ -104,13 +104,19 @@ static sarbp_status plan_part(const struct form_choice *c, const sarbp_phd *meta
     pt->budget = m->budget;
     if (m->budget <= m->fixed || (m->budget - m->fixed) / per_row < 1)
         return sarbp_error(SARBP_ERR_NOMEM,
-                           "memory budget of %.0f MiB is too small: blocks of pulses need %.0f MiB "
+                           "memory budget of %.0f MiB is too small: %s need %.0f MiB "
                            "plus one image row (%.2f MiB)%s",
-                           m->budget / 1048576.0, m->fixed / 1048576.0, per_row / 1048576.0,
+                           m->budget / 1048576.0,
+                           m->max_band_rows ? "the profiles, blocks of pulses and a one-row band's "
+                                              "polar grids"
+                                            : "blocks of pulses",
+                           m->fixed / 1048576.0, per_row / 1048576.0,
                            be->multi_device ? " on the device" : "");
     const size_t avail = m->budget - m->fixed;
     size_t rows_all = avail / per_row;
     if (o->band_rows && o->band_rows < rows_all) rows_all = o->band_rows;
+    /* a need not linear in the rows: the largest band measured to fit */
+    if (m->max_band_rows && m->max_band_rows < rows_all) rows_all = m->max_band_rows;
     pt->kept = 0;
     pt->band_rows = rows_all;
     if (rows_all < pt->nrows) {
@@ -164,11 +170,12 @@ static sarbp_status form_layout(const struct form_choice *c, const sarbp_phd *me
         const size_t u0 = units * (size_t)k / (size_t)n, u1 = units * (size_t)(k + 1) / (size_t)n;
         pt->row0 = u0 * align;
         pt->nrows = (u1 * align < g->ny ? u1 * align : g->ny) - pt->row0;
-        /* a part on the device asked above: its memory is known (the
+        /* a part on the device asked above: its memory is known (a linear
          * model does not depend on the rows; each query costs the CUDA
-         * back end about 0.7 ms) */
+         * back end about 0.7 ms), or the measured one's of the whole grid */
         sarbp_bp_memory mp = m0;
-        SARBP_TRY(plan_part(c, meta, g, be, rc, o, pt, pt->device == d_query, &mp));
+        const int known = pt->device == d_query && (!m0.max_band_rows || pt->nrows == g->ny);
+        SARBP_TRY(plan_part(c, meta, g, be, rc, o, pt, known, &mp));
     }
     return SARBP_OK;
 }

@@ -461,6 +461,81 @@ static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
     return b > meta->npulses ? meta->npulses : b;
 }
 
+/* The cuda FFBP plan's model (ffbp_cuda.c): every pulse's FP32 profile,
+ * the range compression's block buffers, cuFFT work and tables (a margin
+ * without a session); and a run per band: its image, two polar buffers and tables. The polar
+ * grids of a band cover its footprint, whose range extent stays the
+ * image's width: they shrink far less than its rows (a 1-row band of a
+ * 2048^2 grid at 2048 pulses: two buffers of 33 MiB against 126 MiB for
+ * the whole grid), so no per-row share bounds them. The largest band of
+ * d's region that fits m->budget is searched instead (each measure plans
+ * the factorization of at most 64 bands on the host, sarbp_ffbp_cuda_run_bytes),
+ * and its run counted in fixed: per_row is the image row alone, and
+ * max_band_rows caps the layout's bands at the band measured. Every pulse's
+ * profile is resident already, so keeping them for later bands costs
+ * nothing more. */
+static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o, sarbp_cuda_device *dev,
+                                size_t block, size_t nbins, size_t nmf, sarbp_bp_memory *m)
+{
+    const sarbp_phd *meta = d->meta;
+    const size_t P = meta->npulses, N = d->region.nrows ? d->region.nrows : d->grid->ny;
+    size_t rc_bytes = 0;
+    SARBP_TRY(sarbp_cuda_ffbp_rc_memory(dev, meta, block, nbins, nmf, &rc_bytes));
+    /* a session's budget bounds what sarbp_cuda_dmalloc counts, which this
+     * counts exactly (and cuFFT's work areas besides, which it does not):
+     * no margin, or budgets that the plan's own pieces fit would be
+     * refused; without one the budget is free memory, and the context and
+     * the allocations' rounding want one */
+    const size_t margin = dev ? 0 : (size_t)32 << 20;
+    const size_t f0 = P * nbins * sizeof(sarbp_c32) + rc_bytes + margin;
+    m->per_row = d->grid->nx * sizeof(sarbp_c32);
+    m->per_kept_pulse = 0;
+    m->row_align = 1;
+    m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
+    sarbp_ffbp_params prm;
+    if (d->ffbp) prm = *d->ffbp; /* decided by the caller (form.c) */
+    else SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &prm, NULL));
+    /* the geometry of every pulse, as the plan's (cffbp_setup) */
+    sarbp_profiles *geo = NULL;
+    SARBP_TRY(sarbp_profiles_alloc(P ? P : 1, 1, SARBP_FP32, &geo));
+    geo->npulses = P;
+    geo->interp = d->rc->interp;
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, 0, i, geo, i);
+    geo->nbins = nbins;
+    const size_t row0 = d->region.nrows ? d->region.row0 : 0;
+    /* bands of at most N rows (o->band_rows: at most those) */
+    size_t hi = o->band_rows && o->band_rows < N ? o->band_rows : N, lo = 0, run = 0, run_lo = 0;
+    sarbp_status st = sarbp_ffbp_cuda_run_bytes(geo, d->grid, &prm, row0, N, hi, &run);
+    if (!st && (run > SIZE_MAX - f0 || f0 + run > m->budget)) {
+        /* the largest band that fits, by bisection on measured needs: lo
+         * fits (0: none found yet), hi does not */
+        while (!st && hi - lo > 1) {
+            const size_t mid = lo + (hi - lo) / 2;
+            size_t b = 0;
+            st = sarbp_ffbp_cuda_run_bytes(geo, d->grid, &prm, row0, N, mid, &b);
+            if (st) break;
+            if (b <= SIZE_MAX - f0 && f0 + b <= m->budget) {
+                lo = mid;
+                run_lo = b;
+            } else {
+                hi = mid;
+            }
+        }
+        if (!st && lo == 0) /* none fits: one row's need, for the layout's refusal */
+            st = sarbp_ffbp_cuda_run_bytes(geo, d->grid, &prm, row0, N, 1, &run_lo);
+        m->max_band_rows = lo ? lo : 1;
+        run = run_lo;
+    } else {
+        m->max_band_rows = hi;
+    }
+    sarbp_profiles_free(geo);
+    SARBP_TRY(st);
+    /* fixed + max_band_rows x per_row is the band's measured need */
+    const size_t image = m->max_band_rows * m->per_row;
+    m->fixed = f0 + (run > image ? run - image : 0);
+    return SARBP_OK;
+}
+
 /* The device memory of a plan, without allocating: NSLOT slots (raw block,
  * FFT scratch and cuFFT work areas, profiles, pulse table), the tables, a
  * margin; per image row; per kept pulse. */
@@ -515,28 +590,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->budget = budget && budget < room ? budget : room;
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
-    if (o->algorithm == SARBP_ALGO_FFBP) {
-        /* the FFBP plan: every pulse's FP32 profile and a block's range
-         * compression buffers, the band's image and two polar buffers,
-         * each at most all stages' polar samples (the model's count for
-         * the whole grid, shared out per row); every pulse's profile is
-         * resident already, so keeping them for later regions (bands)
-         * costs nothing more */
-        sarbp_ffbp_params fp;
-        sarbp_ffbp_prediction pd;
-        if (d->ffbp_pred) pd = *d->ffbp_pred; /* decided by the caller (form.c) */
-        else SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &fp, &pd));
-        const double per_row_polar = 2.0 * (double)pd.polar_samples * sizeof(sarbp_c32) /
-                                     (double)d->grid->ny;
-        size_t rc_bytes;
-        SARBP_TRY(sarbp_cuda_ffbp_rc_memory(dev, meta, block, nbins, nmf, &rc_bytes));
-        m->fixed = meta->npulses * nbins * sizeof(sarbp_c32) + meta->npulses * sizeof(sarbp_dpulse) +
-                   rc_bytes + ((size_t)32 << 20);
-        m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
-        m->per_kept_pulse = 0;
-        m->row_align = 1;
-        m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
-    }
+    if (o->algorithm == SARBP_ALGO_FFBP) SARBP_TRY(ffbp_memory(d, o, dev, block, nbins, nmf, m));
     return SARBP_OK;
 }
 

@@ -46,15 +46,26 @@ struct dev {
     sarbp_c32 *h_img, *h_prof_tmp;
 };
 
-static void dev_free(struct dev *d)
+/* The device memory of a run (not the profiles): freed, sizes zeroed. */
+static void dev_free_run(struct dev *d)
 {
-    sarbp_cuda_dfree(d->ctx, d->prof);
     sarbp_cuda_dfree(d->ctx, d->buf[0]);
     sarbp_cuda_dfree(d->ctx, d->buf[1]);
     sarbp_cuda_dfree(d->ctx, d->img);
     sarbp_cuda_dfree(d->ctx, d->pulses);
     sarbp_cuda_dfree(d->ctx, d->subs);
     sarbp_cuda_dfree(d->ctx, d->rows);
+    d->buf[0] = d->buf[1] = d->img = NULL;
+    d->pulses = NULL;
+    d->subs = NULL;
+    d->rows = NULL;
+    d->n_buf = d->n_img = d->n_pulses = d->n_subs = d->n_rows = 0;
+}
+
+static void dev_free(struct dev *d)
+{
+    sarbp_cuda_dfree(d->ctx, d->prof);
+    dev_free_run(d);
     if (d->nev > 0) cudaEventDestroy(d->e0);
     if (d->nev > 1) cudaEventDestroy(d->e1);
     if (d->nev > 2) cudaEventDestroy(d->e2);
@@ -110,11 +121,14 @@ static sarbp_status run_open(struct dev *d, const sarbp_ffbp_gpu_plan *p, const 
     SARBP_TRY(bytes_of(p->nrows, sizeof(sarbp_ffbp_drow), "the row table", &b_rows));
     if (!d->prof) return sarbp_error(SARBP_ERR_INTERNAL, "ffbp on the GPU: no profiles on the device");
 
+    /* when one must grow, every one is freed first and made to measure:
+     * what the device holds is then this run's need (what
+     * sarbp_ffbp_cuda_run_bytes counts), never an earlier run's larger
+     * buffers (an earlier plan's kept set) beside this one's */
+    if (b_buf > d->n_buf || b_img > d->n_img || b_pulses > d->n_pulses || b_subs > d->n_subs ||
+        b_rows > d->n_rows)
+        dev_free_run(d);
     if (b_buf > d->n_buf) { /* the ping-pong pair, n_buf bytes each */
-        sarbp_cuda_dfree(d->ctx, d->buf[0]);
-        sarbp_cuda_dfree(d->ctx, d->buf[1]);
-        d->buf[0] = d->buf[1] = NULL;
-        d->n_buf = 0;
         SARBP_TRY(sarbp_cuda_dmalloc(d->ctx, (void **)&d->buf[0], b_buf, NULL));
         SARBP_TRY(sarbp_cuda_dmalloc(d->ctx, (void **)&d->buf[1], b_buf, NULL));
         d->n_buf = b_buf;
@@ -558,6 +572,9 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
         p->kit_mem = 2 * (b_raw + b_pulses) + b_fft + (freq ? 0 : b_spec);
     }
     *pb += p->kit_bytes;
+    /* a kept set's run buffers go before its profiles grow (the first
+     * region makes its own to measure) */
+    if (b_prof > p->dv.n_prof) dev_free_run(&p->dv);
     SARBP_TRY(grow(p->ctx, (void **)&p->dv.prof, &p->dv.n_prof, b_prof));
     *pb += b_prof;
     SARBP_TRY(sarbp_d2h_create(p->ctx, &p->copier));
@@ -817,9 +834,11 @@ sarbp_status sarbp_cuda_ffbp_rc_memory(sarbp_cuda_device *dev, const sarbp_phd *
         CUFFT_TRY(sarbp_cuda_fft_work(dev, (int)nmf, (int)block, &ws));
         n += spec + ws;
     }
-    /* the pulse table, the azimuth, pack and filter weights: far below
-     * SIZE_MAX where the profiles fit at all */
-    *bytes = n + block * sizeof(sarbp_dpulse) + meta->npulses * sizeof(float) + (K + nmf) * sizeof(sarbp_c32);
+    /* two staging sets (a block's samples and pulse table each, as
+     * cffbp_setup allocates them), the azimuth, pack and filter weights:
+     * far below SIZE_MAX where the profiles fit at all */
+    *bytes = n + raw + 2 * block * sizeof(sarbp_dpulse) + meta->npulses * sizeof(float) +
+             (K + nmf) * sizeof(sarbp_c32);
     return SARBP_OK;
 }
 
