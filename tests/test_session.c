@@ -185,12 +185,65 @@ static void test_budget_is_a_bound(void **state)
     sarbp_image_free(ref);
 }
 
+/* The session's FFBP decision is kept by value: asked again with equal
+ * inputs it answers at once with the same factorization; with positions
+ * refilled in place (the same address) it chooses again, as a fresh
+ * choice does; two sessions keep their own. */
+static void test_ffbp_decision_by_value(void **state)
+{
+    (void)state;
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1);
+    const sarbp_grid g = {256, 256, 0.1, 0.1, 0, 0, 0, 0, 0};
+    sarbp_session *s = NULL;
+    tu_ok(sarbp_session_create(NULL, &s));
+    sarbp_ffbp_params a, b, fresh;
+    sarbp_ffbp_prediction pa, pb, pf;
+    double t = sarbp_now_s();
+    tu_ok(sarbp_session_ffbp_choose(s, scene, &rc, &g, -60, &a, &pa));
+    const double first = sarbp_now_s() - t;
+    t = sarbp_now_s();
+    tu_ok(sarbp_session_ffbp_choose(s, scene, &rc, &g, -60, &b, &pb));
+    const double again = sarbp_now_s() - t;
+    print_message("ffbp decision: %.2f ms, then %.3f ms from the session\n", first * 1e3,
+                  again * 1e3);
+    tu_ok(sarbp_ffbp_choose_phd(scene, &rc, &g, -60, &fresh, &pf));
+    assert_memory_equal(&a, &fresh, sizeof a);
+    assert_memory_equal(&b, &fresh, sizeof b);
+    assert_true(pa.error_db == pf.error_db && pb.error_db == pf.error_db);
+    /* another error target or grid is another key */
+    tu_ok(sarbp_session_ffbp_choose(s, scene, &rc, &g, -80, &b, &pb));
+    tu_ok(sarbp_ffbp_choose_phd(scene, &rc, &g, -80, &fresh, &pf));
+    assert_memory_equal(&b, &fresh, sizeof b);
+    /* the same phase history refilled in place: a far shorter track */
+    const size_t P = scene->npulses;
+    double *keep = malloc(3 * P * sizeof *keep);
+    assert_non_null(keep);
+    memcpy(keep, scene->pos, 3 * P * sizeof *keep);
+    const double *p0 = scene->pos, *p1 = scene->pos + 3 * (P - 1);
+    for (size_t i = 0; i < P; i++)
+        for (int k = 0; k < 3; k++) /* a tenth of the aperture, about its middle */
+            scene->pos[3 * i + k] = 0.5 * (keep[k] + keep[3 * (P - 1) + k]) +
+                                    0.1 * ((double)i / (double)(P - 1) - 0.5) * (p1[k] - p0[k]);
+    tu_ok(sarbp_session_ffbp_choose(s, scene, &rc, &g, -60, &b, &pb));
+    tu_ok(sarbp_ffbp_choose_phd(scene, &rc, &g, -60, &fresh, &pf));
+    /* the refill must change the decision, or this could not fail */
+    assert_true(pf.error_db != pa.error_db || memcmp(&fresh, &a, sizeof a));
+    assert_memory_equal(&b, &fresh, sizeof b);
+    assert_true(pb.error_db == pf.error_db);
+    memcpy(scene->pos, keep, 3 * P * sizeof *keep);
+    free(keep);
+    sarbp_session_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_thread_after_free),
         cmocka_unit_test(test_two_sessions_share_nothing),
         cmocka_unit_test(test_budget_is_a_bound),
+        cmocka_unit_test(test_ffbp_decision_by_value),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

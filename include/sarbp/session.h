@@ -22,6 +22,10 @@
 #define SARBP_SESSION_H
 
 #include <stddef.h>
+
+#include "sarbp/ffbp.h"
+#include "sarbp/phd.h"
+#include "sarbp/rangecomp.h"
 #include "sarbp/status.h"
 
 #ifdef __cplusplus
@@ -55,6 +59,19 @@ typedef struct {
     size_t kept;          /* of used: kept for a next plan, freed when a plan needs room */
 } sarbp_session_memory;
 void sarbp_session_memory_of(sarbp_session *s, int device, sarbp_session_memory *m);
+
+/* sarbp_ffbp_choose_phd, remembered by s: the session keeps its last
+ * decision and gives it again while the inputs are equal in value (the
+ * pulses' geometry, the grid, the interpolation, the error target; never
+ * keyed on an address, so a phase history refilled in place with other
+ * positions is chosen for again). The search costs about 40 ms for 2048
+ * pulses and a 4096^2 grid: a caller forming image after image of one
+ * geometry pays it once, and a form that chose for its command line does
+ * not choose again for its plans. Thread safe. s NULL: nothing kept. */
+sarbp_status sarbp_session_ffbp_choose(sarbp_session *s, const sarbp_phd *meta,
+                                       const sarbp_rc_params *rc, const sarbp_grid *g,
+                                       double max_error_db, sarbp_ffbp_params *out,
+                                       sarbp_ffbp_prediction *pred);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "backproject/ffbp_engine.h"
+#include "backproject/ffbp_memo.h"
 
 /* error per read: aliasing constant and floor (power) */
 #define ERR_THETA_GAIN 1.5
@@ -182,34 +183,99 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
     return SARBP_OK;
 }
 
-sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
-                                   const sarbp_grid *g, double max_error_db,
-                                   sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred)
+/* The pulses' geometry as sarbp_ffbp_choose reads it, in *buf (7 doubles a
+ * pulse; the caller frees it). */
+static sarbp_status phd_geometry(const sarbp_phd *meta, const sarbp_rc_params *rc,
+                                 sarbp_profiles *geo, double **buf)
 {
-    if (!meta || !rc || !g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    *buf = NULL;
+    if (!meta || !rc || !geo) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
     if (rc->interp == SARBP_INTERP_QUADRATIC)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
                            "ffbp reads its range profiles with the linear or cubic B-spline, not "
                            "the quadratic (sarbp_rc_params_default_for(rc, prec, 1) picks the cubic)");
-    if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
     const size_t P = meta->npulses, nbins = sarbp_rc_nbins(meta, rc->upsample);
     if (P > SIZE_MAX / (7 * sizeof(double)))
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
-    double *buf = malloc((P ? P : 1) * 7 * sizeof(double));
-    if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the geometry of %zu pulses", P);
-    sarbp_profiles geo = {0};
-    geo.npulses = geo.capacity = P;
-    geo.nbins = nbins;
-    geo.precision = SARBP_FP32;
-    geo.interp = rc->interp;
-    geo.pos = buf;
-    geo.r0 = buf + 3 * P;
-    geo.rstart = buf + 4 * P;
-    geo.dr = buf + 5 * P;
-    geo.fref = buf + 6 * P;
-    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, rc->upsample, i, &geo, i);
+    double *b = malloc((P ? P : 1) * 7 * sizeof(double));
+    if (!b) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the geometry of %zu pulses", P);
+    *geo = (sarbp_profiles){0};
+    geo->npulses = geo->capacity = P;
+    geo->nbins = nbins;
+    geo->precision = SARBP_FP32;
+    geo->interp = rc->interp;
+    geo->pos = b;
+    geo->r0 = b + 3 * P;
+    geo->rstart = b + 4 * P;
+    geo->dr = b + 5 * P;
+    geo->fref = b + 6 * P;
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, rc->upsample, i, geo, i);
+    *buf = b;
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
+                                   const sarbp_grid *g, double max_error_db,
+                                   sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred)
+{
+    if (!g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
+    sarbp_profiles geo;
+    double *buf;
+    SARBP_TRY(phd_geometry(meta, rc, &geo, &buf));
     sarbp_status st = sarbp_ffbp_choose(&geo, g, max_error_db, out, NULL);
     if (!st && pred) st = sarbp_ffbp_predict(&geo, g, out, pred);
     free(buf);
     return st;
+}
+
+/* The memo's key is every input of the choice by value: the pulses'
+ * geometry (7 doubles a pulse), the grid, the interpolation and the error
+ * target; an equal key gives the same decision, so nothing stale can come
+ * back to a caller that refills one phase history in place. */
+static int same_grid(const sarbp_grid *a, const sarbp_grid *b)
+{
+    return a->nx == b->nx && a->ny == b->ny && a->dx == b->dx && a->dy == b->dy &&
+           a->xc == b->xc && a->yc == b->yc && a->zc == b->zc && a->row0 == b->row0 &&
+           a->ny_full == b->ny_full;
+}
+
+sarbp_status sarbp_ffbp_memo_choose(sarbp_ffbp_memo *m, const sarbp_phd *meta,
+                                    const sarbp_rc_params *rc, const sarbp_grid *g,
+                                    double max_error_db, sarbp_ffbp_params *out,
+                                    sarbp_ffbp_prediction *pred)
+{
+    if (!m) return sarbp_ffbp_choose_phd(meta, rc, g, max_error_db, out, pred);
+    if (!g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
+    sarbp_profiles geo;
+    double *buf;
+    SARBP_TRY(phd_geometry(meta, rc, &geo, &buf));
+    const size_t n = geo.npulses * 7;
+    if (m->geo && m->npulses == geo.npulses && m->nbins == geo.nbins && m->interp == geo.interp &&
+        m->max_error_db == max_error_db && same_grid(&m->grid, g) &&
+        !memcmp(m->geo, buf, n * sizeof *buf)) {
+        free(buf);
+        *out = m->prm;
+        if (pred) *pred = m->pred;
+        return SARBP_OK;
+    }
+    sarbp_ffbp_prediction p;
+    sarbp_status st = sarbp_ffbp_choose(&geo, g, max_error_db, out, NULL);
+    if (!st) st = sarbp_ffbp_predict(&geo, g, out, &p);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    if (pred) *pred = p;
+    sarbp_ffbp_memo_release(m);
+    *m = (sarbp_ffbp_memo){buf, geo.npulses, geo.nbins, geo.interp, max_error_db, *g, *out, p};
+    return SARBP_OK;
+}
+
+void sarbp_ffbp_memo_release(sarbp_ffbp_memo *m)
+{
+    if (!m) return;
+    free(m->geo);
+    *m = (sarbp_ffbp_memo){0};
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "backproject/ffbp_memo.h"
 #include "sarbp/backproject.h" /* SARBP_MAX_DEVICES */
 
 struct sarbp_session_s {
@@ -16,6 +17,8 @@ struct sarbp_session_s {
     size_t host_used, host_peak;
     struct sarbp_cuda_device *dev[SARBP_MAX_DEVICES];
     pthread_mutex_t open_mu[SARBP_MAX_DEVICES]; /* one device opened once, others side by side */
+    pthread_mutex_t ffbp_mu;      /* the last FFBP decision: a form's threads may ask at once */
+    sarbp_ffbp_memo ffbp;
 };
 
 void sarbp_session_options_default(sarbp_session_options *o)
@@ -32,6 +35,7 @@ sarbp_status sarbp_session_create(const sarbp_session_options *o, sarbp_session 
     else sarbp_session_options_default(&s->o);
     if (s->o.threads < 0) s->o.threads = 0;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->ffbp_mu, NULL);
     for (int k = 0; k < SARBP_MAX_DEVICES; k++) pthread_mutex_init(&s->open_mu[k], NULL);
     *out = s;
     return SARBP_OK;
@@ -45,6 +49,8 @@ void sarbp_session_free(sarbp_session *s)
         pthread_mutex_destroy(&s->open_mu[k]);
     }
     pthread_mutex_destroy(&s->mu);
+    sarbp_ffbp_memo_release(&s->ffbp);
+    pthread_mutex_destroy(&s->ffbp_mu);
     free(s);
 }
 
@@ -120,4 +126,16 @@ void sarbp_session_memory_of(sarbp_session *s, int device, sarbp_session_memory 
     pthread_mutex_lock(&s->open_mu[device]);
     if (s->dev[device]) sarbp_cuda_device_memory(s->dev[device], m);
     pthread_mutex_unlock(&s->open_mu[device]);
+}
+
+sarbp_status sarbp_session_ffbp_choose(sarbp_session *s, const sarbp_phd *meta,
+                                       const sarbp_rc_params *rc, const sarbp_grid *g,
+                                       double max_error_db, sarbp_ffbp_params *out,
+                                       sarbp_ffbp_prediction *pred)
+{
+    if (!s) return sarbp_ffbp_choose_phd(meta, rc, g, max_error_db, out, pred);
+    pthread_mutex_lock(&s->ffbp_mu);
+    const sarbp_status st = sarbp_ffbp_memo_choose(&s->ffbp, meta, rc, g, max_error_db, out, pred);
+    pthread_mutex_unlock(&s->ffbp_mu);
+    return st;
 }

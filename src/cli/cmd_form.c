@@ -488,6 +488,19 @@ int cmd_form(int argc, char **argv)
         if (out_peer) cli_mpi_peer_failed = 1;
         return out_peer ? CLI_FAIL : cli_fail_status(cmd, st);
     }
+    /* one session for the command: --gpu-mem is its device budget, a bound
+     * no plan passes; it keeps the FFBP decision made here for the form;
+     * freed (its threads joined) once the image is formed */
+    sarbp_session_options so;
+    sarbp_session_options_default(&so);
+    so.device_budget = bo.gpu_mem;
+    bo.gpu_mem = 0;
+    sarbp_session *sess = NULL;
+    st = sarbp_session_create(&so, &sess);
+    if (st) {
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
     /* the algorithm: ffbp when asked, or under auto where the model
      * predicts it faster than direct backprojection at this accuracy */
     bo.max_error_db = max_error_db;
@@ -502,8 +515,9 @@ int cmd_form(int argc, char **argv)
             rc_ffbp.interp = sarbp_interp_default(bo.precision, 1);
             if (!have_upsample) rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
         }
-        st = sarbp_ffbp_choose_phd(meta, &rc_ffbp, &g, max_error_db, &fp, &pd);
+        st = sarbp_session_ffbp_choose(sess, meta, &rc_ffbp, &g, max_error_db, &fp, &pd);
         if (st && want_ffbp) {
+            sarbp_session_free(sess);
             sarbp_reader_free(rd);
             return cli_fail_status(cmd, st);
         }
@@ -511,6 +525,7 @@ int cmd_form(int argc, char **argv)
          * for, direct backprojection under auto */
         const int reached = !st && pd.error_db <= max_error_db;
         if (!st && want_ffbp && !reached) {
+            sarbp_session_free(sess);
             sarbp_reader_free(rd);
             return cli_fail(cmd, "--max-error-db %g cannot be met: the most accurate ffbp "
                             "factorization searched predicts %.1f dB (hint: --algorithm bp)",
@@ -543,15 +558,7 @@ int cmd_form(int argc, char **argv)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
-    /* one session for the command: --gpu-mem is its device budget, a bound
-     * no plan passes; freed (its threads joined) once the image is formed */
-    sarbp_session_options so;
-    sarbp_session_options_default(&so);
-    so.device_budget = bo.gpu_mem;
-    bo.gpu_mem = 0;
-    sarbp_session *sess = NULL;
-    st = sarbp_session_create(&so, &sess);
-    if (!st) st = sarbp_form_mpi(sess, rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
+    st = sarbp_form_mpi(sess, rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
     sarbp_session_free(sess);
     cli_progress_end(prog);
     if (st && peer_failed) cli_mpi_peer_failed = 1;
