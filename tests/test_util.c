@@ -430,6 +430,20 @@ size_t tu_banding_budget(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
     }
     t.gpu_mem = hi + (p->npulses * 64 + g->ny / 4 * g->nx) * sizeof(sarbp_c32);
     tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &t, &lay));
+    if (lay.part[0].bands < 2) {
+        /* a need that barely falls with the rows (FFBP: a band's polar grids
+         * keep the image's range extent): halfway from the least accepted
+         * budget to the least that takes the image in one piece */
+        size_t lo1 = hi, one = t.gpu_mem; /* lo1 gives bands, one gives one piece */
+        while (one - lo1 > ((size_t)16 << 10)) {
+            t.gpu_mem = lo1 + (one - lo1) / 2;
+            tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &t, &lay));
+            if (lay.part[0].bands < 2) one = t.gpu_mem;
+            else lo1 = t.gpu_mem;
+        }
+        t.gpu_mem = hi + (lo1 - hi) / 2;
+        tu_ok(sarbp_form_plan_layout(NULL, p, g, &sarbp_backend_cuda, &rc, &t, &lay));
+    }
     *passes = lay.part[0].bands;
     return t.gpu_mem;
 }
