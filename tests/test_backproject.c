@@ -37,7 +37,7 @@ static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, sarbp_precisio
     o.precision = prec;
     o.threads = threads;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
     return img;
 }
 
@@ -94,7 +94,7 @@ static sarbp_image *form_interp(const sarbp_phd *p, const sarbp_grid *g, sarbp_p
     sarbp_bp_options_default(&o);
     o.precision = prec;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
     return img;
 }
 
@@ -180,7 +180,7 @@ static void test_coherent_gain(void **state)
         sarbp_bp_options_default(&o);
         o.precision = SARBP_FP64;
         sarbp_image *img;
-        tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+        tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
         const char *a = sarbp_image_get_attr(img, "coherent_gain");
         assert_non_null(a);
         double gain = strtod(a, NULL);
@@ -357,17 +357,17 @@ static void test_bad_grid(void **state)
     sarbp_bp_options_default(&o);
     sarbp_image *img = NULL;
     sarbp_grid g = {0, 10, 0.2, 0.2, 0, 0, 0, 0, 0};
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_INVALID);
     g = (sarbp_grid){10, 10, -1, 0.2, 0, 0, 0, 0, 0};
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_INVALID);
     g = (sarbp_grid){10, 10, 0.2, 0.2, NAN, 0, 0, 0, 0};
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_INVALID);
     o.precision = SARBP_FP16;
     g = (sarbp_grid){10, 10, 0.2, 0.2, 0, 0, 0, 0, 0};
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_UNSUPPORTED);
     assert_null(img);
     sarbp_phd_free(p);

@@ -45,7 +45,7 @@ static sarbp_image *form_with(const sarbp_phd *p, const sarbp_grid *g, sarbp_pre
     sarbp_bp_options_default(&o);
     o.precision = prec;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
     return img;
 }
 
@@ -224,7 +224,7 @@ static void check_termwise(const char *label, const sarbp_phd *p, const sarbp_rc
     sarbp_bp_options_default(&o);
     o.precision = SARBP_EXACT;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, prm, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cpu, prm, &o, NULL, &img, NULL));
     const double ser = tu_ser_c32_c64(img->data, tt, n);
     print_message("%s: form --precision exact (FP32 image) vs term by term: SER %.1f dB (bar %.0f)\n",
                   label, ser, bar_form_db);

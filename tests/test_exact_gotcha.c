@@ -34,7 +34,7 @@ static sarbp_image *form_up(const sarbp_phd *p, const sarbp_grid *g, sarbp_preci
     sarbp_bp_options_default(&o);
     o.precision = prec;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
     return img;
 }
 

@@ -580,7 +580,7 @@ static void test_plan(void **state)
     o.pulse_block = 37;
     sarbp_image *im = NULL;
     sarbp_form_stats stats;
-    tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &im, &stats));
+    tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &im, &stats));
     sarbp_profiles *p32 = profiles32_of(p);
     sarbp_ffbp_params fp;
     sarbp_ffbp_prediction pd;
@@ -595,7 +595,7 @@ static void test_plan(void **state)
     o.band_rows = 32;
     o.host_mem = (size_t)1 << 30;
     sarbp_image *ib = NULL;
-    tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &ib, &stats));
+    tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &ib, &stats));
     const double ser = tu_ser_c32(ib->data, f, n);
     printf("plan in %zu bands of %zu rows (profiles %s): SER against the whole %.1f dB\n",
            stats.layout.part[0].bands, stats.layout.part[0].band_rows,
@@ -606,7 +606,7 @@ static void test_plan(void **state)
     sarbp_cpu_options co;
     sarbp_cpu_options_default(&co);
     co.algorithm = SARBP_ALGO_FFBP;
-    const sarbp_bp_desc d = {p, &g, &rc, {0, g.ny}, 0, NULL};
+    const sarbp_bp_desc d = {p, &g, &rc, {0, g.ny}, 0, NULL, NULL, NULL, NULL};
     tu_ok(sarbp_cpu_plan_create(&d, &co, &plan, NULL));
     assert_int_equal(sarbp_bp_plan_execute(plan, 8, 8, p->data + 8 * p->nsamples, NULL),
                      SARBP_ERR_UNSUPPORTED);
@@ -638,11 +638,11 @@ static void test_gotcha(void **state)
     sarbp_bp_options_default(&o);
     sarbp_image *bp = NULL, *fb = NULL;
     double t0 = secs();
-    tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &bp, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &bp, NULL));
     const double tb = secs() - t0;
     o.algorithm = SARBP_ALGO_FFBP;
     t0 = secs();
-    tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &fb, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &fb, NULL));
     const double tf = secs() - t0;
     sarbp_ffbp_params fp;
     sarbp_ffbp_prediction pd;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sarbp/ffbp.h"
+#include "sarbp/simulate.h"
 
 
 
@@ -106,12 +107,90 @@ static void test_shapes(void **state)
     sarbp_phd_free(p);
 }
 
+/* The device memory of the cuda FFBP's bands (sarbp_ffbp_cuda_run_bytes,
+ * what the cuda back end's memory model measures), at the lead's failing
+ * case: 2048 pulses of 512 samples onto 2048^2 pixels of 5 cm. A band's
+ * polar grids cover its footprint, whose range extent stays the image's
+ * width: they shrink far less than its rows, so the old per-row share of
+ * the whole grid's polar samples undercounted bands (and a 96 MiB budget,
+ * which the layout cut into bands that could not be allocated, holds no
+ * band at all: the layout must refuse it). */
+static void test_cuda_band_memory(void **state)
+{
+    (void)state;
+    sarbp_sim_params sp;
+    sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
+    sp.npulses = 2048;
+    sarbp_phd *p = NULL;
+    tu_ok(sarbp_simulate(&sp, &p));
+    const sarbp_grid g = {2048, 2048, 0.05, 0.05, 0, 0, 0, 0, 0};
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_rc_params_default_for(&rc, SARBP_FP32, 1);
+    sarbp_ffbp_params fp;
+    sarbp_ffbp_prediction pd;
+    tu_ok(sarbp_ffbp_choose_phd(p, &rc, &g, 0, &fp, &pd));
+    sarbp_rc_plan *rp = NULL;
+    tu_ok(sarbp_rc_plan_create(p, &rc, SARBP_FP32, 1, &rp));
+    const size_t nbins = sarbp_rc_plan_nbins(rp), P = p->npulses;
+    sarbp_rc_plan_free(rp);
+    sarbp_profiles *geo = NULL; /* the geometry only, as the memory model plans it */
+    tu_ok(sarbp_profiles_alloc(P, 1, SARBP_FP32, &geo));
+    geo->npulses = P;
+    geo->interp = rc.interp;
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(p, nbins, 0, i, geo, i);
+    geo->nbins = nbins;
+    const double MiB = 1048576.0, row = (double)g.nx * sizeof(sarbp_c32);
+    /* the old model: the image rows and a linear share of two buffers of
+     * every stage's polar samples */
+    const double share_row = row + 2.0 * (double)pd.polar_samples * sizeof(sarbp_c32) / (double)g.ny;
+    size_t whole = 0, b256 = 0, one = 0;
+    tu_ok(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 0, g.ny, g.ny, &whole));
+    tu_ok(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 0, g.ny, 256, &b256));
+    tu_ok(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 0, g.ny, 1, &one));
+    printf("ffbp run on the device: one piece %.1f MiB (per-row model %.1f), bands of 256 rows "
+           "%.1f MiB (per-row model %.1f), of 1 row %.1f MiB (per-row model %.2f)\n",
+           whole / MiB, share_row * (double)g.ny / MiB, b256 / MiB, share_row * 256 / MiB, one / MiB,
+           share_row / MiB);
+    /* one piece holds the largest stage twice, not every stage: less */
+    assert_true((double)whole < share_row * (double)g.ny);
+    assert_true(whole > b256 && b256 > one);
+    /* bands: far more than their share */
+    assert_true((double)b256 > 1.5 * share_row * 256);
+    assert_true((double)one > 100 * share_row);
+    /* the lead's --gpu-mem 96M: the profiles and a one-row band's run
+     * alone pass it, before any block buffer */
+    assert_true(P * nbins * sizeof(sarbp_c32) + one > ((size_t)96 << 20));
+    /* bands of 16 rows (128 bands, bounded through 64 windows) against each
+     * band measured alone: never less */
+    size_t b16 = 0, most = 0;
+    tu_ok(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 0, g.ny, 16, &b16));
+    for (size_t r0 = 0; r0 < g.ny; r0 += 16) {
+        size_t b = 0;
+        tu_ok(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, r0, 16, 16, &b));
+        if (b > most) most = b;
+    }
+    printf("bands of 16 rows: %.2f MiB bounded, %.2f MiB the largest measured alone\n", b16 / MiB,
+           most / MiB);
+    assert_true(b16 >= most && (double)b16 < 1.25 * (double)most);
+    /* a share of the rows measured on its own: within the whole grid's */
+    size_t half = 0;
+    tu_ok(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 1024, 1024, 1024, &half));
+    assert_true(half <= whole);
+    size_t bad = 0;
+    assert_int_equal(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 2000, 100, 16, &bad), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_ffbp_cuda_run_bytes(geo, &g, &fp, 0, g.ny, 0, &bad), SARBP_ERR_INVALID);
+    sarbp_profiles_free(geo);
+    sarbp_phd_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_circular),
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_cuda_band_memory),
     };
     return tu_run_group("ffbp_fp32", tests, sizeof tests / sizeof tests[0], NULL, NULL);
 }

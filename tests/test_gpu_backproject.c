@@ -118,7 +118,7 @@ static double size_4096_with(sarbp_interp k, int up, const double *bars)
     o64.precision = SARBP_FP64;
     sarbp_image *ref;
     sarbp_form_stats st;
-    tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o64, NULL, &ref, &st));
+    tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o64, NULL, &ref, &st));
     print_message("%zu x %zu, %zu pulses, %s %dx: CPU FP64 reference in %.2f s (%d cores)\n", n, n,
                   npulses, sarbp_interp_name(k), up, st.total_s, sarbp_cpu_count());
     double ser[SARBP_CUDA_VARIANT_LIMIT] = {0};
@@ -127,7 +127,7 @@ static double size_4096_with(sarbp_interp k, int up, const double *bars)
         sarbp_bp_options_default(&o);
         o.variant = tu_variant(v)->name;
         sarbp_image *img;
-        tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL));
+        tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL));
         const int id = tu_variant(v)->id;
         ser[id] = tu_ser_c32(img->data, ref->data, n * n);
         tu_bar_min(ser[id], bars[id], FP32_HEADROOM_DB, "dB", "gpu fp32 %s %s %dx default tile %zux%zux%zu SER",
@@ -278,7 +278,7 @@ static void test_mixed_variants(void **state)
                 sarbp_rc_params_default_for(&rc, SARBP_MIXED, 0); /* mixed cubic bins */
                 o.precision = SARBP_MIXED;
                 sarbp_image *img = NULL;
-                assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL),
+                assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL),
                                  SARBP_ERR_UNSUPPORTED);
                 assert_null(img);
                 print_message("%s refuses mixed: %s\n", vt->name, sarbp_error_detail());
@@ -386,9 +386,9 @@ static void test_quadratic_amplitude_scale(void **state)
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
         sarbp_image *gpu, *ref;
-        tu_ok(sarbp_form_phd(q, &g, &sarbp_backend_cuda, &rc, &o, NULL, &gpu, NULL));
+        tu_ok(sarbp_form_phd(NULL, q, &g, &sarbp_backend_cuda, &rc, &o, NULL, &gpu, NULL));
         o.precision = SARBP_FP64;
-        tu_ok(sarbp_form_phd(q, &g, &sarbp_backend_cpu, &rc, &o, NULL, &ref, NULL));
+        tu_ok(sarbp_form_phd(NULL, q, &g, &sarbp_backend_cpu, &rc, &o, NULL, &ref, NULL));
         const double ser = tu_ser_c32(gpu->data, ref->data, g.nx * g.ny);
         if (k == 0) {
             base = ser;
@@ -426,13 +426,13 @@ static void test_bad_config(void **state)
     sarbp_bp_options_default(&o);
     o.variant = "v9";
     sarbp_image *img = NULL;
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL), SARBP_ERR_INVALID);
     o.variant = NULL;
     o.device = 999;
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL), SARBP_ERR_NODEVICE);
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL), SARBP_ERR_NODEVICE);
     o.device = 0;
     o.gpu_mem = 1024; /* absurdly small budget: a clear error, not a crash */
-    assert_int_equal(sarbp_form_phd(p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL), SARBP_ERR_NOMEM);
+    assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL), SARBP_ERR_NOMEM);
     assert_null(img);
     sarbp_phd_free(p);
 }

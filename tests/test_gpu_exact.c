@@ -41,7 +41,7 @@ static sarbp_image *form_with(const sarbp_phd *p, const sarbp_grid *g, const sar
     sarbp_bp_options_default(&o);
     o.precision = prec;
     sarbp_image *img = NULL;
-    tu_ok(sarbp_form_phd(p, g, be, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, g, be, &rc, &o, NULL, &img, NULL));
     return img;
 }
 

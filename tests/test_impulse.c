@@ -48,7 +48,7 @@ static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g, sarbp_precisio
     o.precision = prec;
     sarbp_image *img;
     sarbp_form_stats st;
-    tu_ok(sarbp_form_phd(p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, &st));
+    tu_ok(sarbp_form_phd(NULL, p, g, &sarbp_backend_cpu, &rc, &o, NULL, &img, &st));
     if (seconds) *seconds = st.total_s;
     return img;
 }

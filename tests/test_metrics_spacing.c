@@ -130,7 +130,7 @@ static sarbp_image *form(const sarbp_phd *p, double spacing, sarbp_precision pre
     sarbp_bp_options_default(&o);
     o.precision = prec;
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
+    tu_ok(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL));
     return img;
 }
 

@@ -4,7 +4,8 @@
  *    within a stated SER where bands split the FP32 path's tiles;
  *  - bands over resident range profiles give the image of bands that
  *    re-read and re-compress the input (streaming), bit for bit, and the
- *    layout says which path ran;
+ *    layout says which path ran; the resident bands read the input once
+ *    (the form's count of pulses read), the streamed ones once a band;
  *  - a plan executed in blocks of odd sizes (1, 7, 13, ...) gives the image of
  *    one block; kept profiles backprojected again in subsets give it too;
  *  - the threaded path of several devices, through a stand-in back end that
@@ -17,22 +18,15 @@
  *  - a NaN or Inf sample of an in-memory phase history, found block by
  *    block as form reads it, refused with its sample and pulse, also when
  *    several devices share the blocks read (none waits for ever); the copy
- *    that checks as it copies (a plan's staging) names the same float;
- *  - the prefault (fresh image memory touched on the process's threads):
- *    regions at odd addresses and sizes, several at once, each read zero
- *    after its join and written whole; a region never started joins;
- *    ranges claimed and written while the threads touch the rest keep what
- *    was written (no thread touches a claimed slice). */
+ *    that checks as it copies (a plan's staging) names the same float. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
-#include "../src/core/prefault.h" /* internal headers: tests link the library directly */
-#include "../src/core/sample_check.h"
+#include "../src/core/sample_check.h" /* internal headers: tests link the library directly */
 
 /* Bands that split the FP32 path's 16 x 16 tiles change each pixel's
  * tile-relative arithmetic, at the level of FP32 against FP64 (about
@@ -68,7 +62,7 @@ static sarbp_image *form_o(const sarbp_grid *g, const sarbp_bp_options *o, sarbp
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_image *img;
-    tu_ok(sarbp_form_phd(scene, g, &sarbp_backend_cpu, &rc, o, NULL, &img, st));
+    tu_ok(sarbp_form_phd(NULL, scene, g, &sarbp_backend_cpu, &rc, o, NULL, &img, st));
     return img;
 }
 
@@ -86,7 +80,7 @@ static size_t budget_for(const sarbp_grid *g, const sarbp_bp_options *o, size_t 
 {
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
-    const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, 0, NULL};
+    const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, 0, NULL, NULL, NULL, NULL};
     sarbp_bp_memory m;
     tu_ok(sarbp_backend_cpu.memory(&d, o, 0, &m));
     return m.fixed + rows * m.per_row + (keep ? scene->npulses * m.per_kept_pulse : 0);
@@ -164,10 +158,12 @@ static void test_resident_equals_streaming(void **state)
         sarbp_image *kept = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 1);
         assert_int_equal(st.layout.part[0].bands, 5);
+        assert_int_equal(st.pulses_read, scene->npulses); /* the input read once */
         o.stream = 1;
         sarbp_image *streamed = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 0);
         assert_int_equal(st.layout.part[0].bands, 5);
+        assert_int_equal(st.pulses_read, 5 * scene->npulses); /* once per band */
         assert_same(kept, streamed, prec ? "fp64 resident vs streaming" : "fp32 resident vs streaming");
         /* a budget with room for the bands but not the profiles streams */
         o.stream = 0;
@@ -193,7 +189,7 @@ static sarbp_c32 *plan_image(const sarbp_grid *g, sarbp_precision prec, const si
     sarbp_rc_params_default(&rc);
     sarbp_c32 *img = calloc(g->nx * g->ny, sizeof *img);
     assert_non_null(img);
-    const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, keep, prec == SARBP_FP32 ? img : NULL};
+    const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, keep, prec == SARBP_FP32 ? img : NULL, NULL, NULL, NULL};
     sarbp_cpu_options o;
     sarbp_cpu_options_default(&o);
     o.precision = prec;
@@ -251,7 +247,7 @@ static void test_plan_kept_subsets(void **state)
     sarbp_c32 *whole = calloc(n, sizeof *whole), *again = calloc(n, sizeof *again);
     assert_non_null(whole);
     assert_non_null(again);
-    const sarbp_bp_desc d = {scene, &g, &rc, {0, g.ny}, scene->npulses, NULL};
+    const sarbp_bp_desc d = {scene, &g, &rc, {0, g.ny}, scene->npulses, NULL, NULL, NULL, NULL};
     sarbp_cpu_options o;
     sarbp_cpu_options_default(&o);
     sarbp_bp_plan *plan;
@@ -292,24 +288,24 @@ static void test_layout_refusals(void **state)
     sarbp_bp_options_default(&o);
     o.host_mem = 1024; /* less than one block of profiles */
     sarbp_form_layout lay;
-    assert_int_equal(sarbp_form_plan_layout(scene, &g, &sarbp_backend_cpu, &rc, &o, &lay),
+    assert_int_equal(sarbp_form_plan_layout(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, &lay),
                      SARBP_ERR_NOMEM);
     sarbp_image *img = NULL;
-    assert_int_equal(sarbp_form_phd(scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+    assert_int_equal(sarbp_form_phd(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_NOMEM);
     assert_null(img);
     /* the exact image keeps nothing: it streams */
     sarbp_bp_options_default(&o);
     o.precision = SARBP_EXACT;
     o.band_rows = 16;
-    tu_ok(sarbp_form_plan_layout(scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
+    tu_ok(sarbp_form_plan_layout(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
     assert_int_equal(lay.part[0].kept, 0);
     /* the cpu back end ignores a device list: one part */
     sarbp_bp_options_default(&o);
     o.ndevices = 2;
     o.devices[0] = 0;
     o.devices[1] = 1;
-    tu_ok(sarbp_form_plan_layout(scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
+    tu_ok(sarbp_form_plan_layout(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
     assert_int_equal(lay.nparts, 1);
 }
 
@@ -340,8 +336,7 @@ static sarbp_status fake_create(const sarbp_bp_desc *d, const sarbp_bp_options *
     return sarbp_backend_cpu.create(d, o, 0, out, stats);
 }
 
-static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create,
-                                         NULL};
+static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create};
 
 static void test_devices_threads(void **state)
 {
@@ -359,7 +354,7 @@ static void test_devices_threads(void **state)
     o.devices[2] = 1;
     sarbp_form_stats st;
     sarbp_image *three;
-    tu_ok(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
+    tu_ok(sarbp_form_phd(NULL, scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
     assert_int_equal(st.layout.nparts, 3);
     size_t next = 0;
     for (int k = 0; k < 3; k++) {
@@ -377,14 +372,14 @@ static void test_devices_threads(void **state)
     sarbp_image_free(three);
     /* each part in bands of its own, profiles kept */
     o.band_rows = 20;
-    tu_ok(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
+    tu_ok(sarbp_form_phd(NULL, scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
     for (int k = 0; k < 3; k++) assert_true(st.layout.part[k].bands >= 3 && st.layout.part[k].kept);
     assert_same(three, one, "three threaded parts in bands vs one piece");
     sarbp_image_free(three);
     /* a failing device fails the form, saying which */
     o.devices[1] = 3;
     sarbp_image *bad = NULL;
-    assert_int_equal(sarbp_form_phd(scene, &g, &fake_multi, &rc, &o, NULL, &bad, NULL),
+    assert_int_equal(sarbp_form_phd(NULL, scene, &g, &fake_multi, &rc, &o, NULL, &bad, NULL),
                      SARBP_ERR_NODEVICE);
     assert_null(bad);
     assert_non_null(strstr(sarbp_error_detail(), "device 3: fake device 3 is broken"));
@@ -392,7 +387,7 @@ static void test_devices_threads(void **state)
     const sarbp_grid small = grid(40, 20);
     o.band_rows = 0;
     o.devices[1] = 0;
-    tu_ok(sarbp_form_phd(scene, &small, &fake_multi, &rc, &o, NULL, &three, &st));
+    tu_ok(sarbp_form_phd(NULL, scene, &small, &fake_multi, &rc, &o, NULL, &three, &st));
     assert_int_equal(st.layout.nparts, 2);
     sarbp_image_free(three);
     sarbp_image_free(one);
@@ -418,13 +413,13 @@ static void test_form_into(void **state)
             for (size_t i = 0; i < g.nx * g.ny; i++) into->data[i] = (sarbp_c32){1e30f, -7.0f};
             if (pass) o.host_mem = budget_for(&g, &o, 20, 0); /* bands of 20 rows */
             sarbp_form_stats st;
-            tu_ok(sarbp_form_phd_into(scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, into, &st));
+            tu_ok(sarbp_form_phd_into(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, into, &st));
             assert_true(pass == 0 || st.layout.part[0].bands > 1);
             assert_same(into, fresh, prec ? "form into, fp64" : "form into, fp32");
         }
         sarbp_image_free(fresh);
         const sarbp_grid other = grid(121, 90);
-        assert_int_equal(sarbp_form_phd_into(scene, &other, &sarbp_backend_cpu, &rc, &o, NULL, into, NULL),
+        assert_int_equal(sarbp_form_phd_into(NULL, scene, &other, &sarbp_backend_cpu, &rc, &o, NULL, into, NULL),
                          SARBP_ERR_INVALID);
         sarbp_image_free(into);
     }
@@ -454,7 +449,7 @@ static void test_form_refuses_nonfinite_samples(void **state)
             assert_int_equal(sarbp_phd_check_samples(scene, 0, scene->npulses, scene->data),
                              SARBP_ERR_INVALID);
             sarbp_image *img = (sarbp_image *)1;
-            assert_int_equal(sarbp_form_phd(scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
+            assert_int_equal(sarbp_form_phd(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                              SARBP_ERR_INVALID);
             assert_null(img);
             char want[80];
@@ -466,7 +461,7 @@ static void test_form_refuses_nonfinite_samples(void **state)
             om.ndevices = 3;
             om.devices[0] = 0, om.devices[1] = 1, om.devices[2] = 2;
             img = (sarbp_image *)1;
-            assert_int_equal(sarbp_form_phd(scene, &g, &fake_multi, &rc, &om, NULL, &img, NULL),
+            assert_int_equal(sarbp_form_phd(NULL, scene, &g, &fake_multi, &rc, &om, NULL, &img, NULL),
                              SARBP_ERR_INVALID);
             assert_null(img);
             assert_non_null(strstr(sarbp_error_detail(), want));
@@ -542,99 +537,6 @@ static void test_copy_checked(void **state)
     free(dst);
 }
 
-static void test_prefault_regions(void **state)
-{
-    (void)state;
-    /* sizes: below the threshold (nothing done), odd ones not on page or
-     * huge-page boundaries, and at odd offsets of their allocations */
-    const size_t sizes[] = {(size_t)1 << 20, ((size_t)17 << 20) + 12345, ((size_t)40 << 20) + 8,
-                            (size_t)33 << 20};
-    enum { N = sizeof sizes / sizeof sizes[0] };
-    unsigned char *mem[N];
-    struct sarbp_prefault pf[N];
-    for (int k = 0; k < N; k++) {
-        mem[k] = calloc(sizes[k] + 24, 1);
-        assert_non_null(mem[k]);
-        sarbp_prefault_start(&pf[k], mem[k] + 8 * k, sizes[k]); /* all at once */
-    }
-    for (int k = N - 1; k >= 0; k--) {
-        sarbp_prefault_join(&pf[k]);
-        unsigned char *m = mem[k] + 8 * k;
-        size_t nonzero = 0;
-        for (size_t i = 0; i < sizes[k]; i += 997) nonzero += m[i] != 0;
-        nonzero += m[sizes[k] - 1] != 0;
-        assert_int_equal(nonzero, 0);
-        memset(m, 0x5a, sizes[k]);
-        assert_int_equal(m[sizes[k] - 1], 0x5a);
-        free(mem[k]);
-    }
-    struct sarbp_prefault none = {0};
-    sarbp_prefault_join(&none); /* never started */
-    /* the same pool serves again */
-    unsigned char *m = calloc((size_t)20 << 20, 1);
-    assert_non_null(m);
-    sarbp_prefault_start(&pf[0], m, (size_t)20 << 20);
-    sarbp_prefault_join(&pf[0]);
-    sarbp_prefault_join(&pf[0]); /* twice is fine */
-    assert_int_equal(m[((size_t)20 << 20) - 1], 0);
-    free(m);
-}
-
-/* Writers claim and fill 1 MiB pieces of a fresh region, in the copier's
- * strided order, while the prefault threads touch it: every byte written
- * survives (a touch after a claim would leave a zero), and the rest reads
- * zero. */
-struct claim_job {
-    unsigned char *m; /* the region */
-    size_t w, lanes, n; /* this writer, how many, the region's bytes */
-};
-
-static void *claim_writer(void *arg)
-{
-    const struct claim_job *job = arg;
-    unsigned char *m = job->m;
-    const size_t w = job->w, L = job->lanes, n = job->n, piece = (size_t)1 << 20;
-    for (size_t j = w; j * piece < n; j += L) {
-        const size_t off = j * piece, len = n - off < piece ? n - off : piece;
-        if (j % 5 == 3) continue; /* left to the prefault */
-        sarbp_prefault_claim(m + off, len);
-        memset(m + off, (int)(1 + j % 250), len);
-    }
-    return NULL;
-}
-
-static void test_prefault_claims(void **state)
-{
-    (void)state;
-    const size_t n = ((size_t)96 << 20) + 4096 * 3 + 40, piece = (size_t)1 << 20;
-    for (int round = 0; round < 4; round++) {
-        unsigned char *mem = calloc(n + 24 * 4, 1); /* four rounds, each 24 bytes further in */
-        assert_non_null(mem);
-        unsigned char *m = mem + 24 * round;
-        struct sarbp_prefault pf;
-        sarbp_prefault_start(&pf, m, n);
-        enum { L = 4 };
-        pthread_t th[L];
-        struct claim_job job[L];
-        for (size_t w = 0; w < L; w++) {
-            job[w] = (struct claim_job){m, w, L, n};
-            assert_int_equal(pthread_create(&th[w], NULL, claim_writer, &job[w]), 0);
-        }
-        for (size_t w = 0; w < L; w++) pthread_join(th[w], NULL);
-        sarbp_prefault_join(&pf);
-        size_t bad = 0;
-        for (size_t j = 0; j * piece < n; j++) {
-            const size_t off = j * piece, len = n - off < piece ? n - off : piece;
-            const unsigned char want = j % 5 == 3 ? 0 : (unsigned char)(1 + j % 250);
-            for (size_t i = 0; i < len; i++) bad += m[off + i] != want; /* every byte */
-        }
-        assert_int_equal(bad, 0);
-        free(mem);
-    }
-    size_t none = 0;
-    sarbp_prefault_claim(&none, sizeof none); /* memory of no region */
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -642,8 +544,6 @@ int main(void)
         cmocka_unit_test(test_form_refuses_nonfinite_samples),
         cmocka_unit_test(test_large_block_check_names_first),
         cmocka_unit_test(test_copy_checked),
-        cmocka_unit_test(test_prefault_regions),
-        cmocka_unit_test(test_prefault_claims),
         cmocka_unit_test(test_banded_equals_one_piece),
         cmocka_unit_test(test_bands_that_split_tiles),
         cmocka_unit_test(test_resident_equals_streaming),

@@ -1,7 +1,8 @@
 /* test_rangecomp.c - range compression: tones land in the predicted bin with
  * the predicted value (the prefilter's gain, the band centre's phase); a
  * simulated chirp echo compresses to a peak at the right range with a 3 dB
- * width of 0.886 c / (2 B). */
+ * width of 0.886 c / (2 B); the windows' coherent gain without a plan is
+ * the plan's, bit for bit (FREQ and CHIRP, with and without windows). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,30 @@ static void test_bad_upsample(void **state)
     sarbp_phd_free(p);
 }
 
+static void test_coherent_gain_without_plan(void **state)
+{
+    (void)state;
+    sarbp_target t = {0, 0, 0, 1};
+    sarbp_phd *ph[2] = {tu_targets(&t, 1, 40), tu_chirp_stripmap(40)};
+    const sarbp_window_kind kinds[3] = {SARBP_WIN_NONE, SARBP_WIN_HAMMING, SARBP_WIN_TAYLOR};
+    for (int d = 0; d < 2; d++)
+        for (int r = 0; r < 3; r++)
+            for (int a = 0; a < 3; a++) {
+                sarbp_rc_params rc;
+                sarbp_rc_params_default(&rc);
+                rc.range_window.kind = kinds[r];
+                rc.az_window.kind = kinds[a];
+                sarbp_rc_plan *plan = NULL;
+                tu_ok(sarbp_rc_plan_create(ph[d], &rc, SARBP_FP32, 1, &plan));
+                double gain = -1;
+                tu_ok(sarbp_rc_coherent_gain(ph[d], &rc, &gain));
+                assert_memory_equal(&gain, &(double){sarbp_rc_plan_coherent_gain(plan)}, sizeof gain);
+                sarbp_rc_plan_free(plan);
+            }
+    sarbp_phd_free(ph[0]);
+    sarbp_phd_free(ph[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_tone_fp32),
         cmocka_unit_test(test_chirp_compression),
         cmocka_unit_test(test_bad_upsample),
+        cmocka_unit_test(test_coherent_gain_without_plan),
     };
     return tu_run_tests(tests);
 }

@@ -30,7 +30,7 @@ static void check_stages(sarbp_precision prec)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     memset(&stats, 0xff, sizeof stats); /* every field must be written */
-    tu_ok(sarbp_form_phd(phd, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, &stats));
+    tu_ok(sarbp_form_phd(NULL, phd, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, &stats));
     const sarbp_stage_times *t = &stats.stages;
     const double elem = prec == SARBP_FP64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32);
     const size_t nbins = sarbp_rc_nbins(phd, rc.upsample);

@@ -192,6 +192,17 @@ sarbp_phd *tu_chirp_stripmap(size_t npulses);
 sarbp_image *tu_form(const sarbp_phd *p, const sarbp_grid *g, const sarbp_backend *be,
                      sarbp_precision prec, const sarbp_bp_options *tune);
 
+/* p formed on g by be with o in session s (NULL: none), the range
+ * compression the defaults for o's precision and algorithm; stats into st
+ * (may be NULL). */
+sarbp_image *tu_form_in(sarbp_session *s, const sarbp_phd *p, const sarbp_grid *g,
+                        const sarbp_backend *be, const sarbp_bp_options *o, sarbp_form_stats *st);
+/* Fails unless a and b hold the same pixels bit for bit (their SER said). */
+void tu_assert_same(const sarbp_image *a, const sarbp_image *b, const char *what);
+/* The threads of this process (the entries of /proc/self/task; -1 when
+ * they cannot be read). */
+int tu_threads_alive(void);
+
 /* Index of img's largest-magnitude pixel (the first such), its magnitude in
  * *peak. */
 size_t tu_peak_index(const sarbp_image *img, double *peak);

@@ -12,8 +12,10 @@
 #define SARBP_BACKPROJECT_H
 
 #include <stddef.h>
+#include "sarbp/ffbp.h"
 #include "sarbp/grid.h"
 #include "sarbp/rangecomp.h"
+#include "sarbp/session.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,9 +42,11 @@ typedef struct {
     int tile_x, tile_y;        /* CUDA tile shape, 0 = default */
     int ppt;                   /* CUDA pixels per thread (1, 2, 4, 8), 0 = default */
     size_t pulse_block;        /* pulses per block, 0 = default */
-    size_t gpu_mem;            /* per-device memory budget in bytes, 0 = most of the free memory */
+    size_t gpu_mem;            /* this form's per-device memory budget in bytes, at most what
+                                  the session's budget leaves (sarbp/session.h), 0 = that */
     size_t host_mem;           /* CPU: bytes for the image band being formed plus kept range
-                                  profiles, 0 = no limit (bands only for tests) */
+                                  profiles, at most what the session's host budget leaves,
+                                  0 = that (no limit by default; bands only for tests) */
     size_t band_rows;          /* at most this many image rows per band (rounded down to the
                                   back end's tile rows), 0 = as many as the budget allows */
     int stream;                /* 1: never keep range profiles (re-read and re-compress the
@@ -84,7 +88,10 @@ void sarbp_bp_options_default(sarbp_bp_options *o);
  *
  *   create   for meta (metadata; samples not needed), g, the range
  *            compression rc and the first region (its rows are the most any
- *            later region may have); keep_pulses > 0 keeps the range profiles
+ *            later region may have), in session (its memory counted against
+ *            the session's budget, failing past it; what it keeps for a next
+ *            plan given back to the session at destroy; NULL: a session of
+ *            the plan's own, freed with it); keep_pulses > 0 keeps the range profiles
  *            of pulses [0, keep_pulses) that execute computes, so later calls
  *            can backproject them again without samples.
  *   execute  range-compresses pulses [p0, p0 + np) of meta (samples
@@ -93,10 +100,8 @@ void sarbp_bp_options_default(sarbp_bp_options *o);
  *            samples NULL: the kept profiles of those pulses instead.
  *   region   starts a new region (image zero; in place: the caller's rows
  *            as they are), e.g. the next band.
- *   flush    optional: queues whatever execute held back (a device back
- *            end's last blocks, FFBP's stages) without waiting, so the
- *            caller can prepare out while the device computes.
- *   finish   waits for the work and writes the region's image into out
+ *   finish   queues whatever execute held back (a device back end's last
+ *            blocks, FFBP's stages), waits for the work and writes the region's image into out
  *            ([nrows][nx], host memory, row 0 = grid row row0).
  *   destroy  frees everything; NULL is a no-op.
  *
@@ -116,6 +121,13 @@ typedef struct {
     sarbp_region region;
     size_t keep_pulses;        /* 0: no profiles kept */
     sarbp_c32 *image;          /* optional: the output image [ny][nx], see above */
+    sarbp_session *session;    /* whose resources and budget (NULL: the plan's own) */
+    const sarbp_ffbp_params *ffbp;          /* FFBP plans: the factorization, decided once by
+                                               the caller (form.c); NULL: the plan chooses it
+                                               for its max_error_db (sarbp_ffbp_choose_phd) */
+    const sarbp_ffbp_prediction *ffbp_pred; /* with ffbp: the model's prediction for it, for
+                                               reports (the memory model plans the bands'
+                                               polar grids itself) */
 } sarbp_bp_desc;
 
 typedef struct sarbp_bp_plan_s sarbp_bp_plan;
@@ -123,7 +135,6 @@ typedef struct sarbp_bp_plan_s sarbp_bp_plan;
 sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *plan, size_t p0, size_t np,
                                    const sarbp_c32 *samples, sarbp_stage_times *stats);
 sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *plan, sarbp_region r);
-sarbp_status sarbp_bp_plan_flush(sarbp_bp_plan *plan, sarbp_stage_times *stats);
 sarbp_status sarbp_bp_plan_finish(sarbp_bp_plan *plan, sarbp_c32 *out, sarbp_stage_times *stats);
 void sarbp_bp_plan_destroy(sarbp_bp_plan *plan);
 /* Pulses per internal block (execute splits larger calls into these). */
@@ -157,29 +168,29 @@ typedef struct {
                                   resident profiles, and finish runs the GPU FFBP of
                                   sarbp_ffbp_cuda on the region */
     double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
+    size_t band_rows;          /* the memory model's bands have at most this many rows
+                                  (sarbp_bp_options.band_rows), 0 = any */
 } sarbp_cuda_options;
 void sarbp_cuda_options_default(sarbp_cuda_options *o);
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats);
 /* Number of usable CUDA devices (0 without CUDA or without a device). */
 int sarbp_cuda_device_count(void);
-/* Frees what the CUDA back end keeps between plans so that the next plan
- * pays nothing for it (pinned host buffers, idle copy threads, streams,
- * events and cuFFT plans); call it
- * when no plan is alive, e.g. before exit. A no-op without CUDA. */
-void sarbp_cuda_release_cached(void);
 
 /* The memory a plan would take (bytes), for the partition layer: fixed +
- * rows x per_row + kept pulses x per_kept_pulse, against budget (the
- * device's free memory or the option; SIZE_MAX = no limit). Rows of a region
+ * rows x per_row + kept pulses x per_kept_pulse, against budget (what the
+ * session's budget leaves, or the option when it is less; SIZE_MAX = no
+ * limit). Rows of a region
  * should start at multiples of row_align (the back end's tile height) so
  * that a band forms exactly what one piece forms there. */
 typedef struct {
     size_t fixed, per_row, per_kept_pulse, budget, row_align;
+    size_t max_band_rows;      /* nonzero: no band of d's region may have more rows (a plan
+                                  whose need is not linear in its rows, the cuda FFBP's polar
+                                  grids: the largest band that fits budget, measured, and its
+                                  need in fixed + max_band_rows x per_row; 1 when none fits,
+                                  with one row's need); 0: fixed + rows x per_row holds */
     int in_place;              /* accumulates in the output image itself */
-    int claims;                /* writes the output only through copies that claim its fresh
-                                  pages from the prefault first (the CUDA plans' copier), so
-                                  form need not wait for them before finish */
     int checks;                /* checks the samples it is given for NaN and Inf as it stages
                                   them, failing execute with sarbp_phd_check_samples' message,
                                   so form need not check an in-memory phase history first */
@@ -187,15 +198,10 @@ typedef struct {
 
 sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                    size_t budget, sarbp_bp_memory *m);
-/* budget 0: 85% of the device's free memory; never more than is free. */
+/* budget 0: what the session's device budget leaves (without a session:
+ * 85% of the device's free memory); never more than is free. */
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m);
-/* Starts o->device and makes ready, in the process's caches, what a plan
- * for d will take: the host buffers it pins, a copier, and for direct
- * backprojection its kernel (loaded), its streams, events and cuFFT plans
- * and the device memory of an image band of d->region's rows (the rows the
- * device is expected to form) (sarbp_backend's prepare). */
-sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o);
 
 /* ---- the registry (backend_registry.c) ---- */
 typedef struct sarbp_backend_s {
@@ -209,10 +215,6 @@ typedef struct sarbp_backend_s {
     /* The back end's own options from o (device: which one), then its create. */
     sarbp_status (*create)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
                            sarbp_bp_plan **out, sarbp_stage_times *stats);
-    /* Optional (NULL: none): starts device `device` and makes ready what a
-     * plan for d will take from the process's caches (CUDA: pinned staging,
-     * copy threads), so that form can do it while the devices start. */
-    sarbp_status (*prepare)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device);
 } sarbp_backend;
 
 extern const sarbp_backend sarbp_backend_cpu;

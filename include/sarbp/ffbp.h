@@ -129,6 +129,24 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
                              const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
                              sarbp_ffbp_info *info, double *device_ms);
 
+/* The device bytes of a GPU FFBP run besides the profiles: two buffers of
+ * the largest stage's polar samples, the image and the tables (pulses,
+ * sub-images, rows), as sarbp_ffbp_cuda and the cuda back end's FFBP plan
+ * allocate them. For rows [row0, row0 + nrows) of g cut into bands of
+ * band_rows rows (the last may have fewer; band_rows >= nrows: one
+ * piece), each a run of its own whose buffers grow to the largest band:
+ * each of those the largest over the bands, summed. A band's polar grids cover its footprint: their
+ * range extent stays that of the image's width, so they shrink far less
+ * than its rows. Over 64 bands, each band is bounded by the window of
+ * 2 ceil(nrows / 64) rows on a multiple of ceil(nrows / 64) that holds
+ * it, with 1/16 more (a smaller footprint may turn its sub-apertures
+ * slightly), so that at most 64 factorizations are planned (each some
+ * 0.1 ms at 2048 pulses). Reads pr's geometry only (as sarbp_ffbp_predict;
+ * pr->nbins too); needs no device. SARBP_ERR_INVALID as sarbp_ffbp_cuda. */
+sarbp_status sarbp_ffbp_cuda_run_bytes(const sarbp_profiles *pr, const sarbp_grid *g,
+                                       const sarbp_ffbp_params *prm, size_t row0, size_t nrows,
+                                       size_t band_rows, size_t *bytes);
+
 /* Where sarbp_ffbp_cuda's device time went (CUDA events between the
  * launches), milliseconds. */
 typedef struct {

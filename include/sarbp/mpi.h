@@ -134,10 +134,10 @@ int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value);
  * rank and what differs ("rank 1 read different samples than rank 0"), the
  * others SARBP_ERR_INVALID with *peer_failed = 1: one message, from rank 0.
  * Identical inputs give the same image as without the check, bit for bit. */
-sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
-                            int *peer_failed);
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress,
+                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed);
 
 #ifdef __cplusplus
 }

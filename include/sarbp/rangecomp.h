@@ -141,6 +141,9 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
                                   sarbp_rc_plan **out);
 size_t sarbp_rc_plan_nbins(const sarbp_rc_plan *plan);
 double sarbp_rc_plan_coherent_gain(const sarbp_rc_plan *plan);
+/* The same gain from the windows alone, without a plan (no FFT planned):
+ * a unit target at the origin peaks at npulses * gain. */
+sarbp_status sarbp_rc_coherent_gain(const sarbp_phd *meta, const sarbp_rc_params *p, double *gain);
 
 /* Compresses pulses [p0, p0 + np) of meta, whose samples are
  * samples[np][nsamples], into out (capacity >= np, same precision, nbins). */

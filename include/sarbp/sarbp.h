@@ -13,6 +13,7 @@
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 #include "sarbp/cuda_variants.h"
+#include "sarbp/session.h"
 #include "sarbp/form.h"
 #include "sarbp/simulate.h"
 #include "sarbp/progress.h"

@@ -14,6 +14,7 @@
 
 #include "backproject/bp_plan.h"
 #include "backproject/ffbp_engine.h"
+#include "backproject/session_internal.h"
 #include "sarbp/progress.h"
 
 #define CPU_DEFAULT_BLOCK 128
@@ -56,7 +57,8 @@ sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_optio
     m->fixed = block * per_pulse;
     m->per_row = d->grid->nx * (fp64 || exact ? sizeof(sarbp_c64) : sizeof(sarbp_c32));
     m->per_kept_pulse = exact ? SIZE_MAX : per_pulse; /* the exact path keeps nothing */
-    m->budget = budget ? budget : SIZE_MAX;
+    const size_t room = sarbp_session_host_room(d->session); /* SIZE_MAX: no limit */
+    m->budget = budget && budget < room ? budget : room;
     m->row_align = CPU_ROW_ALIGN;
     m->in_place = !fp64 && !exact;
     if (o->algorithm == SARBP_ALGO_FFBP) {
@@ -195,13 +197,40 @@ static sarbp_status cpu_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_ti
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cpu_ops = {cpu_execute, cpu_region, cpu_finish, cpu_destroy, NULL};
+static const sarbp_bp_plan_ops cpu_ops = {cpu_execute, cpu_region, cpu_finish, cpu_destroy};
 
+static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                    sarbp_bp_plan **out, sarbp_stage_times *stats);
+
+/* The plan's memory, as its model counts it, is taken from the session's
+ * host budget first: a plan past it fails here, before it allocates. */
 sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                    sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
     *out = NULL;
-    if (o->algorithm == SARBP_ALGO_FFBP) return ffbp_cpu_plan_create(d, o, out, stats);
+    if (!d || !d->meta || !d->grid || !d->rc)
+        return sarbp_error(SARBP_ERR_INVALID, "a plan needs a phase history, a grid and range compression");
+    sarbp_bp_memory m;
+    SARBP_TRY(sarbp_cpu_plan_memory(d, o, 0, &m));
+    /* (the exact path keeps nothing: its create says so) */
+    const size_t keep = m.per_kept_pulse == SIZE_MAX ? 0 : d->keep_pulses;
+    const size_t need = sarbp_bp_memory_need(&m, d->region.nrows, keep);
+    SARBP_TRY(sarbp_session_host_take(d->session, need, "the cpu plan"));
+    const sarbp_status st = o->algorithm == SARBP_ALGO_FFBP ? ffbp_cpu_plan_create(d, o, out, stats)
+                                                          : cpu_plan_create(d, o, out, stats);
+    if (st) {
+        sarbp_session_host_give(d->session, need);
+        return st;
+    }
+    (*out)->session = d->session;
+    (*out)->host_taken = need;
+    return SARBP_OK;
+}
+
+static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                    sarbp_bp_plan **out, sarbp_stage_times *stats)
+{
+    *out = NULL;
     const double t0 = sarbp_now_s();
     if (o->precision == SARBP_FP16 || o->precision == SARBP_MIXED)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,

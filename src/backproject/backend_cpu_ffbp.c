@@ -102,7 +102,7 @@ static sarbp_status ffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_t
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops ffbp_ops = {ffbp_execute, ffbp_region, ffbp_finish, ffbp_destroy, NULL};
+static const sarbp_bp_plan_ops ffbp_ops = {ffbp_execute, ffbp_region, ffbp_finish, ffbp_destroy};
 
 sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                   sarbp_bp_plan **out, sarbp_stage_times *stats)
@@ -128,7 +128,8 @@ sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_option
     if (P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
     if (!st && P > SIZE_MAX / (7 * sizeof(double)))
         st = sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
-    if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
+    if (!st && d->ffbp) p->prm = *d->ffbp; /* decided by the caller (form.c) */
+    else if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
     if (!st) st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, p->base.block, &p->rc);
     const size_t nbins = st ? 0 : sarbp_rc_plan_nbins(p->rc);
     if (!st && p->base.keep_pulses) {

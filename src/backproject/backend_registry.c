@@ -63,6 +63,7 @@ static void cuda_options(const sarbp_bp_options *o, int device, sarbp_cuda_optio
     c->raw_fp16 = o->raw_fp16;
     c->algorithm = o->algorithm;
     c->max_error_db = o->max_error_db;
+    c->band_rows = o->band_rows;
 }
 
 static int cuda_available(const sarbp_bp_options *o)
@@ -93,16 +94,8 @@ static sarbp_status cuda_create(const sarbp_bp_desc *d, const sarbp_bp_options *
     return sarbp_cuda_plan_create(d, &c, out, stats);
 }
 
-static sarbp_status cuda_prepare(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device)
-{
-    sarbp_cuda_options c;
-    cuda_options(o, device, &c);
-    return sarbp_cuda_prepare(d, &c);
-}
-
-const sarbp_backend sarbp_backend_cpu = {"cpu", 0, cpu_available, cpu_memory, cpu_create, NULL};
-const sarbp_backend sarbp_backend_cuda = {"cuda", 1, cuda_available, cuda_memory, cuda_create,
-                                          cuda_prepare};
+const sarbp_backend sarbp_backend_cpu = {"cpu", 0, cpu_available, cpu_memory, cpu_create};
+const sarbp_backend sarbp_backend_cuda = {"cuda", 1, cuda_available, cuda_memory, cuda_create};
 
 static const sarbp_backend *const backends[] = {&sarbp_backend_cpu, &sarbp_backend_cuda};
 

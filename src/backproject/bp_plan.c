@@ -2,7 +2,10 @@
  * every back end, then a call through the plan's ops (bp_plan.h). */
 #include "backproject/bp_plan.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "backproject/session_internal.h"
 
 sarbp_status sarbp_bp_plan_init(sarbp_bp_plan *p, const sarbp_bp_plan_ops *ops,
                                 const sarbp_bp_desc *d)
@@ -35,6 +38,16 @@ void sarbp_bp_plan_release(sarbp_bp_plan *p)
 {
     free(p->kept);
     p->kept = NULL;
+    sarbp_session_host_give(p->session, p->host_taken);
+    p->host_taken = 0;
+}
+
+size_t sarbp_bp_memory_need(const sarbp_bp_memory *m, size_t rows, size_t keep)
+{
+    const size_t rowb = rows && m->per_row > SIZE_MAX / rows ? SIZE_MAX : rows * m->per_row;
+    const size_t keepb = keep && m->per_kept_pulse > SIZE_MAX / keep ? SIZE_MAX : keep * m->per_kept_pulse;
+    if (rowb > SIZE_MAX - m->fixed || keepb > SIZE_MAX - m->fixed - rowb) return SIZE_MAX;
+    return m->fixed + rowb + keepb;
 }
 
 sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *p, size_t p0, size_t np,
@@ -70,11 +83,6 @@ sarbp_status sarbp_bp_plan_finish(sarbp_bp_plan *p, sarbp_c32 *out, sarbp_stage_
 {
     if (!out) return sarbp_error(SARBP_ERR_INVALID, "finish needs somewhere to write the image");
     return p->ops->finish(p, out, stats);
-}
-
-sarbp_status sarbp_bp_plan_flush(sarbp_bp_plan *p, sarbp_stage_times *stats)
-{
-    return p->ops->flush ? p->ops->flush(p, stats) : SARBP_OK;
 }
 
 void sarbp_bp_plan_destroy(sarbp_bp_plan *p)

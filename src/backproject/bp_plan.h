@@ -13,8 +13,6 @@ typedef struct {
     sarbp_status (*region)(sarbp_bp_plan *p, sarbp_region r);
     sarbp_status (*finish)(sarbp_bp_plan *p, sarbp_c32 *out, sarbp_stage_times *stats);
     void (*destroy)(sarbp_bp_plan *p);
-    /* optional (NULL: finish does it all): queue what execute held back */
-    sarbp_status (*flush)(sarbp_bp_plan *p, sarbp_stage_times *stats);
 } sarbp_bp_plan_ops;
 
 struct sarbp_bp_plan_s {
@@ -27,13 +25,20 @@ struct sarbp_bp_plan_s {
     size_t block;          /* pulses per internal block */
     unsigned char *kept;   /* [keep_pulses]: nonzero once a pulse's profile is kept */
     sarbp_c32 *image;      /* the caller's whole image, or NULL (sarbp_bp_desc) */
+    sarbp_session *session; /* whose host budget host_taken came from (NULL: none) */
+    size_t host_taken;     /* bytes of it the plan holds, given back by release */
 };
 
 /* Fills the common part from d (kept[] allocated when keep_pulses > 0);
  * the back end's create calls it first. */
 sarbp_status sarbp_bp_plan_init(sarbp_bp_plan *p, const sarbp_bp_plan_ops *ops,
                                 const sarbp_bp_desc *d);
-/* Frees the common part (the back end's destroy calls it last). */
+/* Frees the common part and gives back what it took of the session's
+ * host budget (the back end's destroy calls it last). */
 void sarbp_bp_plan_release(sarbp_bp_plan *p);
+
+/* The bytes of m for a region of rows rows keeping keep pulses' profiles:
+ * fixed + rows x per_row + keep x per_kept_pulse, SIZE_MAX past it. */
+size_t sarbp_bp_memory_need(const sarbp_bp_memory *m, size_t rows, size_t keep);
 
 #endif

@@ -184,6 +184,66 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
     return SARBP_OK;
 }
 
+/* The largest of each of a run's device allocations (run_open in
+ * ffbp_cuda.c: bytes of one polar buffer, the image, the tables) over the
+ * runs planned so far. */
+struct run_max {
+    size_t buf, img, tables;
+};
+
+/* Plans the run on rows [row0, row0 + nrows) of g into m. */
+static sarbp_status run_measure(const sarbp_profiles *pr, const sarbp_grid *g, const sarbp_ffbp_params *prm,
+                                size_t row0, size_t nrows, struct run_max *m)
+{
+    sarbp_grid bg = *g;
+    if (row0 != 0 || nrows != g->ny) SARBP_TRY(sarbp_grid_band(g, row0, nrows, &bg));
+    sarbp_ffbp_gpu_plan p;
+    SARBP_TRY(sarbp_ffbp_gpu_plan_make(pr, &bg, prm, &p));
+    const size_t buf = (p.buf_samples ? p.buf_samples : 1) * sizeof(sarbp_c32),
+                 img = bg.nx * bg.ny * sizeof(sarbp_c32),
+                 tables = pr->npulses * sizeof(sarbp_dpulse) + (p.nsubs ? p.nsubs : 1) * sizeof(sarbp_ffbp_dsub) +
+                          (p.nrows ? p.nrows : 1) * sizeof(sarbp_ffbp_drow);
+    sarbp_ffbp_gpu_plan_release(&p);
+    if (buf > m->buf) m->buf = buf;
+    if (img > m->img) m->img = img;
+    if (tables > m->tables) m->tables = tables;
+    return SARBP_OK;
+}
+
+#define RUN_BYTES_PLANS 64
+
+sarbp_status sarbp_ffbp_cuda_run_bytes(const sarbp_profiles *pr, const sarbp_grid *g,
+                                       const sarbp_ffbp_params *prm, size_t row0, size_t nrows,
+                                       size_t band_rows, size_t *bytes)
+{
+    *bytes = 0;
+    SARBP_TRY(sarbp_grid_validate(g));
+    if (nrows == 0 || row0 > g->ny || nrows > g->ny - row0 || band_rows == 0)
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu + %zu in bands of %zu of a grid of %zu rows",
+                           row0, nrows, band_rows, g->ny);
+    if (band_rows > nrows) band_rows = nrows;
+    struct run_max m = {0, 0, 0};
+    const size_t nb = (nrows + band_rows - 1) / band_rows;
+    if (nb <= RUN_BYTES_PLANS) {
+        for (size_t b = 0; b < nb; b++) {
+            const size_t r0 = b * band_rows, n = nrows - r0 < band_rows ? nrows - r0 : band_rows;
+            SARBP_TRY(run_measure(pr, g, prm, row0 + r0, n, &m));
+        }
+    } else {
+        /* every band (of at most w rows) lies in one window [k w, k w + 2 w) */
+        const size_t w = (nrows + RUN_BYTES_PLANS - 1) / RUN_BYTES_PLANS;
+        for (size_t r0 = 0; r0 < nrows; r0 += w) {
+            const size_t n = nrows - r0 < 2 * w ? nrows - r0 : 2 * w;
+            SARBP_TRY(run_measure(pr, g, prm, row0 + r0, n, &m));
+        }
+        m.buf += m.buf / 16;
+        m.tables += m.tables / 16;
+        m.img = band_rows * g->nx * sizeof(sarbp_c32);
+    }
+    *bytes = 2 * m.buf + m.img + m.tables;
+    return SARBP_OK;
+}
+
 const sarbp_c32 *sarbp_ffbp_profiles32(const sarbp_profiles *pr, sarbp_c32 **tmp)
 {
     *tmp = NULL;

@@ -31,16 +31,14 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
                                       const sarbp_ffbp_params *prm, sarbp_ffbp_gpu_plan *p);
 void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
 
-/* SARBP_ERR_NODEVICE unless device is a usable CUDA ordinal (backend_cuda.c;
- * shared by the cuda back end's plans and sarbp_ffbp_cuda). */
-sarbp_status sarbp_cuda_check_device(int device);
-
 /* The cuda back end's FFBP plan (o->algorithm SARBP_ALGO_FFBP, FP32;
  * ffbp_cuda.c): execute range-compresses blocks on the device (cuFFT,
- * cuda_rc.h) into the whole aperture's resident FP32 profiles, finish runs
+ * cuda_rc.h) into the whole aperture's resident FP32 profiles (samples
+ * NULL: those an earlier region compressed, kept), finish runs
  * the GPU FFBP on the region and copies its rows straight into out. The
- * factorization is chosen at create for o->max_error_db
- * (sarbp_ffbp_choose_phd). */
+ * factorization is d->ffbp, or (none given) chosen at create for
+ * o->max_error_db (sarbp_ffbp_choose_phd). dev: the session's context of
+ * the device, whose cuFFT estimates are remembered (NULL: none). */
 /* Pulses per block of the cuda FFBP plan unless o->pulse_block says (at
  * most the aperture's). */
 #define SARBP_CUDA_FFBP_BLOCK 256
@@ -50,10 +48,12 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
 
 /* The device bytes that plan's range compression takes besides the
  * profiles (blocks of `block` pulses, nbins bins, CHIRP's matched filter
- * length nmf or 0): a block's samples, FFT scratch and spectra, cuFFT's
- * work areas, the pulse table and the weight tables. */
-sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size_t nbins, size_t nmf,
-                                      size_t *bytes);
+ * length nmf or 0): two staging sets (a block's samples and pulse table
+ * each), FFT scratch and spectra, cuFFT's work areas and the weight
+ * tables. */
+struct sarbp_cuda_device;
+sarbp_status sarbp_cuda_ffbp_rc_memory(struct sarbp_cuda_device *dev, const sarbp_phd *meta, size_t block,
+                                      size_t nbins, size_t nmf, size_t *bytes);
 
 /* The plan's figures as the prototype reports them. */
 void sarbp_ffbp_gpu_plan_info(const sarbp_ffbp_gpu_plan *p, sarbp_ffbp_info *info);

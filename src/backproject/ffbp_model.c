@@ -30,12 +30,12 @@
  * (prefilter); direct backprojection per pixel and pulse. The weights are
  * seconds measured on the CPU (2-core AMD EPYC, AVX2, 2026-11-26), as ratios. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backproject/ffbp_engine.h"
+#include "backproject/ffbp_memo.h"
 
 /* error per read: aliasing constant and floor (power) */
 #define ERR_THETA_GAIN 1.5
@@ -183,107 +183,99 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
     return SARBP_OK;
 }
 
-/* The last choice sarbp_ffbp_choose_phd made, and what it was made for:
- * one form asks the same question several times (the command line, the
- * memory model of every layout part, the plan), and the search takes tens
- * of milliseconds. The key holds the phase history's address and the
- * values its geometry starts and ends with, the range compression, the grid
- * and the request. */
-struct choose_key {
-    const sarbp_phd *meta;
-    size_t npulses, nsamples;
-    double geo[8];
-    int upsample, interp;
-    sarbp_grid g;
-    double max_error_db;
-};
-
-static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct choose_key choose_last;
-static int choose_have;
-static sarbp_ffbp_params choose_params;
-static sarbp_ffbp_prediction choose_pred;
-
-static void choose_key_of(const sarbp_phd *meta, const sarbp_rc_params *rc, const sarbp_grid *g,
-                          double max_error_db, struct choose_key *k)
+/* The pulses' geometry as sarbp_ffbp_choose reads it, in *buf (7 doubles a
+ * pulse; the caller frees it). */
+static sarbp_status phd_geometry(const sarbp_phd *meta, const sarbp_rc_params *rc,
+                                 sarbp_profiles *geo, double **buf)
 {
-    memset(k, 0, sizeof *k); /* padding too: keys are compared with memcmp */
-    k->meta = meta;
-    k->npulses = meta->npulses;
-    k->nsamples = meta->nsamples;
-    if (meta->npulses && meta->pos) {
-        const size_t e = meta->npulses - 1;
-        memcpy(k->geo, meta->pos, 3 * sizeof(double));
-        memcpy(k->geo + 3, meta->pos + 3 * e, 3 * sizeof(double));
-        k->geo[6] = meta->f0 ? meta->f0[0] : meta->fc;
-        k->geo[7] = meta->df ? meta->df[e] : meta->fs;
-    }
-    k->upsample = rc->upsample;
-    k->interp = (int)rc->interp;
-    k->g = *g;
-    k->max_error_db = max_error_db;
+    *buf = NULL;
+    if (!meta || !rc || !geo) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (rc->interp == SARBP_INTERP_QUADRATIC)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "ffbp reads its range profiles with the linear or cubic B-spline, not "
+                           "the quadratic (sarbp_rc_params_default_for(rc, prec, 1) picks the cubic)");
+    const size_t P = meta->npulses, nbins = sarbp_rc_nbins(meta, rc->upsample);
+    if (P > SIZE_MAX / (7 * sizeof(double)))
+        return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
+    double *b = malloc((P ? P : 1) * 7 * sizeof(double));
+    if (!b) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the geometry of %zu pulses", P);
+    *geo = (sarbp_profiles){0};
+    geo->npulses = geo->capacity = P;
+    geo->nbins = nbins;
+    geo->precision = SARBP_FP32;
+    geo->interp = rc->interp;
+    geo->pos = b;
+    geo->r0 = b + 3 * P;
+    geo->rstart = b + 4 * P;
+    geo->dr = b + 5 * P;
+    geo->fref = b + 6 * P;
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, rc->upsample, i, geo, i);
+    *buf = b;
+    return SARBP_OK;
 }
-
-static sarbp_status choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc, const sarbp_grid *g,
-                               double max_error_db, sarbp_ffbp_params *out,
-                               sarbp_ffbp_prediction *pred);
 
 sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc,
                                    const sarbp_grid *g, double max_error_db,
                                    sarbp_ffbp_params *out, sarbp_ffbp_prediction *pred)
 {
-    if (!meta || !rc || !g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
-    if (rc->interp == SARBP_INTERP_QUADRATIC)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED,
-                           "ffbp reads its range profiles with the linear or cubic B-spline, not "
-                           "the quadratic (sarbp_rc_params_default_for(rc, prec, 1) picks the cubic)");
+    if (!g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
     if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
-    struct choose_key k;
-    choose_key_of(meta, rc, g, max_error_db, &k);
-    pthread_mutex_lock(&choose_lock);
-    const int hit = choose_have && !memcmp(&k, &choose_last, sizeof k);
-    if (hit) {
-        *out = choose_params;
-        if (pred) *pred = choose_pred;
-    }
-    pthread_mutex_unlock(&choose_lock);
-    if (hit) return SARBP_OK;
-    sarbp_ffbp_params p;
-    sarbp_ffbp_prediction pd;
-    SARBP_TRY(choose_phd(meta, rc, g, max_error_db, &p, &pd));
-    pthread_mutex_lock(&choose_lock);
-    choose_last = k;
-    choose_params = p;
-    choose_pred = pd;
-    choose_have = 1;
-    pthread_mutex_unlock(&choose_lock);
-    *out = p;
-    if (pred) *pred = pd;
-    return SARBP_OK;
-}
-
-static sarbp_status choose_phd(const sarbp_phd *meta, const sarbp_rc_params *rc, const sarbp_grid *g,
-                               double max_error_db, sarbp_ffbp_params *out,
-                               sarbp_ffbp_prediction *pred)
-{
-    const size_t P = meta->npulses, nbins = sarbp_rc_nbins(meta, rc->upsample);
-    if (P > SIZE_MAX / (7 * sizeof(double)))
-        return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
-    double *buf = malloc((P ? P : 1) * 7 * sizeof(double));
-    if (!buf) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the geometry of %zu pulses", P);
-    sarbp_profiles geo = {0};
-    geo.npulses = geo.capacity = P;
-    geo.nbins = nbins;
-    geo.precision = SARBP_FP32;
-    geo.interp = rc->interp;
-    geo.pos = buf;
-    geo.r0 = buf + 3 * P;
-    geo.rstart = buf + 4 * P;
-    geo.dr = buf + 5 * P;
-    geo.fref = buf + 6 * P;
-    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, rc->upsample, i, &geo, i);
+    sarbp_profiles geo;
+    double *buf;
+    SARBP_TRY(phd_geometry(meta, rc, &geo, &buf));
     sarbp_status st = sarbp_ffbp_choose(&geo, g, max_error_db, out, NULL);
     if (!st && pred) st = sarbp_ffbp_predict(&geo, g, out, pred);
     free(buf);
     return st;
+}
+
+/* The memo's key is every input of the choice by value: the pulses'
+ * geometry (7 doubles a pulse), the grid, the interpolation and the error
+ * target; an equal key gives the same decision, so nothing stale can come
+ * back to a caller that refills one phase history in place. */
+static int same_grid(const sarbp_grid *a, const sarbp_grid *b)
+{
+    return a->nx == b->nx && a->ny == b->ny && a->dx == b->dx && a->dy == b->dy &&
+           a->xc == b->xc && a->yc == b->yc && a->zc == b->zc && a->row0 == b->row0 &&
+           a->ny_full == b->ny_full;
+}
+
+sarbp_status sarbp_ffbp_memo_choose(sarbp_ffbp_memo *m, const sarbp_phd *meta,
+                                    const sarbp_rc_params *rc, const sarbp_grid *g,
+                                    double max_error_db, sarbp_ffbp_params *out,
+                                    sarbp_ffbp_prediction *pred)
+{
+    if (!m) return sarbp_ffbp_choose_phd(meta, rc, g, max_error_db, out, pred);
+    if (!g || !out) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
+    if (max_error_db == 0) max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
+    sarbp_profiles geo;
+    double *buf;
+    SARBP_TRY(phd_geometry(meta, rc, &geo, &buf));
+    const size_t n = geo.npulses * 7;
+    if (m->geo && m->npulses == geo.npulses && m->nbins == geo.nbins && m->interp == geo.interp &&
+        m->max_error_db == max_error_db && same_grid(&m->grid, g) &&
+        !memcmp(m->geo, buf, n * sizeof *buf)) {
+        free(buf);
+        *out = m->prm;
+        if (pred) *pred = m->pred;
+        return SARBP_OK;
+    }
+    sarbp_ffbp_prediction p;
+    sarbp_status st = sarbp_ffbp_choose(&geo, g, max_error_db, out, NULL);
+    if (!st) st = sarbp_ffbp_predict(&geo, g, out, &p);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    if (pred) *pred = p;
+    sarbp_ffbp_memo_release(m);
+    *m = (sarbp_ffbp_memo){buf, geo.npulses, geo.nbins, geo.interp, max_error_db, *g, *out, p};
+    return SARBP_OK;
+}
+
+void sarbp_ffbp_memo_release(sarbp_ffbp_memo *m)
+{
+    if (!m) return;
+    free(m->geo);
+    *m = (sarbp_ffbp_memo){0};
 }

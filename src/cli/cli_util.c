@@ -357,10 +357,10 @@ void cli_report_layout(const char *cmd, const sarbp_form_stats *st)
             const sarbp_form_dev_stats *d = &st->dev[k];
             const sarbp_stage_times *t = &d->stages;
             cli_info(2, "sarbp: %s: device %d: %.3f s, %.1f Mbp/s (setup %.4f, read %.4f, transfer "
-                     "%.4f, range compression %.4f, backprojection %.4f, image memory wait %.4f, "
+                     "%.4f, range compression %.4f, backprojection %.4f, "
                      "finish %.4f, teardown %.4f s)", cmd, pt->device, d->total_s,
                      d->pairs / (d->total_s > 0 ? d->total_s : 1) / 1e6, t->setup_s, d->read_s,
-                     t->transfer_s, t->rc_s, t->bp_s, d->image_wait_s, t->finish_s, d->teardown_s);
+                     t->transfer_s, t->rc_s, t->bp_s, t->finish_s, d->teardown_s);
         }
     }
 }

@@ -12,6 +12,12 @@
 #include "sarbp/ffbp.h"
 
 /* The variants in the table marked for bench's default list: "v3,v3a,v4". */
+/* The command's one session (made by cmd_bench, freed before it returns):
+ * every form of the bench takes its plans' resources from it, so that the
+ * repetitions reuse what the first one made, as a caller forming image
+ * after image does. */
+static sarbp_session *bench_session;
+
 static void bench_default_variants(char *buf, size_t n)
 {
     size_t nv, k = 0;
@@ -223,7 +229,7 @@ static sarbp_status exact_window(const sarbp_phd *p, const sarbp_grid *w, sarbp_
     sarbp_bp_options_default(&o);
     o.precision = SARBP_EXACT;
     sarbp_image *im = NULL;
-    SARBP_TRY(sarbp_form_phd(p, w, &sarbp_backend_cpu, &rc, &o, NULL, &im, NULL));
+    SARBP_TRY(sarbp_form_phd(bench_session, p, w, &sarbp_backend_cpu, &rc, &o, NULL, &im, NULL));
     *out = im->data;
     im->data = NULL;
     sarbp_image_free(im);
@@ -528,9 +534,9 @@ static sarbp_status reused_median(const sarbp_phd *p, const sarbp_grid *g, const
     sarbp_image *im = NULL;
     SARBP_TRY(sarbp_image_alloc(g, &im));
     sarbp_form_stats fs;
-    sarbp_status st = sarbp_form_phd_into(p, g, &sarbp_backend_cuda, rc, o, NULL, im, &fs);
+    sarbp_status st = sarbp_form_phd_into(bench_session, p, g, &sarbp_backend_cuda, rc, o, NULL, im, &fs);
     for (int r = 0; r < n && !st; r++) {
-        st = sarbp_form_phd_into(p, g, &sarbp_backend_cuda, rc, o, NULL, im, &fs);
+        st = sarbp_form_phd_into(bench_session, p, g, &sarbp_backend_cuda, rc, o, NULL, im, &fs);
         t[r] = fs.total_s;
     }
     sarbp_image_free(im);
@@ -548,7 +554,7 @@ static sarbp_status form_once(const sarbp_phd *p, const sarbp_grid *g, const sar
     sarbp_rc_params_default(&rcp);
     sarbp_rc_params_default_for(&rcp, o->precision, o->algorithm == SARBP_ALGO_FFBP);
     sarbp_image *im = NULL;
-    SARBP_TRY(sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, o, NULL, &im, fs));
+    SARBP_TRY(sarbp_form_phd(bench_session, p, g, &sarbp_backend_cuda, &rcp, o, NULL, &im, fs));
     sarbp_image_free(im);
     return SARBP_OK;
 }
@@ -827,7 +833,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         /* the first run pays one-time costs (cuFFT's kernels loaded, buffers
          * pinned); the median of reps more is the steady state reported, with
          * the stage split of that run */
-        st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
+        st = sarbp_form_phd(bench_session, p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
         const double cold = fs.total_s;
         double runs[SCALING_REPS_MAX];
         sarbp_form_stats all[SCALING_REPS_MAX];
@@ -835,7 +841,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
         for (int r = 0; r < nrun && !st; r++) {
             sarbp_image_free(im);
             im = NULL;
-            st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &all[r]);
+            st = sarbp_form_phd(bench_session, p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &all[r]);
             runs[r] = all[r].total_s;
         }
         double reused = NAN;
@@ -868,7 +874,6 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             jnum("total_s", fs.total_s);
             jnum("first_run_s", cold);
             jnum("init_s", fs.init_s);
-            jnum("image_wait_s", fs.image_wait_s);
             jnum("setup_s", t->setup_s);
             jnum("read_s", fs.read_s);
             jnum("transfer_s", t->transfer_s);
@@ -889,12 +894,12 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
             printf("end to end, %s (form, default kernel, %s %dx, pulse blocks streamed): %.4f s "
                    "(median of %d; first run %.3f s), %.1f Gbp/s, %.1f dB against exact\n"
                    "  layout %.4f, setup %.4f, read %.4f, transfer %.4f, range compression %.4f "
-                   "(under the backprojection), backprojection %.4f, image memory wait %.4f, "
+                   "(under the backprojection), backprojection %.4f, "
                    "finish %.4f s;\n"
                    "  total = %.2f x the largest of read, transfer and backprojection (%s)",
                    label, sarbp_interp_name(rcp.interp), rcp.upsample, fs.total_s, nrun, cold,
                    pairs / fs.total_s / 1e9, ser_x, fs.init_s, t->setup_s, fs.read_s,
-                   t->transfer_s, t->rc_s, t->bp_s, fs.image_wait_s, t->finish_s, fs.total_s / big,
+                   t->transfer_s, t->rc_s, t->bp_s, t->finish_s, fs.total_s / big,
                    bigname);
             if (kern_ms[h] > 0)
                 printf(", %.2f x the kernel-only time above (%.3f ms)", fs.total_s / (1e-3 * kern_ms[h]),
@@ -918,7 +923,7 @@ static int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, c
 
 /* One end-to-end run's figures, ordered by total_s. */
 struct e2e_run {
-    double total_s, read_s, init_s, image_wait_s;
+    double total_s, read_s, init_s;
     sarbp_stage_times stages;
 };
 
@@ -951,13 +956,13 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
     if (!runs) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_form_stats fs;
     sarbp_image *im = NULL;
-    sarbp_status st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
+    sarbp_status st = sarbp_form_phd(bench_session, p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
     const double cold = fs.total_s;
     for (int r = 0; r < reps && !st; r++) {
         sarbp_image_free(im);
         im = NULL;
-        st = sarbp_form_phd(p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
-        runs[r] = (struct e2e_run){fs.total_s, fs.read_s, fs.init_s, fs.image_wait_s, fs.stages};
+        st = sarbp_form_phd(bench_session, p, g, &sarbp_backend_cuda, &rcp, &o, NULL, &im, &fs);
+        runs[r] = (struct e2e_run){fs.total_s, fs.read_s, fs.init_s, fs.stages};
     }
     if (st) {
         sarbp_image_free(im);
@@ -987,7 +992,6 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
         jnum("reused_total_s", reused);
         jnum("reused_tbps_equivalent", pairs / reused / 1e12);
         jnum("init_s", m->init_s);
-        jnum("image_wait_s", m->image_wait_s);
         jnum("setup_s", t->setup_s);
         jnum("read_s", m->read_s);
         jnum("transfer_s", t->transfer_s);
@@ -1003,11 +1007,11 @@ static sarbp_status ffbp_end_to_end(const sarbp_phd *p, const sarbp_grid *g, int
                "back): %.2f ms (median of %d; first run %.1f ms), %.3f Tbp/s equivalent, %.1f dB "
                "against exact (central %zu x %zu)\n"
                "    layout %.2f, setup %.2f, read %.2f, transfer %.2f, range compression %.2f, ffbp "
-               "%.2f, image memory wait %.2f, finish %.2f ms (transfer, range compression and ffbp "
+               "%.2f, finish %.2f ms (transfer, range compression and ffbp "
                "are device times); device memory: pulse data %.1f MiB, image %.1f MiB\n",
                m->total_s * 1e3, reps, cold * 1e3, tbps, ser_x, w->nx, w->ny, m->init_s * 1e3,
                t->setup_s * 1e3, m->read_s * 1e3, t->transfer_s * 1e3, t->rc_s * 1e3,
-               t->bp_s * 1e3, m->image_wait_s * 1e3, t->finish_s * 1e3,
+               t->bp_s * 1e3, t->finish_s * 1e3,
                t->pulse_bytes / 1048576.0, t->image_bytes / 1048576.0);
         printf("    into a reused image (sarbp_form_phd_into, no page faults): %.2f ms (median "
                "of %d), %.3f Tbp/s equivalent\n", reused * 1e3,
@@ -1292,7 +1296,11 @@ int cmd_bench(int argc, char **argv)
     sarbp_phd *p = NULL;
     double t0 = sarbp_now_s();
     st = make_scene(npulses, nsamples, &p);
-    if (st) return cli_fail_status(cmd, st);
+    if (!st) st = sarbp_session_create(NULL, &bench_session);
+    if (st) {
+        sarbp_phd_free(p);
+        return cli_fail_status(cmd, st);
+    }
     cli_info(2, "sarbp: bench: simulated %zu pulses x %zu samples (204 targets) in %.2f s; "
              "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
     int rc = CLI_OK;
@@ -1304,6 +1312,8 @@ int cmd_bench(int argc, char **argv)
     if (!cuda && algo_ffbp && rc == CLI_OK)
         rc = bench_ffbp(p, &g, threads, nthreads, reps, max_error_db, bp_rows,
                         have_exact_n ? exact_n : EXACT_WINDOW, json);
+    sarbp_session_free(bench_session);
+    bench_session = NULL;
     sarbp_phd_free(p);
     return rc;
 }

@@ -685,6 +685,19 @@ int cmd_form(int argc, char **argv)
         if (out_peer) cli_mpi_peer_failed = 1;
         return out_peer ? CLI_FAIL : cli_fail_status(cmd, st);
     }
+    /* one session for the command: --gpu-mem is its device budget, a bound
+     * no plan passes; it keeps the FFBP decision made here for the form;
+     * freed (its threads joined) once the image is formed */
+    sarbp_session_options so;
+    sarbp_session_options_default(&so);
+    so.device_budget = bo.gpu_mem;
+    bo.gpu_mem = 0;
+    sarbp_session *sess = NULL;
+    st = sarbp_session_create(&so, &sess);
+    if (st) {
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
     /* the algorithm: ffbp when asked, or under auto where the model
      * predicts it faster than direct backprojection at this accuracy */
     bo.max_error_db = max_error_db;
@@ -699,8 +712,9 @@ int cmd_form(int argc, char **argv)
             rc_ffbp.interp = sarbp_interp_default(bo.precision, 1);
             if (!have_upsample) rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
         }
-        st = sarbp_ffbp_choose_phd(meta, &rc_ffbp, &g, max_error_db, &fp, &pd);
+        st = sarbp_session_ffbp_choose(sess, meta, &rc_ffbp, &g, max_error_db, &fp, &pd);
         if (st && want_ffbp) {
+            sarbp_session_free(sess);
             sarbp_reader_free(rd);
             return cli_fail_status(cmd, st);
         }
@@ -708,6 +722,7 @@ int cmd_form(int argc, char **argv)
          * for, direct backprojection under auto */
         const int reached = !st && pd.error_db <= max_error_db;
         if (!st && want_ffbp && !reached) {
+            sarbp_session_free(sess);
             sarbp_reader_free(rd);
             return cli_fail(cmd, "--max-error-db %g cannot be met: the most accurate ffbp "
                             "factorization searched predicts %.1f dB (hint: --algorithm bp)",
@@ -744,7 +759,8 @@ int cmd_form(int argc, char **argv)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
-    st = sarbp_form_mpi(rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
+    st = sarbp_form_mpi(sess, rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
+    sarbp_session_free(sess);
     cli_progress_end(prog);
     if (st && peer_failed) cli_mpi_peer_failed = 1;
     if (st || !img) { /* no image: a rank other than 0, whose band went to rank 0 */
@@ -795,9 +811,8 @@ int cmd_form(int argc, char **argv)
                                    : "--db-range");
         break;
     }
-    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s, "
-             "waiting for the image's memory %.3f s), %.1f Mbp/s", stats.total_s, stats.init_s,
-             stats.read_s, stats.image_wait_s,
+    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s), "
+             "%.1f Mbp/s", stats.total_s, stats.init_s, stats.read_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
     const sarbp_stage_times *t = &stats.stages;
     /* ffbp on the cpu sums straight into the output image and counts no buffer

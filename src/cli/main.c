@@ -71,12 +71,10 @@ int main(int argc, char **argv)
             signal(SIGXFSZ, SIG_IGN);
         if (!c->mpi) {
             const int rc = c->run(argc - 1, argv + 1);
-            sarbp_cuda_release_cached();
             return cli_close_stdout(c->name, rc);
         }
         int rc = cli_mpi_begin(c->name, &argc, &argv);
         if (rc == CLI_OK) rc = c->run(argc - 1, argv + 1);
-        sarbp_cuda_release_cached();
         return cli_close_stdout(c->name, cli_mpi_end(c->name, rc));
     }
     fprintf(stderr, "sarbp: '%s' is not a sarbp command\nTry 'sarbp --help' for the list.\n",

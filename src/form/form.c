@@ -3,12 +3,17 @@
  * written in place; the image's rows shared among devices (one host thread
  * each, the reader behind a lock), each share formed in bands that fit its
  * device's budget, over resident range profiles when they fit (form.h).
- * Records attributes saying how the image was made. It never prints. */
+ * The FFBP factorization is chosen here, once per form, and handed to the
+ * layout's memory queries and to every plan. The plans take their
+ * resources from the caller's session, or from one made for the form and
+ * freed at its end. Records attributes saying how the image was made. It
+ * never prints. */
 #include "sarbp/form.h"
 
-#include "core/prefault.h"
-
 #include <pthread.h>
+
+#include "backproject/bp_plan.h"           /* sarbp_bp_memory_need */
+#include "backproject/session_internal.h"  /* sarbp_session_device */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +23,20 @@
  * in-memory phase history) where they lie; *data says which. */
 typedef sarbp_status (*read_fn)(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data);
 
+/* What a form decides once: the session its plans use, the windows'
+ * coherent gain (for the image's attributes) and, for FFBP, the
+ * factorization and its prediction. */
+struct form_choice {
+    sarbp_session *s;
+    int have_gain;             /* gain is set (windows the plans would refuse: not) */
+    double gain;
+    int ffbp;                  /* the two below are set */
+    sarbp_ffbp_params prm;
+    sarbp_ffbp_prediction pred;
+};
+
 static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_rc_params *rc,
-                         const sarbp_bp_options *o, const sarbp_phd *meta)
+                         const sarbp_bp_options *o, const sarbp_phd *meta, const struct form_choice *c)
 {
     char buf[64];
     sarbp_image_set_attr(img, "sarbp_version", SARBP_VERSION_STRING);
@@ -39,13 +56,11 @@ static void record_attrs(sarbp_image *img, const sarbp_backend *be, const sarbp_
     sarbp_image_set_attr(img, "nsamples", buf);
     sarbp_image_set_attr(img, "domain", meta->domain == SARBP_DOMAIN_FREQ ? "freq" : "chirp");
     /* the windows' coherent gain: a unit target at the origin peaks at
-     * npulses * coherent_gain (the plan that knows it is cheap to make) */
-    sarbp_rc_plan *plan = NULL;
-    if (sarbp_rc_plan_create(meta, rc, SARBP_FP32, 1, &plan) == SARBP_OK) {
-        snprintf(buf, sizeof buf, "%.10g", sarbp_rc_plan_coherent_gain(plan));
+     * npulses * coherent_gain */
+    if (c->have_gain) {
+        snprintf(buf, sizeof buf, "%.10g", c->gain);
         sarbp_image_set_attr(img, "coherent_gain", buf);
     }
-    sarbp_rc_plan_free(plan);
 }
 
 /* ---- the partition layer ---- */
@@ -55,26 +70,53 @@ static size_t align_down(size_t n, size_t a)
     return a > 1 && n >= a ? n - n % a : n;
 }
 
+static sarbp_status form_choose(sarbp_session *s, const sarbp_phd *meta, const sarbp_grid *g,
+                                const sarbp_rc_params *rc, const sarbp_bp_options *o,
+                                struct form_choice *c)
+{
+    *c = (struct form_choice){.s = s};
+    c->have_gain = sarbp_rc_coherent_gain(meta, rc, &c->gain) == SARBP_OK;
+    if (o->algorithm != SARBP_ALGO_FFBP) return SARBP_OK;
+    SARBP_TRY(sarbp_session_ffbp_choose(s, meta, rc, g, o->max_error_db, &c->prm, &c->pred));
+    c->ffbp = 1;
+    return SARBP_OK;
+}
+
+/* A plan's description for rows r of g under the form's choices. */
+static sarbp_bp_desc form_desc(const struct form_choice *c, const sarbp_phd *meta, const sarbp_grid *g,
+                               const sarbp_rc_params *rc, sarbp_region r, size_t keep, sarbp_c32 *image)
+{
+    return (sarbp_bp_desc){meta, g, rc, r, keep, image, c->s, c->ffbp ? &c->prm : NULL,
+                           c->ffbp ? &c->pred : NULL};
+}
+
 /* The bands of one device's share: rows per band within its budget (and
  * o->band_rows), with the profiles kept when they leave room for bands of a
  * fair size. */
-static sarbp_status plan_part(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
-                              const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                              sarbp_form_part *pt, int have_m, sarbp_bp_memory *m)
+static sarbp_status plan_part(const struct form_choice *c, const sarbp_phd *meta, const sarbp_grid *g,
+                              const sarbp_backend *be, const sarbp_rc_params *rc,
+                              const sarbp_bp_options *o, sarbp_form_part *pt, int have_m,
+                              sarbp_bp_memory *m)
 {
-    const sarbp_bp_desc d = {meta, g, rc, {pt->row0, pt->nrows}, 0, NULL};
+    const sarbp_bp_desc d = form_desc(c, meta, g, rc, (sarbp_region){pt->row0, pt->nrows}, 0, NULL);
     if (!have_m) SARBP_TRY(be->memory(&d, o, pt->device, m));
     const size_t P = meta->npulses, per_row = m->per_row ? m->per_row : 1;
     pt->budget = m->budget;
     if (m->budget <= m->fixed || (m->budget - m->fixed) / per_row < 1)
         return sarbp_error(SARBP_ERR_NOMEM,
-                           "memory budget of %.0f MiB is too small: blocks of pulses need %.0f MiB "
+                           "memory budget of %.0f MiB is too small: %s need %.0f MiB "
                            "plus one image row (%.2f MiB)%s",
-                           m->budget / 1048576.0, m->fixed / 1048576.0, per_row / 1048576.0,
+                           m->budget / 1048576.0,
+                           m->max_band_rows ? "the profiles, blocks of pulses and a one-row band's "
+                                              "polar grids"
+                                            : "blocks of pulses",
+                           m->fixed / 1048576.0, per_row / 1048576.0,
                            be->multi_device ? " on the device" : "");
     const size_t avail = m->budget - m->fixed;
     size_t rows_all = avail / per_row;
     if (o->band_rows && o->band_rows < rows_all) rows_all = o->band_rows;
+    /* a need not linear in the rows: the largest band measured to fit */
+    if (m->max_band_rows && m->max_band_rows < rows_all) rows_all = m->max_band_rows;
     pt->kept = 0;
     pt->band_rows = rows_all;
     if (rows_all < pt->nrows) {
@@ -97,13 +139,13 @@ static sarbp_status plan_part(const sarbp_phd *meta, const sarbp_grid *g, const 
     }
     if (pt->band_rows > pt->nrows) pt->band_rows = pt->nrows;
     pt->bands = (pt->nrows + pt->band_rows - 1) / pt->band_rows;
-    pt->need = m->fixed + pt->band_rows * m->per_row + (pt->kept ? P * m->per_kept_pulse : 0);
+    pt->need = sarbp_bp_memory_need(m, pt->band_rows, pt->kept ? P : 0);
     return SARBP_OK;
 }
 
-sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
-                                    const sarbp_backend *be, const sarbp_rc_params *rc,
-                                    const sarbp_bp_options *o, sarbp_form_layout *out)
+static sarbp_status form_layout(const struct form_choice *c, const sarbp_phd *meta, const sarbp_grid *g,
+                                const sarbp_backend *be, const sarbp_rc_params *rc,
+                                const sarbp_bp_options *o, sarbp_form_layout *out)
 {
     memset(out, 0, sizeof *out);
     SARBP_TRY(sarbp_grid_validate(g));
@@ -113,7 +155,7 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
         return sarbp_error(SARBP_ERR_INVALID, "%d devices: at most %d", n, SARBP_MAX_DEVICES);
     /* equal shares of rows on the back end's row alignment; no empty share */
     sarbp_bp_memory m;
-    const sarbp_bp_desc d = {meta, g, rc, {0, g->ny}, 0, NULL};
+    const sarbp_bp_desc d = form_desc(c, meta, g, rc, (sarbp_region){0, g->ny}, 0, NULL);
     const int d_query = multi ? o->devices[0] : o->device;
     SARBP_TRY(be->memory(&d, o, d_query, &m));
     const sarbp_bp_memory m0 = m;
@@ -121,7 +163,6 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
     if ((size_t)n > units) n = (int)units;
     out->nparts = n;
     out->in_place = m.in_place;
-    out->claims = m.claims;
     out->checks = m.checks;
     for (int k = 0; k < n; k++) {
         sarbp_form_part *pt = &out->part[k];
@@ -129,13 +170,29 @@ sarbp_status sarbp_form_plan_layout(const sarbp_phd *meta, const sarbp_grid *g,
         const size_t u0 = units * (size_t)k / (size_t)n, u1 = units * (size_t)(k + 1) / (size_t)n;
         pt->row0 = u0 * align;
         pt->nrows = (u1 * align < g->ny ? u1 * align : g->ny) - pt->row0;
-        /* a part on the device asked above: its memory is known (the
+        /* a part on the device asked above: its memory is known (a linear
          * model does not depend on the rows; each query costs the CUDA
-         * back end about 0.7 ms) */
+         * back end about 0.7 ms), or the measured one's of the whole grid */
         sarbp_bp_memory mp = m0;
-        SARBP_TRY(plan_part(meta, g, be, rc, o, pt, pt->device == d_query, &mp));
+        const int known = pt->device == d_query && (!m0.max_band_rows || pt->nrows == g->ny);
+        SARBP_TRY(plan_part(c, meta, g, be, rc, o, pt, known, &mp));
     }
     return SARBP_OK;
+}
+
+sarbp_status sarbp_form_plan_layout(sarbp_session *s, const sarbp_phd *meta, const sarbp_grid *g,
+                                    const sarbp_backend *be, const sarbp_rc_params *rc,
+                                    const sarbp_bp_options *o, sarbp_form_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    SARBP_TRY(sarbp_grid_validate(g));
+    sarbp_session *own = NULL;
+    if (!s) SARBP_TRY(sarbp_session_create(NULL, &own));
+    struct form_choice c;
+    sarbp_status st = form_choose(s ? s : own, meta, g, rc, o, &c);
+    if (!st) st = form_layout(&c, meta, g, be, rc, o, out);
+    sarbp_session_free(own);
+    return st;
 }
 
 /* Blocks of samples read once for all parts. With several devices that
@@ -174,12 +231,11 @@ struct form_shared {
     const sarbp_backend *be;
     const sarbp_rc_params *rc;
     const sarbp_bp_options *o;
+    const struct form_choice *choice;
     sarbp_image *img;
     pthread_mutex_t lock;      /* the reader, progress */
     sarbp_progress *progress;
     size_t done, total;        /* pulses x bands, for progress */
-    int prefault;              /* the back end does not accumulate in the image */
-    int claims;                /* its plans claim the image's pages as they write them */
     int nparts;
     struct block_share share;
 };
@@ -304,8 +360,8 @@ static sarbp_status form_part(struct form_part_job *job)
     const double t0 = sarbp_now_s();
     sarbp_stage_times *stages = &job->st.stages;
     sarbp_bp_plan *plan = NULL;
-    const sarbp_bp_desc d = {meta, sh->g, sh->rc, {pt->row0, pt->band_rows}, pt->kept ? P : 0,
-                             sh->img->data};
+    const sarbp_bp_desc d = form_desc(sh->choice, meta, sh->g, sh->rc, (sarbp_region){pt->row0, pt->band_rows},
+                                      pt->kept ? P : 0, sh->img->data);
     const sarbp_status sc = sh->be->create(&d, sh->o, pt->device, &plan, stages);
     share_arrive(&sh->share, sh->nparts, sc ? 0 : sarbp_bp_plan_block(plan), meta->nsamples);
     SARBP_TRY(sc);
@@ -318,15 +374,13 @@ static sarbp_status form_part(struct form_part_job *job)
         const size_t nrows = pt->row0 + pt->nrows - row0 < pt->band_rows ? pt->row0 + pt->nrows - row0
                                                                           : pt->band_rows;
         if (b > 0) st = sarbp_bp_plan_region(plan, (sarbp_region){row0, nrows});
-        struct sarbp_prefault pf = {0};
-        if (!st && sh->prefault)
-            sarbp_prefault_start(&pf, sh->img->data + row0 * nx, nrows * nx * sizeof(sarbp_c32));
         const int reuse = pt->kept && b > 0; /* the profiles are resident */
         for (size_t p0 = 0; !st && p0 < P; p0 += block) {
             const size_t np = P - p0 < block ? P - p0 : block;
             const sarbp_c32 *samples = NULL;
             struct share_slot *slot = NULL;
             if (!reuse) {
+                job->st.pulses_read += np;
                 const double tr = sarbp_now_s();
                 if (sh->share.enabled) {
                     st = share_take(sh, p0, np, &job->stopped, &slot);
@@ -342,17 +396,7 @@ static sarbp_status form_part(struct form_part_job *job)
             if (slot) share_give(&sh->share, slot); /* execute is done with the samples */
             part_progress(sh, np);
         }
-        /* the device starts on what the plan held back while the band's
-         * fresh memory is still being touched; a plan that claims pages
-         * writes the rows touched first while the rest are touched */
-        if (!st) st = sarbp_bp_plan_flush(plan, stages);
-        double tw = sarbp_now_s();
-        if (!sh->claims) sarbp_prefault_join(&pf); /* before the band's rows are written */
-        job->st.image_wait_s += sarbp_now_s() - tw;
         if (!st) st = sarbp_bp_plan_finish(plan, sh->img->data + row0 * nx, stages);
-        tw = sarbp_now_s();
-        sarbp_prefault_join(&pf); /* what no write claimed (a plan that failed) */
-        job->st.image_wait_s += sarbp_now_s() - tw;
     }
     if (st && sh->share.enabled) share_fail(&sh->share);
     const double td = sarbp_now_s();
@@ -374,51 +418,31 @@ static void *form_part_main(void *arg)
 
 /* Starting a CUDA device (its context) takes a quarter of a second or more,
  * and the layout's memory queries would start the devices one after the
- * other: start them side by side first, one thread each, each also making
- * ready what its first plan takes from the process's caches (be->prepare:
- * pinned staging, copy threads), for one device too. Errors are left for
- * the layout and the plans to report. */
-struct warm_job {
-    const sarbp_backend *be;
-    const sarbp_bp_desc *d;
-    const sarbp_bp_options *o;
+ * other: with several devices their contexts in the session are opened side
+ * by side first, one thread each. Errors are left for the layout and the
+ * plans to report. */
+struct open_job {
+    sarbp_session *s;
     int device;
 };
 
-static void *warm_main(void *arg)
+static void *open_main(void *arg)
 {
-    const struct warm_job *w = arg;
-    if (w->be->prepare) {
-        (void)w->be->prepare(w->d, w->o, w->device);
-    } else {
-        sarbp_bp_memory m;
-        (void)w->be->memory(w->d, w->o, w->device, &m);
-    }
+    const struct open_job *w = arg;
+    struct sarbp_cuda_device *ctx;
+    (void)sarbp_session_device(w->s, w->device, &ctx);
     return NULL;
 }
 
-static void warm_devices(const sarbp_phd *meta, const sarbp_grid *g, const sarbp_backend *be,
-                         const sarbp_rc_params *rc, const sarbp_bp_options *o)
+static void open_devices(sarbp_session *s, const sarbp_backend *be, const sarbp_bp_options *o)
 {
-    /* the region: one device's expected share of the rows, or none when a
-     * budget asked for would cut it in bands */
-    const size_t n = be->multi_device && o->ndevices > 1 ? (size_t)o->ndevices : 1;
-    size_t rows = (g->ny + n - 1) / n;
-    if (o->gpu_mem && rows > o->gpu_mem / 2 / (g->nx * sizeof(sarbp_c32))) rows = 0;
-    const sarbp_bp_desc d = {meta, g, rc, {0, rows}, 0, NULL};
-    if (be->prepare && (!be->multi_device || o->ndevices < 2)) { /* one device: here */
-        const int dev = be->multi_device && o->ndevices > 0 ? o->devices[0] : o->device;
-        const struct warm_job w = {be, &d, o, dev};
-        (void)warm_main((void *)&w);
-        return;
-    }
     if (!be->multi_device || o->ndevices < 2 || o->ndevices > SARBP_MAX_DEVICES) return;
-    struct warm_job jobs[SARBP_MAX_DEVICES];
+    struct open_job jobs[SARBP_MAX_DEVICES];
     pthread_t th[SARBP_MAX_DEVICES];
     int started[SARBP_MAX_DEVICES] = {0};
     for (int k = 0; k < o->ndevices; k++) {
-        jobs[k] = (struct warm_job){be, &d, o, o->devices[k]};
-        started[k] = !pthread_create(&th[k], NULL, warm_main, &jobs[k]);
+        jobs[k] = (struct open_job){s, o->devices[k]};
+        started[k] = !pthread_create(&th[k], NULL, open_main, &jobs[k]);
     }
     for (int k = 0; k < o->ndevices; k++)
         if (started[k]) pthread_join(th[k], NULL);
@@ -442,11 +466,11 @@ static sarbp_status read_memory(void *src, size_t p0, size_t np, sarbp_c32 *buf,
 }
 
 /* Forms into *out: a new image, or (given) the caller's image of g's size,
- * every pixel of which is written. */
-static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, const sarbp_grid *g,
-                              const sarbp_backend *be, const sarbp_rc_params *rc,
-                              const sarbp_bp_options *o, sarbp_progress *progress,
-                              sarbp_image *given, sarbp_image **out, sarbp_form_stats *stats)
+ * every pixel of which is written; in session s. */
+static sarbp_status form_in(sarbp_session *s, const sarbp_phd *meta, read_fn rd, void *src,
+                            const sarbp_grid *g, const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress, sarbp_image *given,
+                            sarbp_image **out, sarbp_form_stats *stats)
 {
     *out = NULL;
     double t_start = sarbp_now_s();
@@ -460,23 +484,20 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
     sarbp_phd meta_only = *meta;
     meta_only.data = NULL;
     SARBP_TRY(sarbp_phd_validate(&meta_only));
-    warm_devices(meta, g, be, rc, o);
+    open_devices(s, be, o);
+    struct form_choice choice;
+    SARBP_TRY(form_choose(s, meta, g, rc, o, &choice));
     sarbp_form_layout lay;
-    SARBP_TRY(sarbp_form_plan_layout(meta, g, be, rc, o, &lay));
+    SARBP_TRY(form_layout(&choice, meta, g, be, rc, o, &lay));
     if (rd == read_memory && lay.checks) rd = read_memory_unchecked;
     sarbp_image *img = given;
     if (!img) SARBP_TRY(sarbp_image_alloc(g, &img));
     else if (lay.in_place) /* it accumulates onto zero */
         memset(img->data, 0, g->nx * g->ny * sizeof(sarbp_c32));
     struct form_shared sh = {.meta = meta, .rd = rd, .src = src, .g = g, .be = be, .rc = rc,
-                             .o = o, .img = img, .lock = PTHREAD_MUTEX_INITIALIZER,
-                             .progress = progress};
+                             .o = o, .choice = &choice, .img = img,
+                             .lock = PTHREAD_MUTEX_INITIALIZER, .progress = progress};
     for (int k = 0; k < lay.nparts; k++) sh.total += lay.part[k].bands * meta->npulses;
-    /* fresh memory is touched by threads while the devices work; a back end
-     * that accumulates in the image touches it as it goes, and the caller's
-     * image is taken as touched */
-    sh.prefault = !lay.in_place && !given;
-    sh.claims = lay.claims;
     sh.nparts = lay.nparts;
     pthread_mutex_init(&sh.share.mu, NULL);
     pthread_cond_init(&sh.share.cv, NULL);
@@ -518,7 +539,7 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
         return st;
     }
     if (given) img->grid = *g;
-    record_attrs(img, be, rc, o, meta);
+    record_attrs(img, be, rc, o, meta, &choice);
     double t_end = sarbp_now_s();
     if (stats) {
         memset(stats, 0, sizeof *stats);
@@ -526,7 +547,6 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
             const sarbp_form_dev_stats *ds = &jobs[k].st;
             stats->dev[k] = *ds;
             stats->read_s += ds->read_s;
-            stats->image_wait_s += ds->image_wait_s;
             sarbp_stage_times *t = &stats->stages;
             t->setup_s += ds->stages.setup_s;
             t->transfer_s += ds->stages.transfer_s;
@@ -540,11 +560,30 @@ static sarbp_status form_core(const sarbp_phd *meta, read_fn rd, void *src, cons
         stats->init_s = t_init;
         stats->compute_s = stats->total_s - stats->read_s;
         stats->npulses = meta->npulses;
+        /* each device took every block it read; shared blocks were read once */
+        for (int k = 0; k < lay.nparts; k++)
+            if (!sh.share.enabled || k == 0) stats->pulses_read += jobs[k].st.pulses_read;
         stats->pairs = sarbp_grid_pairs(g, meta->npulses);
         stats->layout = lay;
     }
     *out = img;
     return SARBP_OK;
+}
+
+/* form_in in s, or in a session made for this form (s NULL): a caller
+ * forming one image keeps nothing once it returns. */
+static sarbp_status form_core(sarbp_session *s, const sarbp_phd *meta, read_fn rd, void *src,
+                              const sarbp_grid *g, const sarbp_backend *be, const sarbp_rc_params *rc,
+                              const sarbp_bp_options *o, sarbp_progress *progress, sarbp_image *given,
+                              sarbp_image **out, sarbp_form_stats *stats)
+{
+    *out = NULL;
+    if (s) return form_in(s, meta, rd, src, g, be, rc, o, progress, given, out, stats);
+    sarbp_session *own = NULL;
+    SARBP_TRY(sarbp_session_create(NULL, &own));
+    const sarbp_status st = form_in(own, meta, rd, src, g, be, rc, o, progress, given, out, stats);
+    sarbp_session_free(own);
+    return st;
 }
 
 static sarbp_status read_reader(void *src, size_t p0, size_t np, sarbp_c32 *buf, const sarbp_c32 **data)
@@ -553,11 +592,11 @@ static sarbp_status read_reader(void *src, size_t p0, size_t np, sarbp_c32 *buf,
     return sarbp_reader_read(src, p0, np, buf);
 }
 
-sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                        const sarbp_rc_params *rc, const sarbp_bp_options *o,
+sarbp_status sarbp_form(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                        const sarbp_backend *be, const sarbp_rc_params *rc, const sarbp_bp_options *o,
                         sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats)
 {
-    sarbp_status st = form_core(sarbp_reader_meta(rd), read_reader, rd, g, be, rc, o, progress,
+    sarbp_status st = form_core(s, sarbp_reader_meta(rd), read_reader, rd, g, be, rc, o, progress,
                                 NULL, out, stats);
     if (st) return st;
     /* inputs, joined */
@@ -570,20 +609,23 @@ sarbp_status sarbp_form(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backe
     return SARBP_OK;
 }
 
-sarbp_status sarbp_form_phd(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats)
+sarbp_status sarbp_form_phd(sarbp_session *s, const sarbp_phd *phd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress, sarbp_image **out,
+                            sarbp_form_stats *stats)
 {
+    *out = NULL;
     if (!phd->data) return sarbp_error(SARBP_ERR_INVALID, "phase history holds no samples");
-    return form_core(phd, read_memory, (void *)phd, g, be, rc, o, progress, NULL, out, stats);
+    return form_core(s, phd, read_memory, (void *)phd, g, be, rc, o, progress, NULL, out, stats);
 }
 
-sarbp_status sarbp_form_phd_into(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_backend *be,
-                                 const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                                 sarbp_progress *progress, sarbp_image *img, sarbp_form_stats *stats)
+sarbp_status sarbp_form_phd_into(sarbp_session *s, const sarbp_phd *phd, const sarbp_grid *g,
+                                 const sarbp_backend *be, const sarbp_rc_params *rc,
+                                 const sarbp_bp_options *o, sarbp_progress *progress, sarbp_image *img,
+                                 sarbp_form_stats *stats)
 {
     if (!phd->data) return sarbp_error(SARBP_ERR_INVALID, "phase history holds no samples");
     if (!img) return sarbp_error(SARBP_ERR_INVALID, "no image to form into");
     sarbp_image *out;
-    return form_core(phd, read_memory, (void *)phd, g, be, rc, o, progress, img, &out, stats);
+    return form_core(s, phd, read_memory, (void *)phd, g, be, rc, o, progress, img, &out, stats);
 }

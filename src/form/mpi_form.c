@@ -21,7 +21,6 @@
 #include "sarbp/mpi.h"
 #include "sarbp/progress.h"
 
-#include "core/prefault.h"
 
 static int g_inited, g_rank, g_size = 1;
 
@@ -279,16 +278,16 @@ static sarbp_status agree(sarbp_reader *rd, const sarbp_grid *g, const sarbp_bac
     return disagreement(r, item, v, d, hashed);
 }
 
-sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
-                            int *peer_failed)
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress,
+                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed)
 {
     int peer_dummy;
     if (!peer_failed) peer_failed = &peer_dummy;
     *peer_failed = 0;
     *out = NULL;
-    if (g_size == 1) return sarbp_form(rd, g, be, rc, o, progress, out, stats);
+    if (g_size == 1) return sarbp_form(s, rd, g, be, rc, o, progress, out, stats);
     if (stats) memset(stats, 0, sizeof *stats);
     const double t0 = sarbp_now_s();
     sarbp_status st = agree(rd, g, be, rc, o, peer_failed);
@@ -298,19 +297,12 @@ sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_b
     sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, g_rank, &row0, &nrows);
     sarbp_image *band = NULL, *img = NULL;
     st = sarbp_grid_validate(g);
-    /* rank 0's whole image is allocated first and touched by threads while
-     * its band forms, so the assembly copies into memory already mapped */
-    struct sarbp_prefault pf = {0};
-    if (!st && g_rank == 0) {
-        st = sarbp_image_alloc(g, &img);
-        if (!st) sarbp_prefault_start(&pf, img->data, g->nx * g->ny * sizeof(sarbp_c32));
-    }
+    if (!st && g_rank == 0) st = sarbp_image_alloc(g, &img);
     if (!st && nrows) {
         sarbp_grid bg;
         st = sarbp_grid_band(g, row0, nrows, &bg);
-        if (!st) st = sarbp_form(rd, &bg, be, rc, o, progress, &band, stats);
+        if (!st) st = sarbp_form(s, rd, &bg, be, rc, o, progress, &band, stats);
     }
-    sarbp_prefault_join(&pf);
     if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
         sarbp_image_free(band);
         sarbp_image_free(img);

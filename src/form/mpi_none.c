@@ -55,11 +55,11 @@ sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, i
     return *out ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory");
 }
 
-sarbp_status sarbp_form_mpi(sarbp_reader *rd, const sarbp_grid *g, const sarbp_backend *be,
-                            const sarbp_rc_params *rc, const sarbp_bp_options *o,
-                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
-                            int *peer_failed)
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
+                            const sarbp_backend *be, const sarbp_rc_params *rc,
+                            const sarbp_bp_options *o, sarbp_progress *progress,
+                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed)
 {
     if (peer_failed) *peer_failed = 0;
-    return sarbp_form(rd, g, be, rc, o, progress, out, stats);
+    return sarbp_form(s, rd, g, be, rc, o, progress, out, stats);
 }

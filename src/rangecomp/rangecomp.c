@@ -342,6 +342,59 @@ static sarbp_status make_chirp_reference(sarbp_rc_plan *p)
     return SARBP_OK;
 }
 
+/* The frequency of bin k of an FFT of n over sampling rate fs (negative
+ * above the middle). */
+static double fft_freq(size_t k, size_t n, double fs)
+{
+    return (k < (n + 1) / 2 ? (double)k : (double)k - (double)n) * fs / (double)n;
+}
+
+/* CHIRP: the range window over the chirp's band [-B/2, B/2] of an FFT of
+ * nmf bins, its *nw samples in *w (at least one; the caller frees it). */
+static sarbp_status chirp_band_window(const sarbp_phd *meta, const sarbp_window *win, size_t nmf,
+                                      double **w, size_t *nw)
+{
+    const double B = fabs(meta->chirp_rate) * meta->pulse_len;
+    size_t n = 0;
+    for (size_t k = 0; k < nmf; k++) n += fabs(fft_freq(k, nmf, meta->fs)) <= B / 2;
+    *nw = n;
+    *w = malloc((n ? n : 1) * sizeof(double));
+    if (!*w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    return sarbp_window_fill(win, n ? n : 1, *w);
+}
+
+/* The coherent gain of prm's windows over meta's pulses and samples, from
+ * the azimuth weights waz (their mean) and the range window: over the
+ * samples (FREQ), or over the chirp's band (CHIRP; 1 without a window). */
+static sarbp_status windows_gain(const sarbp_phd *meta, const sarbp_rc_params *prm, const double *waz,
+                                 double *gain)
+{
+    const double gain_az = mean_of(waz, meta->npulses);
+    double *w = NULL;
+    size_t n = meta->nsamples;
+    sarbp_status st = SARBP_OK;
+    if (meta->domain == SARBP_DOMAIN_FREQ) {
+        w = malloc((n ? n : 1) * sizeof(double));
+        st = w ? sarbp_window_fill(&prm->range_window, n, w) : sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    } else if (prm->range_window.kind != SARBP_WIN_NONE) {
+        st = chirp_band_window(meta, &prm->range_window, chirp_nfft(meta), &w, &n);
+    }
+    if (!st) *gain = (w ? mean_of(w, n) : 1.0) * gain_az;
+    free(w);
+    return st;
+}
+
+sarbp_status sarbp_rc_coherent_gain(const sarbp_phd *meta, const sarbp_rc_params *prm, double *gain)
+{
+    *gain = 0;
+    double *waz = malloc((meta->npulses ? meta->npulses : 1) * sizeof(double));
+    if (!waz) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    sarbp_status st = sarbp_window_fill(&prm->az_window, meta->npulses, waz);
+    if (!st) st = windows_gain(meta, prm, waz, gain);
+    free(waz);
+    return st;
+}
+
 sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *prm,
                                   sarbp_precision prec, size_t max_block, sarbp_rc_plan **out)
 {
@@ -370,14 +423,13 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
     p->waz = malloc(meta->npulses * sizeof(double));
     if (!p->waz) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     if (!st) st = sarbp_window_fill(&prm->az_window, meta->npulses, p->waz);
-    double gain_az = st ? 0 : mean_of(p->waz, meta->npulses);
+    if (!st) st = windows_gain(meta, prm, p->waz, &p->gain);
     if (!st && meta->domain == SARBP_DOMAIN_FREQ) {
         p->wr = malloc(p->K * sizeof(double));
         p->wpre = malloc(p->K * sizeof(double));
         if (!p->wr || !p->wpre) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         if (!st) st = sarbp_window_fill(&prm->range_window, p->K, p->wr);
         if (!st) {
-            p->gain = mean_of(p->wr, p->K) * gain_az;
             for (size_t k = 0; k < p->K; k++) {
                 p->wr[k] /= (double)p->K;
                 const double nu = ((double)k - (double)p->kc) / (double)p->nbins;
@@ -389,24 +441,14 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
         p->wr = malloc(p->nmf * sizeof(double));
         if (!p->wr) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         /* spectral weights across the chirp band [-B/2, B/2] */
-        double B = fabs(meta->chirp_rate) * meta->pulse_len;
+        const double B = fabs(meta->chirp_rate) * meta->pulse_len;
         size_t nw = 0;
-        for (size_t k = 0; !st && k < p->nmf; k++) {
-            double f = (k < (p->nmf + 1) / 2 ? (double)k : (double)k - (double)p->nmf) *
-                       meta->fs / (double)p->nmf;
-            if (fabs(f) <= B / 2) nw++;
-        }
         double *w = NULL;
-        if (!st) {
-            w = malloc((nw ? nw : 1) * sizeof(double));
-            if (!w) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-        }
-        if (!st) st = sarbp_window_fill(&prm->range_window, nw ? nw : 1, w);
+        if (!st) st = chirp_band_window(meta, &prm->range_window, p->nmf, &w, &nw);
         if (!st) {
             int none = prm->range_window.kind == SARBP_WIN_NONE;
             for (size_t k = 0; k < p->nmf; k++) {
-                double f = (k < (p->nmf + 1) / 2 ? (double)k : (double)k - (double)p->nmf) *
-                           meta->fs / (double)p->nmf;
+                const double f = fft_freq(k, p->nmf, meta->fs);
                 if (none) p->wr[k] = 1;
                 else if (fabs(f) > B / 2) p->wr[k] = 0;
                 else {
@@ -414,7 +456,6 @@ sarbp_status sarbp_rc_plan_create(const sarbp_phd *meta, const sarbp_rc_params *
                     p->wr[k] = w[idx < nw ? idx : nw - 1];
                 }
             }
-            p->gain = (none ? 1.0 : mean_of(w, nw)) * gain_az;
         }
         free(w);
         if (!st) st = make_chirp_reference(p);

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     sarbp_bp_options_default(&o);
     o.threads = 1;
     sarbp_image *img = NULL;
-    st = sarbp_form_phd(phd, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL);
+    st = sarbp_form_phd(NULL, phd, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL);
     sarbp_phd_free(phd);
     if (st) return fail("form", st);
 

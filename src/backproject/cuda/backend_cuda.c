@@ -32,7 +32,6 @@
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +40,9 @@
 #include "cuda_copy.h"
 #include "cuda_internal.h"
 #include "cuda_rc.h"
+#include "device.h"
 #include "backproject/bp_plan.h"
+#include "backproject/session_internal.h"
 #include "backproject/ffbp_gpu_plan.h"
 #include "core/half.h"
 #include "sarbp/backproject.h"
@@ -122,6 +123,8 @@ struct cuda_plan {
     void *d_img;             /* [max_rows][nx] float2 (img_alloc bytes) */
     size_t img_alloc;
     sarbp_d2h *copier;       /* the image's way back to the caller's memory */
+    sarbp_cuda_device *dev;  /* the session's context of the device: memory, kept sets */
+    sarbp_session *own;      /* a session of the plan's own, when it was given none */
     /* kept profiles of pulses [0, keep_pulses) */
     void *d_keep;            /* [keep][nbins] bins */
     sarbp_dpulse *d_keep_pulses, *h_keep_pulses; /* [keep] */
@@ -135,12 +138,12 @@ struct cuda_plan {
 
 /* Making them costs a plan about a millisecond (three cuFFT plans, three
  * streams, two dozen events) and destroying them about as much again; a
- * plan gives them back here, one set per device, with its image band's
- * device memory, and the next plan on the device with the same FFT shapes
- * takes them (the memory if it fits; the memory model counts it free, and a
- * plan that cannot use it frees it). */
+ * plan gives them back to its device's context in the session (device.h),
+ * with its image band's device memory and its slots' buffers and pinned
+ * staging, and the next plan on the device with the same FFT shapes takes
+ * them (the memory if it fits). The context frees the set when a plan
+ * needs its memory or the session ends. */
 struct kit {
-    int valid;
     size_t nbins, sub, nmf, fwd_batch; /* the FFT shapes (nmf 0: FREQ, no forward plans) */
     cufftHandle fft[NSLOT], fwd[NSLOT];
     int fft_ok[NSLOT], fwd_ok[NSLOT];  /* made (kit_make may stop half way) */
@@ -154,28 +157,9 @@ struct kit {
     size_t h_raw_n, h_pulses_n;
 };
 
-static pthread_mutex_t kit_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct kit kits[SARBP_MAX_DEVICES];
-
-/* Frees kit k's device memory (its device current) and gives its pinned
- * staging back to the process's cache; its streams, events and cuFFT
- * plans stay. */
-static void kit_free_memory(struct kit *k)
-{
-    cudaFree(k->d_img);
-    k->d_img = NULL;
-    k->img_bytes = 0;
-    for (int j = 0; j < NSLOT; j++) {
-        cudaFree(k->slot_mem[j]);
-        k->slot_mem[j] = NULL;
-        sarbp_pinned_put(k->h_raw[j]);
-        sarbp_pinned_put(k->h_pulses[j]);
-        k->h_raw[j] = k->h_pulses[j] = NULL;
-    }
-    k->slot_bytes = 0;
-}
-
-static void kit_free(struct kit *k)
+/* Frees everything k holds (its device current); dev: where its memory
+ * came from. */
+static void kit_free(sarbp_cuda_device *dev, struct kit *k)
 {
     for (int j = 0; j < NSLOT; j++) {
         if (k->fft_ok[j]) cufftDestroy(k->fft[j]);
@@ -183,12 +167,22 @@ static void kit_free(struct kit *k)
         if (k->stream[j]) cudaStreamDestroy(k->stream[j]);
         for (int e = 0; e < 5; e++)
             if (k->ev[j][e]) cudaEventDestroy(k->ev[j][e]);
+        sarbp_cuda_dfree(dev, k->slot_mem[j]);
+        sarbp_cuda_pinned_put(dev, k->h_raw[j]);
+        sarbp_cuda_pinned_put(dev, k->h_pulses[j]);
     }
     if (k->prev_bp) cudaEventDestroy(k->prev_bp);
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
-    kit_free_memory(k);
+    sarbp_cuda_dfree(dev, k->d_img);
     memset(k, 0, sizeof *k);
+}
+
+/* A kept set's free function (device.h). */
+static void kit_free_set(sarbp_cuda_device *dev, void *set)
+{
+    kit_free(dev, set);
+    free(set);
 }
 
 /* Offsets in a slot's one allocation (slot_layout): raw samples, FFT
@@ -247,13 +241,12 @@ static sarbp_status kit_make(struct kit *k, size_t nbins, size_t sub, size_t nmf
     for (int c = 0; c < ROW_CHUNKS && !ce && !fe; c++)
         ce = cudaEventCreateWithFlags(&k->chunk_ev[c], cudaEventDisableTiming);
     if (ce || fe) {
-        kit_free(k);
+        kit_free(NULL, k); /* no memory yet */
         if (ce) return sarbp_error(ce == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
                                    "making the streams and events of a plan: %s", cudaGetErrorString(ce));
         return sarbp_error(fe == CUFFT_ALLOC_FAILED ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
                            "making the cuFFT plans of a plan: cuFFT error %d", (int)fe);
     }
-    k->valid = 1;
     return SARBP_OK;
 }
 
@@ -283,101 +276,60 @@ static void kit_install(struct cuda_plan *p, struct kit *k)
     memset(k, 0, sizeof *k);
 }
 
-/* Takes the device's kept set into p when its shapes are p's; 1 if so. */
+/* Takes the device's kept set into p when its shapes are p's (1), or frees
+ * one that is not (0). */
 static int take_kit(struct cuda_plan *p)
 {
-    if (p->device < 0 || p->device >= SARBP_MAX_DEVICES) return 0;
-    pthread_mutex_lock(&kit_mu);
-    struct kit *k = &kits[p->device];
-    const int ok = k->valid && k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
+    struct kit *k = sarbp_cuda_device_take(p->dev, SARBP_KEEP_BP);
+    if (!k) return 0;
+    const int ok = k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
                    k->fwd_batch == (p->nmf ? p->base.block : 0);
-    if (ok) {
-        kit_install(p, k);
-    } else if (k->valid) { /* its device memory is this plan's to take */
-        kit_free_memory(k);
-    }
-    pthread_mutex_unlock(&kit_mu);
+    if (ok) kit_install(p, k);
+    kit_free_set(p->dev, k); /* empty when installed */
     return ok;
 }
 
-/* Gives p's set (idle: the device was synchronised) to its device's keeping
- * when that is empty, and clears it from p; 1 if so. */
-static int give_kit(struct cuda_plan *p)
+/* Gives p's set (idle: the device was synchronised) to its device's context
+ * for the next plan, and clears it from p. */
+static void give_kit(struct cuda_plan *p)
 {
-    if (!p->kit_ready || p->device < 0 || p->device >= SARBP_MAX_DEVICES) return 0;
-    pthread_mutex_lock(&kit_mu);
-    struct kit *k = &kits[p->device];
-    const int ok = !k->valid;
-    if (ok) {
-        memset(k, 0, sizeof *k);
-        k->valid = 1;
-        k->nbins = p->nbins;
-        k->sub = p->sub;
-        k->nmf = p->nmf;
-        k->fwd_batch = p->nmf ? p->base.block : 0;
-        for (int j = 0; j < NSLOT; j++) {
-            struct slot *s = &p->s[j];
-            k->fft[j] = s->fft;
-            k->fwd[j] = s->fwd;
-            k->fft_ok[j] = s->fft_ok;
-            k->fwd_ok[j] = s->fwd_ok;
-            k->stream[j] = s->stream;
-            memcpy(k->ev[j], s->ev, sizeof s->ev);
-            s->fft_ok = s->fwd_ok = 0;
-            s->stream = NULL;
-            memset(s->ev, 0, sizeof s->ev);
-            k->slot_mem[j] = s->mem;
-            k->slot_bytes = s->mem_bytes;
-            s->mem = NULL;
-            k->h_raw[j] = s->h_raw;
-            k->h_raw_n = s->h_raw_n;
-            k->h_pulses[j] = (void *)s->h_pulses;
-            k->h_pulses_n = s->h_pulses_n;
-            s->h_raw = NULL;
-            s->h_pulses = NULL;
-        }
-        k->prev_bp = p->prev_bp;
-        memcpy(k->chunk_ev, p->chunk_ev, sizeof k->chunk_ev);
-        k->d_img = p->d_img;
-        k->img_bytes = p->d_img ? p->img_alloc : 0;
-        p->d_img = NULL;
-        p->prev_bp = NULL;
-        memset(p->chunk_ev, 0, sizeof p->chunk_ev);
+    if (!p->kit_ready || !p->dev) return;
+    struct kit *k = calloc(1, sizeof *k);
+    if (!k) return; /* p frees it all */
+    k->nbins = p->nbins;
+    k->sub = p->sub;
+    k->nmf = p->nmf;
+    k->fwd_batch = p->nmf ? p->base.block : 0;
+    for (int j = 0; j < NSLOT; j++) {
+        struct slot *s = &p->s[j];
+        k->fft[j] = s->fft;
+        k->fwd[j] = s->fwd;
+        k->fft_ok[j] = s->fft_ok;
+        k->fwd_ok[j] = s->fwd_ok;
+        k->stream[j] = s->stream;
+        memcpy(k->ev[j], s->ev, sizeof s->ev);
+        s->fft_ok = s->fwd_ok = 0;
+        s->stream = NULL;
+        memset(s->ev, 0, sizeof s->ev);
+        k->slot_mem[j] = s->mem;
+        k->slot_bytes = s->mem_bytes;
+        s->mem = NULL;
+        k->h_raw[j] = s->h_raw;
+        k->h_raw_n = s->h_raw_n;
+        k->h_pulses[j] = (void *)s->h_pulses;
+        k->h_pulses_n = s->h_pulses_n;
+        s->h_raw = NULL;
+        s->h_pulses = NULL;
     }
-    pthread_mutex_unlock(&kit_mu);
-    return ok;
-}
-
-size_t sarbp_cuda_kit_memory_bytes(int device)
-{
-    if (device < 0 || device >= SARBP_MAX_DEVICES) return 0;
-    pthread_mutex_lock(&kit_mu);
-    const size_t n = kits[device].valid ? kits[device].img_bytes + NSLOT * kits[device].slot_bytes : 0;
-    pthread_mutex_unlock(&kit_mu);
-    return n;
-}
-
-void sarbp_cuda_drop_kit_memory(int device)
-{
-    if (device < 0 || device >= SARBP_MAX_DEVICES) return;
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device);
-    pthread_mutex_lock(&kit_mu);
-    if (kits[device].valid) kit_free_memory(&kits[device]);
-    pthread_mutex_unlock(&kit_mu);
-    if (prev >= 0) cudaSetDevice(prev);
-}
-
-void sarbp_cuda_release_kits(void)
-{
-    pthread_mutex_lock(&kit_mu);
-    for (int d = 0; d < SARBP_MAX_DEVICES; d++)
-        if (kits[d].valid) {
-            cudaSetDevice(d);
-            kit_free(&kits[d]);
-        }
-    pthread_mutex_unlock(&kit_mu);
+    k->prev_bp = p->prev_bp;
+    memcpy(k->chunk_ev, p->chunk_ev, sizeof k->chunk_ev);
+    k->d_img = p->d_img;
+    k->img_bytes = p->d_img ? p->img_alloc : 0;
+    p->d_img = NULL;
+    p->prev_bp = NULL;
+    memset(p->chunk_ev, 0, sizeof p->chunk_ev);
+    p->kit_ready = 0;
+    sarbp_cuda_device_keep(p->dev, SARBP_KEEP_BP, k, k->img_bytes + NSLOT * k->slot_bytes, kit_free_set);
 }
 
 sarbp_status sarbp_cuda_check_device(int device)
@@ -457,12 +409,12 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     struct cuda_plan *p = (struct cuda_plan *)bp;
     cudaSetDevice(p->device);
     cudaDeviceSynchronize();
-    (void)give_kit(p); /* what it takes stays alive, cleared from p */
+    give_kit(p); /* what it keeps is cleared from p */
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
-        sarbp_pinned_put(s->h_raw);
-        sarbp_pinned_put(s->h_pulses);
-        cudaFree(s->mem);
+        sarbp_cuda_pinned_put(p->dev, s->h_raw);
+        sarbp_cuda_pinned_put(p->dev, s->h_pulses);
+        sarbp_cuda_dfree(p->dev, s->mem);
         if (s->fft_ok) cufftDestroy(s->fft);
         if (s->fwd_ok) cufftDestroy(s->fwd);
         if (s->stream) cudaStreamDestroy(s->stream);
@@ -472,41 +424,34 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     if (p->prev_bp) cudaEventDestroy(p->prev_bp);
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (p->chunk_ev[c]) cudaEventDestroy(p->chunk_ev[c]);
-    cudaFree(p->d_w);
-    cudaFree(p->d_filt);
-    cudaFree(p->d_waz);
-    cudaFree(p->d_img);
+    sarbp_cuda_dfree(p->dev, p->d_w);
+    sarbp_cuda_dfree(p->dev, p->d_filt);
+    sarbp_cuda_dfree(p->dev, p->d_waz);
+    sarbp_cuda_dfree(p->dev, p->d_img);
     sarbp_d2h_destroy(p->copier);
-    cudaFree(p->d_keep);
-    cudaFree(p->d_keep_pulses);
-    cudaFree(p->d_keep_bound);
+    sarbp_cuda_dfree(p->dev, p->d_keep);
+    sarbp_cuda_dfree(p->dev, p->d_keep_pulses);
+    sarbp_cuda_dfree(p->dev, p->d_keep_bound);
     free(p->h_keep_pulses);
     free(p->keep_unit0);
     sarbp_rc_plan_free(p->rc);
     sarbp_profiles_free(p->hpr);
     sarbp_bp_plan_release(&p->base);
+    sarbp_session_free(p->own); /* a plan's own session: nothing kept outlives it */
     free(p);
-}
-
-/* cudaMalloc that counts the bytes */
-static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
-{
-    cudaError_t e = cudaMalloc(ptr, n);
-    if (e == cudaSuccess) *count += n;
-    return e;
 }
 
 /* *ptr (*have bytes, or NULL) kept when it holds need bytes and not twice
  * as many, else freed and need bytes allocated in its place. */
-static cudaError_t kept_or_new(void **ptr, size_t *have, size_t need)
+static sarbp_status kept_or_new(sarbp_cuda_device *dev, void **ptr, size_t *have, size_t need)
 {
     if (*ptr && (*have < need || *have / 2 > need)) {
-        cudaFree(*ptr);
+        sarbp_cuda_dfree(dev, *ptr);
         *ptr = NULL;
     }
-    if (*ptr) return cudaSuccess;
+    if (*ptr) return SARBP_OK;
     *have = 0;
-    return dalloc(ptr, need, have);
+    return sarbp_cuda_dmalloc(dev, ptr, need, have);
 }
 
 static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
@@ -514,6 +459,81 @@ static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
     const size_t dflt = o->algorithm == SARBP_ALGO_FFBP ? SARBP_CUDA_FFBP_BLOCK : CUDA_DEFAULT_BLOCK;
     size_t b = o->pulse_block ? o->pulse_block : dflt;
     return b > meta->npulses ? meta->npulses : b;
+}
+
+/* The cuda FFBP plan's model (ffbp_cuda.c): every pulse's FP32 profile,
+ * the range compression's block buffers, cuFFT work and tables (a margin
+ * without a session); and a run per band: its image, two polar buffers and tables. The polar
+ * grids of a band cover its footprint, whose range extent stays the
+ * image's width: they shrink far less than its rows (a 1-row band of a
+ * 2048^2 grid at 2048 pulses: two buffers of 33 MiB against 126 MiB for
+ * the whole grid), so no per-row share bounds them. The largest band of
+ * d's region that fits m->budget is searched instead (each measure plans
+ * the factorization of at most 64 bands on the host, sarbp_ffbp_cuda_run_bytes),
+ * and its run counted in fixed: per_row is the image row alone, and
+ * max_band_rows caps the layout's bands at the band measured. Every pulse's
+ * profile is resident already, so keeping them for later bands costs
+ * nothing more. */
+static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o, sarbp_cuda_device *dev,
+                                size_t block, size_t nbins, size_t nmf, sarbp_bp_memory *m)
+{
+    const sarbp_phd *meta = d->meta;
+    const size_t P = meta->npulses, N = d->region.nrows ? d->region.nrows : d->grid->ny;
+    size_t rc_bytes = 0;
+    SARBP_TRY(sarbp_cuda_ffbp_rc_memory(dev, meta, block, nbins, nmf, &rc_bytes));
+    /* a session's budget bounds what sarbp_cuda_dmalloc counts, which this
+     * counts exactly (and cuFFT's work areas besides, which it does not):
+     * no margin, or budgets that the plan's own pieces fit would be
+     * refused; without one the budget is free memory, and the context and
+     * the allocations' rounding want one */
+    const size_t margin = dev ? 0 : (size_t)32 << 20;
+    const size_t f0 = P * nbins * sizeof(sarbp_c32) + rc_bytes + margin;
+    m->per_row = d->grid->nx * sizeof(sarbp_c32);
+    m->per_kept_pulse = 0;
+    m->row_align = 1;
+    m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
+    sarbp_ffbp_params prm;
+    if (d->ffbp) prm = *d->ffbp; /* decided by the caller (form.c) */
+    else SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &prm, NULL));
+    /* the geometry of every pulse, as the plan's (cffbp_setup) */
+    sarbp_profiles *geo = NULL;
+    SARBP_TRY(sarbp_profiles_alloc(P ? P : 1, 1, SARBP_FP32, &geo));
+    geo->npulses = P;
+    geo->interp = d->rc->interp;
+    for (size_t i = 0; i < P; i++) sarbp_rc_pulse_geometry(meta, nbins, 0, i, geo, i);
+    geo->nbins = nbins;
+    const size_t row0 = d->region.nrows ? d->region.row0 : 0;
+    /* bands of at most N rows (o->band_rows: at most those) */
+    size_t hi = o->band_rows && o->band_rows < N ? o->band_rows : N, lo = 0, run = 0, run_lo = 0;
+    sarbp_status st = sarbp_ffbp_cuda_run_bytes(geo, d->grid, &prm, row0, N, hi, &run);
+    if (!st && (run > SIZE_MAX - f0 || f0 + run > m->budget)) {
+        /* the largest band that fits, by bisection on measured needs: lo
+         * fits (0: none found yet), hi does not */
+        while (!st && hi - lo > 1) {
+            const size_t mid = lo + (hi - lo) / 2;
+            size_t b = 0;
+            st = sarbp_ffbp_cuda_run_bytes(geo, d->grid, &prm, row0, N, mid, &b);
+            if (st) break;
+            if (b <= SIZE_MAX - f0 && f0 + b <= m->budget) {
+                lo = mid;
+                run_lo = b;
+            } else {
+                hi = mid;
+            }
+        }
+        if (!st && lo == 0) /* none fits: one row's need, for the layout's refusal */
+            st = sarbp_ffbp_cuda_run_bytes(geo, d->grid, &prm, row0, N, 1, &run_lo);
+        m->max_band_rows = lo ? lo : 1;
+        run = run_lo;
+    } else {
+        m->max_band_rows = hi;
+    }
+    sarbp_profiles_free(geo);
+    SARBP_TRY(st);
+    /* fixed + max_band_rows x per_row is the band's measured need */
+    const size_t image = m->max_band_rows * m->per_row;
+    m->fixed = f0 + (run > image ? run - image : 0);
+    return SARBP_OK;
 }
 
 /* The device memory of a plan, without allocating: NSLOT slots (raw block,
@@ -540,13 +560,15 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     if (nbins > (1u << 30) / 16)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", nbins);
     const size_t sub = freq ? (block < 16 ? block : 16) : block;
-    SARBP_TRY(sarbp_cuda_check_device(o->device));
+    sarbp_cuda_device *dev = NULL;
+    if (d->session) SARBP_TRY(sarbp_session_device(d->session, o->device, &dev));
+    else SARBP_TRY(sarbp_cuda_check_device(o->device));
     CUDA_TRY(cudaSetDevice(o->device));
     size_t fft_work = 0, ws = 0;
-    CUFFT_TRY(sarbp_cufft_work((int)nbins, (int)sub, &ws));
+    CUFFT_TRY(sarbp_cuda_fft_work(dev, (int)nbins, (int)sub, &ws));
     fft_work += ws;
     if (!freq) {
-        CUFFT_TRY(sarbp_cufft_work((int)nmf, (int)block, &ws));
+        CUFFT_TRY(sarbp_cuda_fft_work(dev, (int)nmf, (int)block, &ws));
         fft_work += ws;
     }
     const size_t raw_e = raw_half ? 4 : 8, prof_row = SARBP_ROW_BYTES(half, mixed, cubic, nbins);
@@ -555,142 +577,20 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->fixed = NSLOT * (per_slot + fft_work) + meta->npulses * 4 + K * 8 + ((size_t)32 << 20);
     m->per_row = d->grid->nx * sizeof(sarbp_c32);
     m->per_kept_pulse = prof_row + sizeof(sarbp_dpulse) + sizeof(float);
-    size_t free_b = 0, total_b = 0;
-    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    /* kept memory: a plan takes or frees it before it allocates */
-    free_b += sarbp_cuda_ffbp_kit_bytes(o->device) + sarbp_cuda_kit_memory_bytes(o->device);
-    m->budget = budget ? budget : (size_t)(0.85 * (double)free_b);
-    if (m->budget > free_b) m->budget = free_b;
+    /* the session's room on the device (what it keeps for a next plan
+     * counts as room: a plan frees it before it allocates past it), or
+     * without a session most of the free memory */
+    size_t room = 0, total_b = 0;
+    if (dev) {
+        SARBP_TRY(sarbp_cuda_device_room(dev, &room));
+    } else {
+        CUDA_TRY(cudaMemGetInfo(&room, &total_b));
+        if (!budget) budget = (size_t)(0.85 * (double)room);
+    }
+    m->budget = budget && budget < room ? budget : room;
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
-    m->claims = 1; /* every write into the output is the copier's (cuda_copy.c) */
-    if (o->algorithm == SARBP_ALGO_FFBP) {
-        /* the FFBP plan: every pulse's FP32 profile and a block's range
-         * compression buffers, the band's image and two polar buffers,
-         * each at most all stages' polar samples (the model's count for
-         * the whole grid, shared out per row); it keeps no profiles
-         * across regions */
-        sarbp_ffbp_params fp;
-        sarbp_ffbp_prediction pd;
-        SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &fp, &pd));
-        const double per_row_polar = 2.0 * (double)pd.polar_samples * sizeof(sarbp_c32) /
-                                     (double)d->grid->ny;
-        size_t rc_bytes;
-        SARBP_TRY(sarbp_cuda_ffbp_rc_memory(meta, block, nbins, nmf, &rc_bytes));
-        m->fixed = meta->npulses * nbins * sizeof(sarbp_c32) + meta->npulses * sizeof(sarbp_dpulse) +
-                   rc_bytes + ((size_t)32 << 20);
-        m->per_row = d->grid->nx * sizeof(sarbp_c32) + (size_t)per_row_polar + 1;
-        m->per_kept_pulse = SIZE_MAX;
-        m->row_align = 1;
-        m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
-    }
-    return SARBP_OK;
-}
-
-/* For the bp plan that d and o describe: its kernel loaded, and its
- * streams, events, cuFFT plans and image band (d's rows) made and kept for
- * it (take_kit) unless the device keeps a set already. Both cost a plan's first unit or its setup
- * milliseconds (the kernel's load 20-27 ms on an H100; cuFFT plans are made
- * one device at a time) that the device's start hides. Best effort: what
- * fails here fails again, and is reported, in the plan. */
-static void prepare_bp(const sarbp_bp_desc *d, const sarbp_cuda_options *o, size_t block)
-{
-    const sarbp_phd *meta = d->meta;
-    const int freq = meta->domain == SARBP_DOMAIN_FREQ;
-    sarbp_bp_config cfg = {o->variant, o->tile_x, o->tile_y, o->ppt, 0};
-    char why[160];
-    int mixed = 0;
-    sarbp_rc_plan *rc = NULL;
-    if (sarbp_bp_config_resolve(&cfg, why, sizeof why) || bins_mixed(o->precision, d->rc->interp, &mixed) ||
-        sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, block, &rc))
-        return;
-    const size_t nbins = sarbp_rc_plan_nbins(rc), nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
-    const int cubic = sarbp_rc_plan_interp(rc) == SARBP_INTERP_CUBIC;
-    sarbp_rc_plan_free(rc);
-    if (nbins < 2 || nbins > (1u << 30) / 16) return;
-    sarbp_bp_launch a;
-    memset(&a, 0, sizeof a);
-    a.np = 1;
-    a.nbins = 2;
-    a.nx = cfg.tile_x;
-    a.ny = cfg.tile_y;
-    a.half = o->precision == SARBP_FP16;
-    a.cubic = cubic;
-    a.mixed = mixed;
-    (void)sarbp_bp_load_kernel(&cfg, &a);
-    if (o->device < 0 || o->device >= SARBP_MAX_DEVICES) return;
-    pthread_mutex_lock(&kit_mu);
-    const int have = kits[o->device].valid;
-    pthread_mutex_unlock(&kit_mu);
-    struct kit k;
-    if (have || kit_make(&k, nbins, freq ? (block < 16 ? block : 16) : block, nmf, block)) return;
-    /* the image band of d's region (the device's expected share of the
-     * rows), when it takes at most half the free memory: cudaMalloc of a
-     * few hundred MiB cost a plan milliseconds, more with devices starting
-     * side by side */
-    const sarbp_grid *g = d->grid;
-    size_t rows = (d->region.nrows + (size_t)cfg.tile_y - 1) / (size_t)cfg.tile_y * (size_t)cfg.tile_y +
-                  (size_t)cfg.tile_y;
-    if (rows > g->ny || d->region.nrows == 0) rows = d->region.nrows ? g->ny : 0;
-    size_t free_b = 0, total_b = 0;
-    if (rows && g->nx <= SIZE_MAX / sizeof(sarbp_c32) / rows &&
-        cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && rows * g->nx * sizeof(sarbp_c32) <= free_b / 2 &&
-        cudaMalloc(&k.d_img, rows * g->nx * sizeof(sarbp_c32)) == cudaSuccess)
-        k.img_bytes = rows * g->nx * sizeof(sarbp_c32);
-    else
-        k.d_img = NULL;
-    /* the slots' buffers, when they take at most a quarter of what is free:
-     * made side by side on several devices, they cost each plan 3-8 ms */
-    const int half = o->precision == SARBP_FP16;
-    const size_t raw_e = half && o->raw_fp16 && freq ? 4 : 8, sub = freq ? (block < 16 ? block : 16) : block;
-    size_t off[SL_N];
-    const size_t sb = slot_layout(block, meta->nsamples, raw_e, sub, nbins, nmf,
-                                  SARBP_ROW_BYTES(half, mixed, cubic, nbins), off);
-    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && NSLOT * sb <= free_b / 4) {
-        k.slot_bytes = sb;
-        for (int j = 0; j < NSLOT; j++)
-            if (cudaMalloc(&k.slot_mem[j], sb) != cudaSuccess) k.slot_mem[j] = NULL;
-    }
-    /* and their pinned staging, this device's own */
-    k.h_raw_n = block * meta->nsamples * raw_e;
-    k.h_pulses_n = block * sizeof(sarbp_dpulse);
-    for (int j = 0; j < NSLOT; j++) {
-        if (sarbp_pinned_get(k.h_raw_n, &k.h_raw[j])) k.h_raw[j] = NULL;
-        if (sarbp_pinned_get(k.h_pulses_n, &k.h_pulses[j])) k.h_pulses[j] = NULL;
-    }
-    pthread_mutex_lock(&kit_mu);
-    const int give = !kits[o->device].valid;
-    if (give) kits[o->device] = k;
-    pthread_mutex_unlock(&kit_mu);
-    if (!give) kit_free(&k);
-}
-
-sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o)
-{
-    SARBP_TRY(sarbp_cuda_check_device(o->device));
-    CUDA_TRY(cudaSetDevice(o->device));
-    /* the FFBP plan's staging (two blocks) and a copier: pinned (0.3-0.4 ms
-     * a MiB, several devices taking turns) and started now, then given back
-     * to the caches setup takes them from; a bp plan's staging is pinned
-     * into its kept set (prepare_bp) */
-    const sarbp_phd *meta = d->meta;
-    const size_t block = cuda_block(meta, o), raw_e = o->precision == SARBP_FP16 && o->raw_fp16 ? 4 : 8;
-    const int nstage = o->algorithm == SARBP_ALGO_FFBP ? 2 : 0;
-    void *raw[NSLOT] = {NULL}, *pulses[NSLOT] = {NULL};
-    sarbp_status st = SARBP_OK;
-    for (int k = 0; k < nstage && !st; k++) {
-        st = sarbp_pinned_get(block * meta->nsamples * raw_e, &raw[k]);
-        if (!st) st = sarbp_pinned_get(block * sizeof(sarbp_dpulse), &pulses[k]);
-    }
-    for (int k = 0; k < NSLOT; k++) {
-        sarbp_pinned_put(raw[k]);
-        sarbp_pinned_put(pulses[k]);
-    }
-    SARBP_TRY(st);
-    sarbp_d2h *c = NULL;
-    SARBP_TRY(sarbp_d2h_create(0, &c));
-    sarbp_d2h_destroy(c);
-    if (o->algorithm != SARBP_ALGO_FFBP) prepare_bp(d, o, block);
+    if (o->algorithm == SARBP_ALGO_FFBP) SARBP_TRY(ffbp_memory(d, o, dev, block, nbins, nmf, m));
     return SARBP_OK;
 }
 
@@ -730,34 +630,32 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         *pb += freq ? 0 : ws;
     }
     /* the image band: a kept set's when it holds enough and not twice too
-     * much (prepare makes one for the expected share), else new */
+     * much, else new */
     const size_t img_need = p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32);
-    CUDA_TRY(kept_or_new(&p->d_img, &p->img_alloc, img_need));
+    SARBP_TRY(kept_or_new(p->dev, &p->d_img, &p->img_alloc, img_need));
     p->setup_bytes[1] += img_need;
-    SARBP_TRY(sarbp_d2h_create(0, &p->copier));
+    SARBP_TRY(sarbp_d2h_create(p->dev, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
-        /* pinned staging: a kept set's when its size is right (prepare
-         * pins them for this device: from the shared cache, two devices
-         * starting at once took each other's and pinned anew, 2 ms) */
+        /* pinned staging: a kept set's when its size is right, else the
+         * device context's (pinned once per session) */
         const size_t raw_n = block * p->K * raw_e, pulses_n = block * sizeof(sarbp_dpulse);
         if (s->h_raw && s->h_raw_n != raw_n) {
-            sarbp_pinned_put(s->h_raw);
+            sarbp_cuda_pinned_put(p->dev, s->h_raw);
             s->h_raw = NULL;
         }
         if (s->h_pulses && s->h_pulses_n != pulses_n) {
-            sarbp_pinned_put(s->h_pulses);
+            sarbp_cuda_pinned_put(p->dev, s->h_pulses);
             s->h_pulses = NULL;
         }
-        if (!s->h_raw) SARBP_TRY(sarbp_pinned_get(raw_n, &s->h_raw));
-        if (!s->h_pulses) SARBP_TRY(sarbp_pinned_get(pulses_n, (void **)&s->h_pulses));
+        if (!s->h_raw) SARBP_TRY(sarbp_cuda_pinned_get(p->dev, raw_n, &s->h_raw));
+        if (!s->h_pulses) SARBP_TRY(sarbp_cuda_pinned_get(p->dev, pulses_n, (void **)&s->h_pulses));
         s->h_raw_n = raw_n;
         s->h_pulses_n = pulses_n;
-        /* its buffers: a kept set's allocation when it fits (prepare makes
-         * them), else one new */
+        /* its buffers: a kept set's allocation when it fits, else one new */
         size_t off[SL_N];
         const size_t need = slot_layout(block, p->K, raw_e, p->sub, p->nbins, p->nmf, prof_row, off);
-        CUDA_TRY(kept_or_new(&s->mem, &s->mem_bytes, need));
+        SARBP_TRY(kept_or_new(p->dev, &s->mem, &s->mem_bytes, need));
         *pb += need;
         char *b = s->mem;
         s->d_raw = b + off[SL_RAW];
@@ -770,15 +668,15 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         if (!freq) CUFFT_TRY(cufftSetStream(s->fwd, s->stream));
     }
     if (keep) {
-        CUDA_TRY(dalloc(&p->d_keep, keep * prof_row, pb));
-        CUDA_TRY(dalloc((void **)&p->d_keep_pulses, keep * sizeof(sarbp_dpulse), pb));
-        if (p->scaled) CUDA_TRY(dalloc((void **)&p->d_keep_bound, keep * sizeof(float), pb));
+        SARBP_TRY(sarbp_cuda_dmalloc(p->dev, &p->d_keep, keep * prof_row, pb));
+        SARBP_TRY(sarbp_cuda_dmalloc(p->dev, (void **)&p->d_keep_pulses, keep * sizeof(sarbp_dpulse), pb));
+        if (p->scaled) SARBP_TRY(sarbp_cuda_dmalloc(p->dev, (void **)&p->d_keep_bound, keep * sizeof(float), pb));
         p->h_keep_pulses = malloc(keep * sizeof(sarbp_dpulse));
         p->keep_unit0 = malloc(keep * sizeof(size_t));
         if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
 
-    SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
+    SARBP_TRY(sarbp_cuda_rc_tables(p->dev, m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     /* the tables above were copied on the legacy default stream, which the
      * non-blocking slot streams do not wait for */
     CUDA_TRY(cudaDeviceSynchronize());
@@ -1095,16 +993,7 @@ static sarbp_status cuda_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_t
     return SARBP_OK;
 }
 
-static sarbp_status cuda_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
-{
-    struct cuda_plan *p = (struct cuda_plan *)bp;
-    (void)stats;
-    CUDA_TRY(cudaSetDevice(p->device));
-    return launch_rest(p);
-}
-
-static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy,
-                                           cuda_flush};
+static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy};
 
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats)
@@ -1123,11 +1012,11 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
         return sarbp_error(SARBP_ERR_INVALID, "grid of %zu x %zu is too large for the GPU kernels",
                            d->grid->nx, d->grid->ny);
     SARBP_TRY(sarbp_cuda_check_device(o->device));
-    sarbp_cuda_ffbp_drop_kit(o->device); /* its memory is this plan's */
     struct cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->device = o->device;
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cuda_ops, d);
+    if (!st) st = sarbp_cuda_plan_device(d->session, o->device, &p->own, &p->dev);
     if (st) {
         cuda_destroy(&p->base);
         return st;

@@ -1,5 +1,6 @@
 /* backend_cuda_none.c - the cuda back end (and sarbp_ffbp_cuda) of a build without CUDA: never
  * available, and says so. */
+#include "backproject/session_internal.h"
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 
@@ -10,7 +11,6 @@ void sarbp_cuda_options_default(sarbp_cuda_options *o)
 }
 
 int sarbp_cuda_device_count(void) { return 0; }
-void sarbp_cuda_release_cached(void) {}
 
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m)
@@ -20,10 +20,21 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 
-sarbp_status sarbp_cuda_prepare(const sarbp_bp_desc *d, const sarbp_cuda_options *o)
+/* a session's device contexts: none to open */
+sarbp_status sarbp_cuda_device_open(int device, size_t budget, int threads,
+                                    struct sarbp_cuda_device **out)
 {
-    (void)d, (void)o;
+    (void)device, (void)budget, (void)threads;
+    *out = NULL;
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
+}
+
+void sarbp_cuda_device_close(struct sarbp_cuda_device *d) { (void)d; }
+
+void sarbp_cuda_device_memory(struct sarbp_cuda_device *d, sarbp_session_memory *m)
+{
+    (void)d;
+    *m = (sarbp_session_memory){0};
 }
 
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,

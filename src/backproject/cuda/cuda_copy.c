@@ -1,5 +1,6 @@
-/* cuda_copy.c - pinned buffers kept per process, and the bounce copy from
- * a device into pageable host memory (cuda_copy.h). */
+/* cuda_copy.c - the bounce copy from a device into pageable host memory
+ * (cuda_copy.h); a copier given back is kept in its device's context for
+ * the next plan, its threads running, until the session closes it. */
 #include "cuda_copy.h"
 
 #include <pthread.h>
@@ -9,71 +10,9 @@
 
 #include "cuda_internal.h"
 #include "core/parallel.h"
-#include "core/prefault.h"
 #include "core/sample_check.h"
+#include "device.h"
 #include "sarbp/backproject.h" /* sarbp_cpu_count */
-
-/* ---- the pinned cache ---------------------------------------------------- */
-
-/* Pinned buffers given back stay pinned for the next plan (a bench's
- * repetitions, a batch's images, the bands of a large image), up to
- * CACHE_MAX bytes; beyond that, and for buffers too large to keep, they are
- * freed. */
-#define CACHE_SLOTS 32
-#define CACHE_MAX ((size_t)256 << 20)
-
-struct pinned {
-    void *ptr;
-    size_t n;
-    int used;
-};
-
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct pinned cache[CACHE_SLOTS];
-
-sarbp_status sarbp_pinned_get(size_t n, void **ptr)
-{
-    *ptr = NULL;
-    if (n == 0) n = 1;
-    pthread_mutex_lock(&cache_mu);
-    int best = -1;
-    for (int k = 0; k < CACHE_SLOTS; k++) /* the smallest free buffer that fits, if not twice too large */
-        if (cache[k].ptr && !cache[k].used && cache[k].n >= n && cache[k].n / 2 <= n &&
-            (best < 0 || cache[k].n < cache[best].n))
-            best = k;
-    if (best >= 0) {
-        cache[best].used = 1;
-        *ptr = cache[best].ptr;
-        pthread_mutex_unlock(&cache_mu);
-        return SARBP_OK;
-    }
-    pthread_mutex_unlock(&cache_mu);
-    CUDA_TRY(cudaHostAlloc(ptr, n, cudaHostAllocPortable));
-    pthread_mutex_lock(&cache_mu);
-    size_t kept = 0;
-    for (int k = 0; k < CACHE_SLOTS; k++) kept += cache[k].ptr ? cache[k].n : 0;
-    for (int k = 0; k < CACHE_SLOTS && kept + n <= CACHE_MAX; k++)
-        if (!cache[k].ptr) {
-            cache[k] = (struct pinned){*ptr, n, 1};
-            break;
-        }
-    pthread_mutex_unlock(&cache_mu);
-    return SARBP_OK;
-}
-
-void sarbp_pinned_put(void *ptr)
-{
-    if (!ptr) return;
-    pthread_mutex_lock(&cache_mu);
-    for (int k = 0; k < CACHE_SLOTS; k++)
-        if (cache[k].ptr == ptr) {
-            cache[k].used = 0;
-            pthread_mutex_unlock(&cache_mu);
-            return;
-        }
-    pthread_mutex_unlock(&cache_mu);
-    cudaFreeHost(ptr); /* not kept */
-}
 
 /* ---- the bounce copy ------------------------------------------------------ */
 
@@ -92,7 +31,7 @@ void sarbp_pinned_put(void *ptr)
 /* A host copy (a block of samples into pinned memory) takes a lane per 2
  * MiB: the bench problem's 1 MiB blocks are the caller's alone. Waking
  * lanes for them cost the first block 1.8-2.4 ms on lent H200 hosts while
- * the prefault threads touched a fresh image (the woken threads waited for
+ * the (since removed) prefault threads touched a fresh image (the woken threads waited for
  * cores), against 0.14 ms copied by the caller, and about 0.07 ms either
  * way once the touching was done (docs/benchmarks/2026-11-journal.md). */
 #define HOST_PIECE ((size_t)2 << 20)
@@ -112,6 +51,7 @@ struct lane {
 };
 
 struct sarbp_d2h {
+    sarbp_cuda_device *ctx;      /* the context its bounce buffers come from */
     int device;                  /* its streams' */
     int nth, started;            /* lanes; worker threads running (lanes 1..started) */
     pthread_t th[MAX_THREADS];
@@ -180,7 +120,6 @@ static void lane_run(struct sarbp_d2h *c, struct lane *l)
         e = cudaEventSynchronize(l->ev[i % 2]);
         if (e != cudaSuccess) break;
         const size_t off = ((size_t)l->w + i * L) * PIECE, len = c->n - off < PIECE ? c->n - off : PIECE;
-        sarbp_prefault_claim(c->dst + off, len); /* a fresh image's pages (core/prefault.h) */
         memcpy(c->dst + off, l->bounce + (i % 2) * PIECE, len);
         if (i + 2 < mine) e = lane_fetch(c, l, (size_t)l->w + (i + 2) * L, (int)(i % 2), &waited);
     }
@@ -208,7 +147,7 @@ static void *worker(void *arg)
 
 static sarbp_status d2h_start(struct sarbp_d2h *c, int threads)
 {
-    SARBP_TRY(sarbp_pinned_get((size_t)threads * 2 * PIECE, (void **)&c->pinned));
+    SARBP_TRY(sarbp_cuda_pinned_get(c->ctx, (size_t)threads * 2 * PIECE, (void **)&c->pinned));
     c->nth = threads;
     for (int w = 0; w < threads; w++) {
         struct lane *l = &c->lane[w];
@@ -226,16 +165,9 @@ static sarbp_status d2h_start(struct sarbp_d2h *c, int threads)
     return SARBP_OK;
 }
 
-/* Copiers given back, threads running, for the next plan on their device
- * (starting 15 threads costs a plan about a millisecond). */
-#define IDLE_MAX 8
-static pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct sarbp_d2h *idle[IDLE_MAX];
-static int nidle;
+static void d2h_free(sarbp_cuda_device *ctx, void *set);
 
-static void d2h_free(struct sarbp_d2h *c);
-
-sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out)
+sarbp_status sarbp_d2h_create(sarbp_cuda_device *ctx, sarbp_d2h **out)
 {
     *out = NULL;
     int device = 0;
@@ -244,27 +176,26 @@ sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out)
      * H200 host; on lent 16-core H200 hosts 12 lanes brought the bench
      * problem's 128 MiB back 0.3-0.5 ms sooner than 8, and 16 no sooner
      * (docs/benchmarks/2026-11-journal.md) */
+    int threads = sarbp_cuda_device_threads(ctx);
     if (threads <= 0) threads = sarbp_cpu_count() * 3 / 4;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    pthread_mutex_lock(&idle_mu);
-    for (int k = 0; k < nidle; k++)
-        if (idle[k]->device == device && idle[k]->nth == threads) {
-            *out = idle[k];
-            idle[k] = idle[--nidle];
-            break;
-        }
-    pthread_mutex_unlock(&idle_mu);
-    if (*out) return SARBP_OK;
-    struct sarbp_d2h *c = calloc(1, sizeof *c);
+    struct sarbp_d2h *c = sarbp_cuda_device_take(ctx, SARBP_KEEP_COPIER);
+    if (c && c->device == device && c->nth == threads) { /* starting 15 threads costs a millisecond */
+        *out = c;
+        return SARBP_OK;
+    }
+    if (c) d2h_free(ctx, c);
+    c = calloc(1, sizeof *c);
     if (!c) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->go, NULL);
     pthread_cond_init(&c->done, NULL);
+    c->ctx = ctx;
     c->device = device;
     const sarbp_status st = d2h_start(c, threads);
     if (st) {
-        d2h_free(c);
+        d2h_free(ctx, c);
         return st;
     }
     *out = c;
@@ -334,15 +265,14 @@ size_t sarbp_d2h_host_copy(sarbp_d2h *c, float *dst, const float *src, size_t n)
 void sarbp_d2h_destroy(sarbp_d2h *c)
 {
     if (!c) return; /* idle: every lane waited for its last piece */
-    pthread_mutex_lock(&idle_mu);
-    const int kept = nidle < IDLE_MAX;
-    if (kept) idle[nidle++] = c;
-    pthread_mutex_unlock(&idle_mu);
-    if (!kept) d2h_free(c);
+    sarbp_cuda_device_keep(c->ctx, SARBP_KEEP_COPIER, c, 0, d2h_free); /* no context: freed */
 }
 
-static void d2h_free(struct sarbp_d2h *c)
+/* Stops c's threads and frees it (a kept set's free function). */
+static void d2h_free(sarbp_cuda_device *ctx, void *set)
 {
+    struct sarbp_d2h *c = set;
+    (void)ctx;
     pthread_mutex_lock(&c->mu);
     c->quit = 1;
     pthread_cond_broadcast(&c->go);
@@ -360,29 +290,9 @@ static void d2h_free(struct sarbp_d2h *c)
         for (int k = 0; k < l->nev; k++) cudaEventDestroy(l->ev[k]);
     }
     if (prev >= 0) cudaSetDevice(prev);
-    sarbp_pinned_put(c->pinned);
+    sarbp_cuda_pinned_put(c->ctx, c->pinned);
     pthread_cond_destroy(&c->go);
     pthread_cond_destroy(&c->done);
     pthread_mutex_destroy(&c->mu);
     free(c);
-}
-
-void sarbp_cuda_release_cached(void)
-{
-    sarbp_cuda_release_kits();
-    sarbp_cuda_ffbp_release_kits();
-    pthread_mutex_lock(&idle_mu);
-    const int n = nidle;
-    struct sarbp_d2h *drop[IDLE_MAX];
-    for (int k = 0; k < n; k++) drop[k] = idle[k];
-    nidle = 0;
-    pthread_mutex_unlock(&idle_mu);
-    for (int k = 0; k < n; k++) d2h_free(drop[k]); /* their bounce buffers back to the cache */
-    pthread_mutex_lock(&cache_mu);
-    for (int k = 0; k < CACHE_SLOTS; k++)
-        if (cache[k].ptr && !cache[k].used) {
-            cudaFreeHost(cache[k].ptr);
-            cache[k] = (struct pinned){NULL, 0, 0};
-        }
-    pthread_mutex_unlock(&cache_mu);
 }

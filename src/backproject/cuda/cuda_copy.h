@@ -1,6 +1,5 @@
-/* cuda_copy.h - host memory for the CUDA plans (private to the library):
- * pinned buffers kept for the next plan, and a device-to-host copy into
- * ordinary (pageable) memory at the speed of a pinned one.
+/* cuda_copy.h - the CUDA plans' device-to-host copy into ordinary
+ * (pageable) memory at the speed of a pinned one (private to the library).
  *
  * Measured on the H200 host (docs/benchmarks/2026-11-journal.md): a copy from the
  * device into pageable memory runs at 9.3 GB/s, into pinned memory at 55
@@ -8,27 +7,24 @@
  * comes back through small pinned bounce buffers: each host thread copies
  * its own slice of the image through two of its own, the device filling one
  * while the thread empties the other into the image (cuda_copy.c),
- * and pinned buffers are pinned once per process, not once per plan. */
+ * and pinned buffers are pinned once per session (device.h), not once
+ * per plan. */
 #ifndef SARBP_CUDA_COPY_H
 #define SARBP_CUDA_COPY_H
 
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 
+#include "device.h"
 #include "sarbp/status.h"
-
-/* A pinned host buffer of at least n bytes, usable by every device: from
- * the process's cache when one fits, else newly pinned. */
-sarbp_status sarbp_pinned_get(size_t n, void **ptr);
-/* Gives a buffer of sarbp_pinned_get back to the cache (NULL is fine). */
-void sarbp_pinned_put(void *ptr);
 
 typedef struct sarbp_d2h sarbp_d2h;
 
-/* A copier for the current device: threads - 1 host threads besides the
- * caller's (threads <= 0: a share of the cores), each with its own stream
- * and bounce buffers. */
-sarbp_status sarbp_d2h_create(int threads, sarbp_d2h **out);
+/* A copier for the current device, whose context is ctx (NULL: none, the
+ * copier is freed when destroyed): the session's threads less one host
+ * threads besides the caller's (0: three quarters of the cores), each with
+ * its own stream and bounce buffers; the one ctx keeps, when it fits. */
+sarbp_status sarbp_d2h_create(sarbp_cuda_device *ctx, sarbp_d2h **out);
 /* Copies n bytes from device memory src to host memory dst once event
  * after (NULL: none) has passed; returns when dst holds them. */
 sarbp_status sarbp_d2h_copy(sarbp_d2h *c, void *dst, const void *src, size_t n, cudaEvent_t after);
@@ -43,8 +39,8 @@ sarbp_status sarbp_d2h_copy_chunks(sarbp_d2h *c, void *dst, const void *src, int
  * them as it goes; returns when done, with the index of the first NaN or
  * Inf float of src, or n (then dst holds src; else only part of it). */
 size_t sarbp_d2h_host_copy(sarbp_d2h *c, float *dst, const float *src, size_t n);
-/* Gives c back (NULL is fine): kept, threads and bounce buffers, for the
- * next copier on its device, or freed. */
+/* Gives c back (NULL is fine): kept in its context, threads and bounce
+ * buffers, for the next copier on its device, or freed. */
 void sarbp_d2h_destroy(sarbp_d2h *c);
 
 #endif

@@ -12,26 +12,9 @@
 /* cuFFT has no error-string function: the result's name. */
 const char *sarbp_cufft_name(cufftResult r);
 
-/* cuFFT's estimate of the work area of a batch of 1-D C2C transforms of
- * length n (cufftEstimateMany), remembered per (n, batch): the estimate
- * costs 0.25-0.5 ms and memory layouts ask for it on every form. */
-cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes);
-
-/* Frees the streams, events and cuFFT plans the bp plans keep for the next
- * plan (backend_cuda.c; sarbp_cuda_release_cached calls it). */
-void sarbp_cuda_release_kits(void);
-/* The device memory (image band, slot buffers) device's kept set holds
- * (reclaimable, like the FFBP plans' below), and freeing it (a plan that is
- * not a bp plan needs it). */
-size_t sarbp_cuda_kit_memory_bytes(int device);
-void sarbp_cuda_drop_kit_memory(int device);
-
-/* The FFBP plans' kept sets (ffbp_cuda.c): the device memory device's set
- * holds (reclaimable: the memory model counts it free), freeing it, and
- * freeing every device's (sarbp_cuda_release_cached). */
-size_t sarbp_cuda_ffbp_kit_bytes(int device);
-void sarbp_cuda_ffbp_drop_kit(int device);
-void sarbp_cuda_ffbp_release_kits(void);
+/* SARBP_ERR_NODEVICE unless device is a usable CUDA ordinal (backend_cuda.c;
+ * shared by the session's device contexts, the plans and sarbp_ffbp_cuda). */
+sarbp_status sarbp_cuda_check_device(int device);
 
 #define CUDA_TRY(call)                                                                   \
     do {                                                                                 \

@@ -9,40 +9,10 @@
 #include "cuda_rc.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "cuda_internal.h"
-
-#define WORK_MEMO 8
-
-cufftResult sarbp_cufft_work(int n, int batch, size_t *bytes)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static struct work_memo {
-        int n, batch;
-        size_t bytes;
-    } memo[WORK_MEMO];
-    static int nmemo, next;
-    pthread_mutex_lock(&mu);
-    for (int k = 0; k < nmemo; k++)
-        if (memo[k].n == n && memo[k].batch == batch) {
-            *bytes = memo[k].bytes;
-            pthread_mutex_unlock(&mu);
-            return CUFFT_SUCCESS;
-        }
-    pthread_mutex_unlock(&mu);
-    int dims[1] = {n};
-    const cufftResult r = cufftEstimateMany(1, dims, NULL, 1, n, NULL, 1, n, CUFFT_C2C, batch, bytes);
-    if (r != CUFFT_SUCCESS) return r;
-    pthread_mutex_lock(&mu);
-    memo[next] = (struct work_memo){n, batch, *bytes};
-    next = (next + 1) % WORK_MEMO;
-    if (nmemo < WORK_MEMO) nmemo++;
-    pthread_mutex_unlock(&mu);
-    return CUFFT_SUCCESS;
-}
 
 const char *sarbp_cufft_name(cufftResult r)
 {
@@ -65,16 +35,8 @@ const char *sarbp_cufft_name(cufftResult r)
     }
 }
 
-/* cudaMalloc that counts the bytes */
-static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
-{
-    cudaError_t e = cudaMalloc(ptr, n);
-    if (e == cudaSuccess) *count += n;
-    return e;
-}
-
-sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc, float **d_waz,
-                                  void **d_w, void **d_filt, size_t *bytes)
+sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta, const sarbp_rc_plan *rc,
+                                  float **d_waz, void **d_w, void **d_filt, size_t *bytes)
 {
     const size_t P = meta->npulses, K = meta->nsamples, nbins = sarbp_rc_plan_nbins(rc);
     if (P > SIZE_MAX / sizeof(float) || K > SIZE_MAX / sizeof(sarbp_c32))
@@ -85,9 +47,10 @@ sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc
     float *fw = malloc((P ? P : 1) * sizeof(float));
     if (!fw) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < P; i++) fw[i] = (float)waz[i];
-    cudaError_t e = dalloc((void **)d_waz, P * sizeof(float), bytes);
-    if (e == cudaSuccess) e = cudaMemcpy(*d_waz, fw, P * sizeof(float), cudaMemcpyHostToDevice);
+    sarbp_status st = sarbp_cuda_dmalloc(dev, (void **)d_waz, P * sizeof(float), bytes);
+    cudaError_t e = st ? cudaSuccess : cudaMemcpy(*d_waz, fw, P * sizeof(float), cudaMemcpyHostToDevice);
     free(fw);
+    SARBP_TRY(st);
     CUDA_TRY(e);
 
     if (meta->domain == SARBP_DOMAIN_FREQ) {
@@ -104,9 +67,10 @@ sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc
             w[k].re = (float)(wr[k] * cos(ph));
             w[k].im = (float)(wr[k] * sin(ph));
         }
-        e = dalloc(d_w, K * sizeof *w, bytes);
-        if (e == cudaSuccess) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
+        st = sarbp_cuda_dmalloc(dev, d_w, K * sizeof *w, bytes);
+        if (!st) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
         free(w);
+        SARBP_TRY(st);
         CUDA_TRY(e);
     } else {
         /* the echoes are packed unweighted (the window is in the filter) */
@@ -116,12 +80,13 @@ sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc
         sarbp_c32 *w = malloc(nw * sizeof *w);
         if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
-        e = dalloc(d_w, K * sizeof *w, bytes);
-        if (e == cudaSuccess) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
+        st = sarbp_cuda_dmalloc(dev, d_w, K * sizeof *w, bytes);
+        if (!st) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
         for (size_t k = 0; k < nmf; k++) w[k] = (sarbp_c32){(float)h[k].re, (float)h[k].im};
-        if (e == cudaSuccess) e = dalloc(d_filt, nmf * sizeof *w, bytes);
-        if (e == cudaSuccess) e = cudaMemcpy(*d_filt, w, nmf * sizeof *w, cudaMemcpyHostToDevice);
+        if (!st && e == cudaSuccess) st = sarbp_cuda_dmalloc(dev, d_filt, nmf * sizeof *w, bytes);
+        if (!st && e == cudaSuccess) e = cudaMemcpy(*d_filt, w, nmf * sizeof *w, cudaMemcpyHostToDevice);
         free(w);
+        SARBP_TRY(st);
         CUDA_TRY(e);
     }
     return SARBP_OK;

@@ -11,6 +11,7 @@
 #include <cufft.h>
 
 #include "bp_kernels.h"
+#include "device.h"
 #include "sarbp/rangecomp.h"
 
 
@@ -23,11 +24,11 @@
  *            phase ramp; CHIRP, ones (the window is in the filter);
  *   *d_filt  CHIRP: [nmf] complex, the matched filter with the window and
  *            prefilter (sarbp_rc_plan_chirp_filter); FREQ: left NULL.
- * Device pointers; the caller frees them with cudaFree, after a failure
- * too (each is set as soon as it is allocated). The bytes allocated are
- * added to *bytes. */
-sarbp_status sarbp_cuda_rc_tables(const sarbp_phd *meta, const sarbp_rc_plan *rc, float **d_waz,
-                                  void **d_w, void **d_filt, size_t *bytes);
+ * Device pointers from dev (device.h); the caller frees them with
+ * sarbp_cuda_dfree, after a failure too (each is set as soon as it is
+ * allocated). The bytes allocated are added to *bytes. */
+sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta, const sarbp_rc_plan *rc,
+                                  float **d_waz, void **d_w, void **d_filt, size_t *bytes);
 
 /* The pulse table entry (bp_kernels.h) of pulse j of pr's geometry (rows
  * filled by sarbp_rc_pulse_geometry from meta): position, ranges, 1 / bin

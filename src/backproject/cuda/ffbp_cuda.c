@@ -6,14 +6,15 @@
  * end's FFBP plan (below) range-compresses every pulse block on the device
  * (cuda_rc.c) straight into the resident profiles, queues each
  * sub-aperture's stage 0 as soon as its pulses are there, the rest of the
- * region's FFBP at flush, and at finish copies the image into the caller's
- * rows. No banding inside one run: the whole aperture's profiles and the
+ * region's FFBP and the copy of its image into the caller's rows at
+ * finish. The profiles stay on the device across regions: a later region
+ * (band) given no samples runs on them, and the input is read once. No
+ * banding inside one run: the whole aperture's profiles and the
  * largest stage's polar grids, twice, must fit on the device (bands are the
  * partition layer's regions). */
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,10 @@
 #include "cuda_internal.h"
 #include "cuda_copy.h"
 #include "cuda_rc.h"
+#include "device.h"
 #include "ffbp_kernels.h"
 #include "backproject/ffbp_gpu_plan.h"
+#include "backproject/session_internal.h"
 #include "core/sample_check.h"
 #include "sarbp/ffbp.h"
 
@@ -30,6 +33,7 @@
  * the largest run served (the plan keeps one across its regions); prof
  * and pulses are sized by whoever fills prof. */
 struct dev {
+    sarbp_cuda_device *ctx;          /* where its memory comes from (NULL: plain cudaMalloc) */
     sarbp_c32 *prof, *buf[2], *img;
     sarbp_dpulse *pulses;
     sarbp_ffbp_dsub *subs;
@@ -42,15 +46,26 @@ struct dev {
     sarbp_c32 *h_img, *h_prof_tmp;
 };
 
+/* The device memory of a run (not the profiles): freed, sizes zeroed. */
+static void dev_free_run(struct dev *d)
+{
+    sarbp_cuda_dfree(d->ctx, d->buf[0]);
+    sarbp_cuda_dfree(d->ctx, d->buf[1]);
+    sarbp_cuda_dfree(d->ctx, d->img);
+    sarbp_cuda_dfree(d->ctx, d->pulses);
+    sarbp_cuda_dfree(d->ctx, d->subs);
+    sarbp_cuda_dfree(d->ctx, d->rows);
+    d->buf[0] = d->buf[1] = d->img = NULL;
+    d->pulses = NULL;
+    d->subs = NULL;
+    d->rows = NULL;
+    d->n_buf = d->n_img = d->n_pulses = d->n_subs = d->n_rows = 0;
+}
+
 static void dev_free(struct dev *d)
 {
-    cudaFree(d->prof);
-    cudaFree(d->buf[0]);
-    cudaFree(d->buf[1]);
-    cudaFree(d->img);
-    cudaFree(d->pulses);
-    cudaFree(d->subs);
-    cudaFree(d->rows);
+    sarbp_cuda_dfree(d->ctx, d->prof);
+    dev_free_run(d);
     if (d->nev > 0) cudaEventDestroy(d->e0);
     if (d->nev > 1) cudaEventDestroy(d->e1);
     if (d->nev > 2) cudaEventDestroy(d->e2);
@@ -69,14 +84,14 @@ static sarbp_status bytes_of(size_t n, size_t size, const char *what, size_t *by
     return SARBP_OK;
 }
 
-/* *ptr holds at least bytes (its *cap bytes, or a new allocation) */
-static sarbp_status grow(void **ptr, size_t *cap, size_t bytes)
+/* *ptr holds at least bytes (its *cap bytes, or a new allocation from ctx) */
+static sarbp_status grow(sarbp_cuda_device *ctx, void **ptr, size_t *cap, size_t bytes)
 {
     if (bytes <= *cap) return SARBP_OK;
-    cudaFree(*ptr);
+    sarbp_cuda_dfree(ctx, *ptr);
     *ptr = NULL;
     *cap = 0;
-    CUDA_TRY(cudaMalloc(ptr, bytes));
+    SARBP_TRY(sarbp_cuda_dmalloc(ctx, ptr, bytes, NULL));
     *cap = bytes;
     return SARBP_OK;
 }
@@ -106,19 +121,22 @@ static sarbp_status run_open(struct dev *d, const sarbp_ffbp_gpu_plan *p, const 
     SARBP_TRY(bytes_of(p->nrows, sizeof(sarbp_ffbp_drow), "the row table", &b_rows));
     if (!d->prof) return sarbp_error(SARBP_ERR_INTERNAL, "ffbp on the GPU: no profiles on the device");
 
+    /* when one must grow, every one is freed first and made to measure:
+     * what the device holds is then this run's need (what
+     * sarbp_ffbp_cuda_run_bytes counts), never an earlier run's larger
+     * buffers (an earlier plan's kept set) beside this one's */
+    if (b_buf > d->n_buf || b_img > d->n_img || b_pulses > d->n_pulses || b_subs > d->n_subs ||
+        b_rows > d->n_rows)
+        dev_free_run(d);
     if (b_buf > d->n_buf) { /* the ping-pong pair, n_buf bytes each */
-        cudaFree(d->buf[0]);
-        cudaFree(d->buf[1]);
-        d->buf[0] = d->buf[1] = NULL;
-        d->n_buf = 0;
-        CUDA_TRY(cudaMalloc((void **)&d->buf[0], b_buf));
-        CUDA_TRY(cudaMalloc((void **)&d->buf[1], b_buf));
+        SARBP_TRY(sarbp_cuda_dmalloc(d->ctx, (void **)&d->buf[0], b_buf, NULL));
+        SARBP_TRY(sarbp_cuda_dmalloc(d->ctx, (void **)&d->buf[1], b_buf, NULL));
         d->n_buf = b_buf;
     }
-    SARBP_TRY(grow((void **)&d->img, &d->n_img, b_img));
-    SARBP_TRY(grow((void **)&d->pulses, &d->n_pulses, b_pulses));
-    SARBP_TRY(grow((void **)&d->subs, &d->n_subs, b_subs));
-    SARBP_TRY(grow((void **)&d->rows, &d->n_rows, b_rows));
+    SARBP_TRY(grow(d->ctx, (void **)&d->img, &d->n_img, b_img));
+    SARBP_TRY(grow(d->ctx, (void **)&d->pulses, &d->n_pulses, b_pulses));
+    SARBP_TRY(grow(d->ctx, (void **)&d->subs, &d->n_subs, b_subs));
+    SARBP_TRY(grow(d->ctx, (void **)&d->rows, &d->n_rows, b_rows));
     cudaEvent_t *const ev[4] = {&d->e0, &d->e1, &d->e2, &d->ef};
     for (; d->nev < 4; d->nev++) CUDA_TRY(cudaEventCreate(ev[d->nev]));
     const int nmarks = 2 * p->run.nstages + chunks;
@@ -218,7 +236,7 @@ static sarbp_status run_host(struct dev *d, const sarbp_ffbp_gpu_plan *p, const 
     /* npulses * nbins fits: sarbp_ffbp_gpu_plan_make checked it */
     SARBP_TRY(bytes_of(pr->npulses * pr->nbins, sizeof(sarbp_c32), "the profiles", &b_prof));
     SARBP_TRY(bytes_of(g->nx * g->ny, sizeof(sarbp_c32), "the image", &b_img));
-    SARBP_TRY(grow((void **)&d->prof, &d->n_prof, b_prof));
+    SARBP_TRY(grow(d->ctx, (void **)&d->prof, &d->n_prof, b_prof));
     d->h_img = malloc(b_img);
     if (!d->h_img) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for the image");
     const sarbp_c32 *h_prof = sarbp_ffbp_profiles32(pr, &d->h_prof_tmp);
@@ -245,8 +263,6 @@ sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g
         pr->precision == SARBP_FP16 || pr->precision == SARBP_EXACT)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU takes FP32 or FP64 profiles");
     SARBP_TRY(sarbp_cuda_check_device(device));
-    sarbp_cuda_ffbp_drop_kit(device); /* kept memory is this run's */
-    sarbp_cuda_drop_kit_memory(device);
     CUDA_TRY(cudaSetDevice(device));
     if (pr->npulses == 0) return SARBP_OK;
     sarbp_ffbp_gpu_plan p;
@@ -315,6 +331,8 @@ struct ffbp_cuda_plan {
     int inv_ok, fwd_ok;
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
     sarbp_d2h *copier;         /* the image's way back to the caller's memory */
+    sarbp_cuda_device *ctx;    /* the session's context of the device: memory, kept sets */
+    sarbp_session *own;        /* a session of the plan's own, when it was given none */
     sarbp_ffbp_gpu_plan fp;    /* the region's factorization, from its first block to finish */
     int opened;                /* fp made, its buffers and tables on the device (run_open) */
     int launched;              /* the rest of its run queued (flush) */
@@ -325,6 +343,7 @@ struct ffbp_cuda_plan {
     int chunks;                /* row chunks of its final sum */
     size_t pulse_bytes;        /* device bytes of pulse data, for stats */
     size_t kit_bytes;          /* of them, the block buffers and cuFFT work areas a kit keeps */
+    size_t kit_mem;            /* of kit_bytes, the block buffers (the context's memory) */
     unsigned char *have;       /* [P]: nonzero once pulse i is compressed for this region */
     size_t nhave;
 };
@@ -334,13 +353,11 @@ struct ffbp_cuda_plan {
 /* A plan's stream, cuFFT plans, block buffers and events, and its FFBP's
  * device memory (profiles, polar buffers, image, tables) cost a plan about
  * 1.4 ms to make and 0.6 ms to free at the bench size on an H100; a plan
- * gives them back here, one set per device, and the next plan with the
- * same block shapes takes them (a bench's repetitions, a batch's images).
- * The memory stays reclaimable: the layout's memory model counts it free
- * (sarbp_cuda_ffbp_kit_bytes), and a plan that cannot use it frees it
- * first. */
+ * gives them back to its device's context in the session (device.h), and
+ * the next plan with the same block shapes takes them (a bench's
+ * repetitions, a batch's images). The context frees the set when a plan
+ * needs its memory or the session ends. */
 struct ffbp_kit {
-    int valid;
     size_t K, nbins, block, nmf;   /* the shapes it serves (nmf 0: FREQ) */
     cudaStream_t stream;
     cufftHandle inv, fwd;
@@ -351,124 +368,81 @@ struct ffbp_kit {
     cudaEvent_t ev[2][STAGE_EVENTS];
     int nev[2];
     struct dev dv;
-    size_t bytes;                  /* device memory held */
 };
 
-static pthread_mutex_t fkit_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct ffbp_kit fkits[SARBP_MAX_DEVICES];
-
-static void fkit_free(struct ffbp_kit *k)
+/* A kept set's free function (device.h): everything k holds, its device
+ * current. */
+static void fkit_free_set(sarbp_cuda_device *ctx, void *set)
 {
+    struct ffbp_kit *k = set;
     if (k->inv_ok) cufftDestroy(k->inv);
     if (k->fwd_ok) cufftDestroy(k->fwd);
     if (k->stream) cudaStreamDestroy(k->stream);
-    cudaFree(k->d_fft);
-    cudaFree(k->d_spec);
+    sarbp_cuda_dfree(ctx, k->d_fft);
+    sarbp_cuda_dfree(ctx, k->d_spec);
     for (int j = 0; j < 2; j++) {
-        cudaFree(k->d_raw[j]);
-        cudaFree(k->d_pulses[j]);
+        sarbp_cuda_dfree(ctx, k->d_raw[j]);
+        sarbp_cuda_dfree(ctx, k->d_pulses[j]);
         for (int e = 0; e < k->nev[j]; e++) cudaEventDestroy(k->ev[j][e]);
     }
     dev_free(&k->dv);
-    memset(k, 0, sizeof *k);
-}
-
-/* Frees device d's kept set (its device current meanwhile). */
-static void fkit_drop(int d)
-{
-    pthread_mutex_lock(&fkit_mu);
-    struct ffbp_kit k = fkits[d];
-    memset(&fkits[d], 0, sizeof fkits[d]);
-    pthread_mutex_unlock(&fkit_mu);
-    if (!k.valid) return;
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(d);
-    fkit_free(&k);
-    if (prev >= 0) cudaSetDevice(prev);
-}
-
-size_t sarbp_cuda_ffbp_kit_bytes(int device)
-{
-    if (device < 0 || device >= SARBP_MAX_DEVICES) return 0;
-    pthread_mutex_lock(&fkit_mu);
-    const size_t n = fkits[device].valid ? fkits[device].bytes : 0;
-    pthread_mutex_unlock(&fkit_mu);
-    return n;
-}
-
-void sarbp_cuda_ffbp_drop_kit(int device)
-{
-    if (device >= 0 && device < SARBP_MAX_DEVICES) fkit_drop(device);
-}
-
-void sarbp_cuda_ffbp_release_kits(void)
-{
-    for (int d = 0; d < SARBP_MAX_DEVICES; d++) fkit_drop(d);
+    free(k);
 }
 
 /* Takes the device's kept set into p when it serves p's shapes (1), or
  * frees a set that does not (0). */
 static int fkit_take(struct ffbp_cuda_plan *p)
 {
-    const int d = p->o.device;
-    if (d < 0 || d >= SARBP_MAX_DEVICES) return 0;
-    pthread_mutex_lock(&fkit_mu);
-    struct ffbp_kit k = fkits[d];
-    memset(&fkits[d], 0, sizeof fkits[d]);
-    pthread_mutex_unlock(&fkit_mu);
-    if (!k.valid) return 0;
-    if (k.K != p->crc.K || k.nbins != p->nbins || k.block != p->base.block || k.nmf != p->crc.nmf) {
-        fkit_free(&k);
+    struct ffbp_kit *k = sarbp_cuda_device_take(p->ctx, SARBP_KEEP_FFBP);
+    if (!k) return 0;
+    if (k->K != p->crc.K || k->nbins != p->nbins || k->block != p->base.block || k->nmf != p->crc.nmf) {
+        fkit_free_set(p->ctx, k);
         return 0;
     }
     sarbp_cuda_rc *c = &p->crc;
-    c->stream = k.stream;
-    c->inv = k.inv;
-    c->fwd = k.fwd;
-    p->inv_ok = k.inv_ok;
-    p->fwd_ok = k.fwd_ok;
-    c->d_fft = k.d_fft;
-    c->d_spec = k.d_spec;
+    c->stream = k->stream;
+    c->inv = k->inv;
+    c->fwd = k->fwd;
+    p->inv_ok = k->inv_ok;
+    p->fwd_ok = k->fwd_ok;
+    c->d_fft = k->d_fft;
+    c->d_spec = k->d_spec;
     for (int j = 0; j < 2; j++) {
         struct ffbp_stage *g = &p->stage[j];
-        g->d_raw = k.d_raw[j];
-        g->d_pulses = k.d_pulses[j];
-        memcpy(g->ev, k.ev[j], sizeof g->ev);
-        g->nev = k.nev[j];
+        g->d_raw = k->d_raw[j];
+        g->d_pulses = k->d_pulses[j];
+        memcpy(g->ev, k->ev[j], sizeof g->ev);
+        g->nev = k->nev[j];
     }
-    p->dv = k.dv;
+    p->dv = k->dv;
+    free(k);
     return 1;
 }
 
-/* Gives p's set (its device idle) to the device's keeping when that is
- * empty, clearing it from p. */
+/* Gives p's set (its device idle) to the device's context, clearing it
+ * from p. */
 static void fkit_give(struct ffbp_cuda_plan *p)
 {
-    const int d = p->o.device;
     sarbp_cuda_rc *c = &p->crc;
-    if (d < 0 || d >= SARBP_MAX_DEVICES || !c->stream || !p->inv_ok || (c->nmf && !p->fwd_ok) ||
-        !p->dv.prof || !c->d_fft || (c->nmf && !c->d_spec))
+    if (!p->ctx || !c->stream || !p->inv_ok || (c->nmf && !p->fwd_ok) || !p->dv.prof || !c->d_fft ||
+        (c->nmf && !c->d_spec))
         return; /* a plan whose setup failed half way */
     for (int j = 0; j < 2; j++)
         if (p->stage[j].nev < STAGE_EVENTS || !p->stage[j].d_raw || !p->stage[j].d_pulses) return;
-    struct ffbp_kit k = {1, c->K, p->nbins, p->base.block, c->nmf, c->stream, c->inv, c->fwd,
-                         p->inv_ok, p->fwd_ok, c->d_fft, c->d_spec, {NULL, NULL}, {NULL, NULL},
-                         {{NULL}}, {0, 0}, p->dv, 0};
+    struct ffbp_kit *k = malloc(sizeof *k);
+    if (!k) return; /* p frees it all */
+    *k = (struct ffbp_kit){c->K, p->nbins, p->base.block, c->nmf, c->stream, c->inv, c->fwd,
+                           p->inv_ok, p->fwd_ok, c->d_fft, c->d_spec, {NULL, NULL}, {NULL, NULL},
+                           {{NULL}}, {0, 0}, p->dv};
     for (int j = 0; j < 2; j++) {
         struct ffbp_stage *g = &p->stage[j];
-        k.d_raw[j] = g->d_raw;
-        k.d_pulses[j] = g->d_pulses;
-        memcpy(k.ev[j], g->ev, sizeof g->ev);
-        k.nev[j] = g->nev;
+        k->d_raw[j] = g->d_raw;
+        k->d_pulses[j] = g->d_pulses;
+        memcpy(k->ev[j], g->ev, sizeof g->ev);
+        k->nev[j] = g->nev;
     }
-    k.bytes = p->dv.n_prof + 2 * p->dv.n_buf + p->dv.n_img + p->dv.n_pulses + p->dv.n_subs +
-              p->dv.n_rows + p->kit_bytes;
-    pthread_mutex_lock(&fkit_mu);
-    const int ok = !fkits[d].valid;
-    if (ok) fkits[d] = k;
-    pthread_mutex_unlock(&fkit_mu);
-    if (!ok) return;
+    const size_t bytes = p->dv.n_prof + 2 * p->dv.n_buf + p->dv.n_img + p->dv.n_pulses + p->dv.n_subs +
+                         p->dv.n_rows + p->kit_mem;
     c->stream = NULL;
     p->inv_ok = p->fwd_ok = 0;
     c->d_fft = c->d_spec = NULL;
@@ -479,6 +453,7 @@ static void fkit_give(struct ffbp_cuda_plan *p)
         g->nev = 0;
     }
     memset(&p->dv, 0, sizeof p->dv);
+    sarbp_cuda_device_keep(p->ctx, SARBP_KEEP_FFBP, k, bytes, fkit_free_set);
 }
 
 static void cffbp_destroy(sarbp_bp_plan *bp)
@@ -492,17 +467,17 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     sarbp_d2h_destroy(p->copier);
     for (int k = 0; k < 2; k++) {
         struct ffbp_stage *g = &p->stage[k];
-        sarbp_pinned_put(g->h_raw);
-        sarbp_pinned_put(g->h_pulses);
-        cudaFree(g->d_raw);
-        cudaFree(g->d_pulses);
+        sarbp_cuda_pinned_put(p->ctx, g->h_raw);
+        sarbp_cuda_pinned_put(p->ctx, g->h_pulses);
+        sarbp_cuda_dfree(p->ctx, g->d_raw);
+        sarbp_cuda_dfree(p->ctx, g->d_pulses);
         for (int e = 0; e < g->nev; e++) cudaEventDestroy(g->ev[e]);
     }
-    cudaFree(p->crc.d_fft);
-    cudaFree(p->crc.d_spec);
-    cudaFree(p->d_w);
-    cudaFree(p->d_filt);
-    cudaFree(p->d_waz);
+    sarbp_cuda_dfree(p->ctx, p->crc.d_fft);
+    sarbp_cuda_dfree(p->ctx, p->crc.d_spec);
+    sarbp_cuda_dfree(p->ctx, p->d_w);
+    sarbp_cuda_dfree(p->ctx, p->d_filt);
+    sarbp_cuda_dfree(p->ctx, p->d_waz);
     if (p->inv_ok) cufftDestroy(p->crc.inv);
     if (p->fwd_ok) cufftDestroy(p->crc.fwd);
     if (p->crc.stream) cudaStreamDestroy(p->crc.stream);
@@ -510,6 +485,7 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     sarbp_profiles_free(p->geo);
     free(p->have);
     sarbp_bp_plan_release(&p->base);
+    sarbp_session_free(p->own); /* a plan's own session: nothing kept outlives it */
     free(p);
 }
 
@@ -520,14 +496,6 @@ static sarbp_status bytes_of3(size_t a, size_t b, size_t size, const char *what,
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: %s of %zu x %zu elements overflows",
                            what, a, b);
     return bytes_of(a * b, size, what, bytes);
-}
-
-/* cudaMalloc that counts the bytes */
-static cudaError_t dalloc(void **ptr, size_t n, size_t *count)
-{
-    cudaError_t e = cudaMalloc(ptr, n);
-    if (e == cudaSuccess) *count += n;
-    return e;
 }
 
 /* Everything region-independent: the CPU plan and geometry, the stream and
@@ -573,7 +541,8 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
         p->kit_bytes += ws;
         if (!freq) CUFFT_TRY(cufftGetSize(c->fwd, &ws));
         p->kit_bytes += freq ? 0 : ws;
-        p->kit_bytes += 2 * (b_raw + b_pulses) + b_fft + (freq ? 0 : b_spec);
+        p->kit_mem = 2 * (b_raw + b_pulses) + b_fft + (freq ? 0 : b_spec);
+        p->kit_bytes += p->kit_mem;
     } else {
         size_t *kb = &p->kit_bytes;
         int dims[1] = {(int)p->nbins}, fdims[1] = {(int)c->nmf};
@@ -595,22 +564,26 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
         for (int k = 0; k < 2; k++) {
             struct ffbp_stage *g = &p->stage[k];
             for (; g->nev < STAGE_EVENTS; g->nev++) CUDA_TRY(cudaEventCreate(&g->ev[g->nev]));
-            CUDA_TRY(dalloc(&g->d_raw, b_raw, kb));
-            CUDA_TRY(dalloc((void **)&g->d_pulses, b_pulses, kb));
+            SARBP_TRY(sarbp_cuda_dmalloc(p->ctx, &g->d_raw, b_raw, kb));
+            SARBP_TRY(sarbp_cuda_dmalloc(p->ctx, (void **)&g->d_pulses, b_pulses, kb));
         }
-        CUDA_TRY(dalloc(&c->d_fft, b_fft, kb));
-        if (!freq) CUDA_TRY(dalloc(&c->d_spec, b_spec, kb));
+        SARBP_TRY(sarbp_cuda_dmalloc(p->ctx, &c->d_fft, b_fft, kb));
+        if (!freq) SARBP_TRY(sarbp_cuda_dmalloc(p->ctx, &c->d_spec, b_spec, kb));
+        p->kit_mem = 2 * (b_raw + b_pulses) + b_fft + (freq ? 0 : b_spec);
     }
     *pb += p->kit_bytes;
-    SARBP_TRY(grow((void **)&p->dv.prof, &p->dv.n_prof, b_prof));
+    /* a kept set's run buffers go before its profiles grow (the first
+     * region makes its own to measure) */
+    if (b_prof > p->dv.n_prof) dev_free_run(&p->dv);
+    SARBP_TRY(grow(p->ctx, (void **)&p->dv.prof, &p->dv.n_prof, b_prof));
     *pb += b_prof;
-    SARBP_TRY(sarbp_d2h_create(0, &p->copier));
+    SARBP_TRY(sarbp_d2h_create(p->ctx, &p->copier));
     for (int k = 0; k < 2; k++) {
         struct ffbp_stage *g = &p->stage[k];
-        SARBP_TRY(sarbp_pinned_get(b_raw, &g->h_raw));
-        SARBP_TRY(sarbp_pinned_get(b_pulses, (void **)&g->h_pulses));
+        SARBP_TRY(sarbp_cuda_pinned_get(p->ctx, b_raw, &g->h_raw));
+        SARBP_TRY(sarbp_cuda_pinned_get(p->ctx, b_pulses, (void **)&g->h_pulses));
     }
-    SARBP_TRY(sarbp_cuda_rc_tables(m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
+    SARBP_TRY(sarbp_cuda_rc_tables(p->ctx, m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
     c->d_w = p->d_w;
     c->d_filt = p->d_filt;
     c->d_waz = p->d_waz;
@@ -745,21 +718,23 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
                                   sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    if (!samples) /* the layout keeps nothing for this plan (per_kept_pulse SIZE_MAX) */
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the cuda ffbp plan keeps no profiles");
     if (p->launched)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulses came after the region was flushed");
     CUDA_TRY(cudaSetDevice(p->o.device));
     SARBP_TRY(cffbp_open(p));
-    const size_t block = p->base.block;
+    const size_t block = p->base.block, keep = p->base.keep_pulses;
     for (size_t q = p0; q < p0 + np; q += block) {
         const size_t n = p0 + np - q < block ? p0 + np - q : block;
         struct ffbp_stage *g = NULL;
-        SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats, &g));
+        /* samples NULL: the profiles an earlier region compressed are still
+         * in dv.prof, queued before on this stream (bp_plan.c checked they
+         * were kept) */
+        if (samples) SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats, &g));
         for (size_t i = q; i < q + n; i++) {
             p->nhave += !p->have[i];
             p->have[i] = 1;
         }
+        if (samples && q < keep) memset(p->base.kept + q, 1, (q + n < keep ? q + n : keep) - q);
         SARBP_TRY(stream_stage0(p, g));
     }
     return SARBP_OK;
@@ -768,7 +743,7 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
 static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    (void)r; /* the pulses come again for every region */
+    (void)r; /* the pulses come again for every region, or their kept profiles */
     if (p->opened) { /* a region begun and never finished: dropped */
         CUDA_TRY(cudaSetDevice(p->o.device));
         CUDA_TRY(cudaStreamSynchronize(p->crc.stream));
@@ -797,12 +772,10 @@ static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out
 }
 
 /* Queues the rest of the region's FFBP behind the range compression (the
- * stage-0 rows not yet queued, the merges, the final sum): the caller may
- * do its own work (the image's memory) while the device runs it. The
- * region was opened by its first block (every pulse came). */
-static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
+ * stage-0 rows not yet queued, the merges, the final sum). The region was
+ * opened by its first block (every pulse came). */
+static sarbp_status cffbp_flush(struct ffbp_cuda_plan *p, sarbp_stage_times *stats)
 {
-    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
     if (p->launched) return SARBP_OK;
     const double t0 = sarbp_now_s();
     const size_t P = p->base.meta->npulses;
@@ -821,7 +794,7 @@ static sarbp_status cffbp_flush(sarbp_bp_plan *bp, sarbp_stage_times *stats)
 static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_times *stats)
 {
     struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
-    SARBP_TRY(cffbp_flush(bp, stats));
+    SARBP_TRY(cffbp_flush(p, stats));
     const double t0 = sarbp_now_s();
     CUDA_TRY(cudaSetDevice(p->o.device));
     sarbp_grid bg;
@@ -840,11 +813,10 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish,
-                                            cffbp_destroy, cffbp_flush};
+static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish, cffbp_destroy};
 
-sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size_t nbins, size_t nmf,
-                                      size_t *bytes)
+sarbp_status sarbp_cuda_ffbp_rc_memory(sarbp_cuda_device *dev, const sarbp_phd *meta, size_t block,
+                                      size_t nbins, size_t nmf, size_t *bytes)
 {
     *bytes = 0;
     if (block == 0) return SARBP_OK; /* no pulses: the plan refuses them */
@@ -856,15 +828,17 @@ sarbp_status sarbp_cuda_ffbp_rc_memory(const sarbp_phd *meta, size_t block, size
     if (block > INT_MAX || nbins > INT_MAX || nmf > INT_MAX)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp on the GPU: blocks of %zu pulses of %zu bins "
                            "are too large", block, nbins);
-    CUFFT_TRY(sarbp_cufft_work((int)nbins, (int)block, &ws));
+    CUFFT_TRY(sarbp_cuda_fft_work(dev, (int)nbins, (int)block, &ws));
     size_t n = raw + fft + ws;
     if (nmf) {
-        CUFFT_TRY(sarbp_cufft_work((int)nmf, (int)block, &ws));
+        CUFFT_TRY(sarbp_cuda_fft_work(dev, (int)nmf, (int)block, &ws));
         n += spec + ws;
     }
-    /* the pulse table, the azimuth, pack and filter weights: far below
-     * SIZE_MAX where the profiles fit at all */
-    *bytes = n + block * sizeof(sarbp_dpulse) + meta->npulses * sizeof(float) + (K + nmf) * sizeof(sarbp_c32);
+    /* two staging sets (a block's samples and pulse table each, as
+     * cffbp_setup allocates them), the azimuth, pack and filter weights:
+     * far below SIZE_MAX where the profiles fit at all */
+    *bytes = n + raw + 2 * block * sizeof(sarbp_dpulse) + meta->npulses * sizeof(float) +
+             (K + nmf) * sizeof(sarbp_c32);
     return SARBP_OK;
 }
 
@@ -876,17 +850,19 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
     if (o->precision != SARBP_FP32)
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "ffbp runs in fp32 only (precision %s asked)",
                            sarbp_precision_name(o->precision));
-    sarbp_cuda_drop_kit_memory(o->device); /* its memory is this plan's */
     struct ffbp_cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->o = *o;
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cffbp_ops, d);
+    if (!st) st = sarbp_cuda_plan_device(d->session, o->device, &p->own, &p->ctx);
+    p->dv.ctx = p->ctx;
     const sarbp_phd *meta = d->meta;
     const size_t P = meta->npulses;
     p->base.block = o->pulse_block ? o->pulse_block : SARBP_CUDA_FFBP_BLOCK;
     if (p->base.block > P) p->base.block = P ? P : 1;
     if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
-    if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
+    if (!st && d->ffbp) p->prm = *d->ffbp; /* decided by the caller (form.c) */
+    else if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
     if (!st) st = cffbp_setup(p, d->rc);
     if (st) {
         cffbp_destroy(&p->base);
