@@ -22,6 +22,13 @@ const char *tu_fresh_dir(const char *name)
     return d;
 }
 
+void tu_remove_dir(const char *dir)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 const char *tu_in_dir(const char *dir, const char *name)
 {
     static char slots[8][1024];
@@ -116,7 +123,7 @@ char *tu_slurp(const char *path, size_t *len)
     fclose(f);
     if (!b) return NULL;
     b[n] = '\0';
-    *len = (size_t)n;
+    if (len) *len = (size_t)n;
     return b;
 }
 

@@ -11,6 +11,10 @@
  * again). Returns a static buffer slot (4 rotate). */
 const char *tu_fresh_dir(const char *name);
 
+/* dir and what it holds removed (rm -rf): not there afterwards, for a run
+ * that must create it. */
+void tu_remove_dir(const char *dir);
+
 /* "<dir>/<name>" in a static buffer slot (8 rotate). */
 const char *tu_in_dir(const char *dir, const char *name);
 
@@ -38,7 +42,7 @@ void tu_assert_regular(const char *path);
 void tu_write_text(const char *path, const char *text);
 
 /* The whole file, NUL-terminated, malloc'd (the caller frees), its length
- * in *len; NULL when it cannot be read. */
+ * in *len (len may be NULL); NULL when it cannot be read. */
 char *tu_slurp(const char *path, size_t *len);
 
 /* The whole file into buf (n bytes, NUL-terminated, truncated); -1 when it

@@ -32,21 +32,6 @@
 
 static char out[8192], err[8192];
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    const size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
-
 static int count_in(const char *text, const char *needle)
 {
     int n = 0;
@@ -58,9 +43,7 @@ static int count_in(const char *text, const char *needle)
  * want (NULL-terminated), no output folder, within 5 s. */
 static void refused(const char *o, const char *args, const char *const *want)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", o);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(o);
     const double t0 = sarbp_now_s();
     const int rc = tu_run("batch -q -j 1 --window-deg 2 -o '%s' %s '%s'", o, args, INPUT);
     const double secs = sarbp_now_s() - t0;
@@ -109,9 +92,7 @@ static void test_bad_form_args_refused_once(void **state)
     refused(o, "--form-args '--azimuth 0:1'", TU_NAMES("'--azimuth'", "--window-deg"));
     refused(o, "--form-args '--help'", TU_NAMES("'--help'"));
     /* a good set forms; values that start with '-' are values */
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", o);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(o);
     const int rc = tu_run("batch -q -j 1 --window-deg 2 --form-args '" SMALL " --center -0.5,0.25 "
                           "--window=hann -v' -o '%s' '%s'", o, INPUT);
     print_message("%s", err);
@@ -122,10 +103,9 @@ static void test_bad_form_args_refused_once(void **state)
 static void test_outputs_every_format(void **state)
 {
     (void)state;
-    char o[1024], p[1200];
+    char o[1024];
     snprintf(o, sizeof o, "%s/batch_outputs", SARBP_TEST_TMP);
-    snprintf(p, sizeof p, "rm -rf '%s'", o);
-    assert_int_equal(system(p), 0);
+    tu_remove_dir(o);
 #ifdef SARBP_TEST_GEOTIFF
     const char *list = "png,h5,npy,nitf,tif,kmz";
     static const char *const exts[] = {"png", "h5", "npy", "nitf", "tif", "kmz"};
@@ -148,7 +128,7 @@ static void test_outputs_every_format(void **state)
         }
     tu_no_temporaries(o);
     /* the summary names each file in its format's column */
-    char *csv = slurp(tu_in_dir(o, "summary.csv"));
+    char *csv = tu_slurp(tu_in_dir(o, "summary.csv"), NULL);
     assert_non_null(csv);
     assert_non_null(strstr(csv, ",png,h5,status,npy,nitf,tif,kmz,error\n"));
     for (int e = 0; e < nexts; e++) {
@@ -158,7 +138,7 @@ static void test_outputs_every_format(void **state)
     }
     assert_int_equal(count_in(csv, ",ok,"), 2);
     free(csv);
-    char *json = slurp(tu_in_dir(o, "summary.json"));
+    char *json = tu_slurp(tu_in_dir(o, "summary.json"), NULL);
     assert_non_null(json);
     assert_int_equal(count_in(json, "\"status\": \"ok\""), 2);
     assert_int_equal(count_in(json, "\"nx\": 32, \"ny\": 32, \"dx_m\": 0.1, \"dy_m\": 0.1"), 2);
@@ -173,11 +153,10 @@ static void test_outputs_every_format(void **state)
     assert_non_null(strstr(out, "<CollectStart>2026-01-02T03:04:05.756000000Z"));
 
     /* without a complex output: the grid from the log, no entropy */
-    snprintf(p, sizeof p, "rm -rf '%s'", o);
-    assert_int_equal(system(p), 0);
+    tu_remove_dir(o);
     assert_int_equal(tu_run("batch -q -j 2 --window-deg 2 --outputs png --form-args '--grid 24x20 "
                             "--spacing 0.1 --backend cpu' -o '%s' '%s'", o, INPUT), 0);
-    json = slurp(tu_in_dir(o, "summary.json"));
+    json = tu_slurp(tu_in_dir(o, "summary.json"), NULL);
     assert_non_null(json);
     assert_int_equal(count_in(json, "\"nx\": 24, \"ny\": 20, \"dx_m\": 0.1, \"dy_m\": 0.1"), 2);
     assert_int_equal(count_in(json, "\"h5\": null"), 2);
@@ -213,15 +192,13 @@ static void test_failed_input_in_summary(void **state)
     snprintf(missing, sizeof missing, "%s/batch_no_such_input.h5", SARBP_TEST_TMP);
     tu_write_text(bad, "not a phase history\n");
     remove(missing);
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", o);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(o);
     int rc = tu_run("batch -q -j 2 --window-deg 2 --form-args '" SMALL "' -o '%s' '%s' '%s' '%s'",
                     o, bad, INPUT, missing);
     print_message("exit %d: %s", rc, err);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "2 input(s) failed"));
-    char *csv = slurp(tu_in_dir(o, "summary.csv"));
+    char *csv = tu_slurp(tu_in_dir(o, "summary.csv"), NULL);
     assert_non_null(csv);
     print_message("%s", csv);
     assert_int_equal(tu_count_lines(csv), 5); /* header, bad, two windows, missing */
@@ -235,7 +212,7 @@ static void test_failed_input_in_summary(void **state)
     assert_true(b < w0 && w0 < m);
     assert_non_null(strstr(m, "No such file or directory"));
     free(csv);
-    char *json = slurp(tu_in_dir(o, "summary.json"));
+    char *json = tu_slurp(tu_in_dir(o, "summary.json"), NULL);
     assert_non_null(json);
     assert_int_equal(count_in(json, "\"index\": null"), 2);
     assert_int_equal(count_in(json, "\"status\": \"failed\""), 2);
@@ -243,11 +220,10 @@ static void test_failed_input_in_summary(void **state)
     free(json);
 
     /* nothing readable: the rows still, and exit 1 */
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", o);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(o);
     rc = tu_run("batch -q --form-args '" SMALL "' -o '%s' '%s'", o, missing);
     assert_int_equal(rc, 1);
-    json = slurp(tu_in_dir(o, "summary.json"));
+    json = tu_slurp(tu_in_dir(o, "summary.json"), NULL);
     assert_non_null(json);
     assert_int_equal(count_in(json, "\"status\": \"failed\""), 1);
     assert_non_null(strstr(json, "batch_no_such_input.h5"));

@@ -34,13 +34,8 @@ static char sim[1024]; /* a small simulated phase history, made once */
 static int make_sim(void **state)
 {
     (void)state;
-    snprintf(sim, sizeof sim, "%s", tu_tmp("first_hour_sim.h5"));
-    int rc = run("simulate -o '%s' --pulses 64 --samples 64 --targets 5,20", sim);
-    if (rc != 0 || !tu_exists(sim)) {
-        fprintf(stderr, "sarbp simulate exits %d: %s\n", rc, err);
-        return -1;
-    }
-    return 0;
+    return tu_make_sim(sim, sizeof sim, "first_hour_sim.h5",
+                       "--pulses 64 --samples 64 --targets 5,20");
 }
 
 static int remove_sim(void **state)

@@ -26,21 +26,13 @@
 
 #include "scratch.h"
 
-static char out[16384], err[16384];
-#define run tu_run /* printf-style, fails on a crash */
-
 static char sim[512];
 
 static int make_sim(void **state)
 {
     (void)state;
-    snprintf(sim, sizeof sim, "%s", tu_tmp("progress_sim.h5"));
-    const int rc = run("simulate -o '%s' --pulses 1024 --samples 128 --targets 5,20", sim);
-    if (rc != 0) {
-        fprintf(stderr, "sarbp simulate exits %d: %s\n", rc, err);
-        return -1;
-    }
-    return 0;
+    return tu_make_sim(sim, sizeof sim, "progress_sim.h5",
+                       "--pulses 1024 --samples 128 --targets 5,20");
 }
 
 static int remove_sim(void **state)

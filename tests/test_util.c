@@ -115,6 +115,18 @@ int tu_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+int tu_make_sim(char *path, size_t n, const char *name, const char *args)
+{
+    char out[4096], err[16384];
+    snprintf(path, n, "%s", tu_tmp(name));
+    const int rc = tu_run_clif(out, sizeof out, err, sizeof err, "simulate -o '%s' %s", path, args);
+    if (rc != 0 || !tu_exists(path)) {
+        fprintf(stderr, "sarbp simulate exits %d: %s\n", rc, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* SARBP_GOTCHA_DIR in the environment overrides the built-in path (for
  * test binaries run on another machine, such as a GPU node). */
 const char *tu_gotcha_dir(void)

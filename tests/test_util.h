@@ -46,6 +46,12 @@ int tu_count_prefix_lines(const char *text, const char *prefix);
 const char *tu_tmp(const char *name);
 int tu_exists(const char *path);
 
+/* A phase history for a group of CLI tests, made in its setup: `sarbp
+ * simulate -o SARBP_TEST_TMP/<name> <args>`, the path into path (n bytes).
+ * Returns 0; -1 when sarbp failed or wrote nothing, its exit code and
+ * stderr said on stderr (the group's setup then fails). */
+int tu_make_sim(char *path, size_t n, const char *name, const char *args);
+
 /* Gotcha inputs: the directory, and whether the data are present (tests
  * skip() when they are not). */
 const char *tu_gotcha_dir(void);

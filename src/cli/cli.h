@@ -94,6 +94,12 @@ int cli_parse_grid(const char *s, size_t max, size_t *nx, size_t *ny);
  * from 1 byte to 2^62 bytes */
 int cli_parse_bytes(const char *s, size_t *out);
 
+/* a and b name the same file: the same path, or the same device and inode
+ * (a hard link; a file reached through a link or another spelling). 0 when
+ * they differ or either cannot be stat'ed. For refusing an output that is
+ * one of the inputs. */
+int cli_same_file(const char *a, const char *b);
+
 /* s sanitised for printing (sarbp_sanitize): what the CLI prints of a
  * file's strings or a path in plain text goes through it. The result lives
  * in one of four slots reused in turn: valid until the fourth next call

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -74,6 +75,14 @@ void cli_info(int level, const char *fmt, ...)
     vsay_safe(fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, b)) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 const char *cli_safe(const char *s)

@@ -1010,6 +1010,20 @@ static int check_input_needs(const char *cmd, const char *name, sarbp_reader *rd
     return CLI_OK;
 }
 
+/* cmd_batch's way out, whichever it takes: frees the slots, the windows,
+ * the failed inputs and the copy of --form-args (each may be NULL); returns
+ * rc. */
+static int batch_end(int rc, struct window *w, struct failed_input *fi, char *form_copy)
+{
+    free(g_slots);
+    g_slots = NULL;
+    g_nslots = 0;
+    free(w);
+    free(fi);
+    free(form_copy);
+    return rc;
+}
+
 int cmd_batch(int argc, char **argv)
 {
     const char *cmd = "batch";
@@ -1217,32 +1231,16 @@ int cmd_batch(int argc, char **argv)
         }
         sarbp_reader_free(rd);
     }
-    if (rc != CLI_OK) {
-        free(w);
-        free(fi);
-        free(form_copy);
-        return rc;
-    }
-    if (nwin == 0 && nfi == 0) {
-        free(w);
-        free(form_copy);
-        return cli_fail(cmd, "no windows to form");
-    }
+    if (rc != CLI_OK) return batch_end(rc, w, fi, form_copy);
+    if (nwin == 0 && nfi == 0)
+        return batch_end(cli_fail(cmd, "no windows to form"), w, fi, form_copy);
     if (size > 1) { /* the ranks agree on what they form, or none forms */
         const int r = agree(cmd, win, step, form_args_s, in_digest, w, nwin);
-        if (r != CLI_OK) {
-            free(w);
-            free(fi);
-            free(form_copy);
-            return r;
-        }
+        if (r != CLI_OK) return batch_end(r, w, fi, form_copy);
     }
-    if (mkdir_p(outdir)) {
-        free(w);
-        free(fi);
-        free(form_copy);
-        return cli_fail(cmd, "cannot create '%s': %s", outdir, strerror(errno));
-    }
+    if (mkdir_p(outdir))
+        return batch_end(cli_fail(cmd, "cannot create '%s': %s", outdir, strerror(errno)), w, fi,
+                         form_copy);
     cli_info(1, "sarbp: batch: %zu windows of %g deg (step %g deg) from %zu input(s), %ld at a time%s",
              nwin, win, step, nin, jobs, size > 1 ? " on each rank" : "");
 
@@ -1250,15 +1248,7 @@ int cmd_batch(int argc, char **argv)
     g_nslots = (int)jobs;
     g_slots = calloc((size_t)g_nslots, sizeof *g_slots);
     size_t *mine = g_slots ? malloc((nwin + 1) * sizeof *mine) : NULL, nmine = 0, next = 0;
-    if (!mine) {
-        free(g_slots);
-        g_slots = NULL;
-        g_nslots = 0;
-        free(w);
-        free(fi);
-        free(form_copy);
-        return cli_fail(cmd, "out of memory");
-    }
+    if (!mine) return batch_end(cli_fail(cmd, "out of memory"), w, fi, form_copy);
     sarbp_output_on_signal(pass_signal);
     long running = 0;
     for (size_t i = (size_t)rank; i < nwin; i += (size_t)size) mine[nmine++] = i;
@@ -1343,11 +1333,5 @@ int cmd_batch(int argc, char **argv)
     }
     for (int i = 0; i < g_nslots; i++) discard_log(&g_slots[i]); /* none left but after a break */
     sarbp_output_on_signal(NULL);
-    free(g_slots);
-    g_slots = NULL;
-    g_nslots = 0;
-    free(w);
-    free(fi);
-    free(form_copy);
-    return rc;
+    return batch_end(rc, w, fi, form_copy);
 }

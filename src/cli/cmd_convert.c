@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "sarbp/output.h"
@@ -45,15 +44,6 @@ static void help(FILE *f)
           "exit codes: 0 success, 1 unreadable or invalid input or failed write, 2 usage\n"
           "error (an output that is one of the inputs included).\n",
           f);
-}
-
-/* a and b name the same file: the same path, or the same device and inode */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (!strcmp(a, b)) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
 }
 
 /* Reads the reader's (selected) pulses block by block into the writer. */
@@ -142,7 +132,7 @@ int cmd_convert(int argc, char **argv)
         else if (have_pulses && have_az)
             rc = cli_usage("convert", "--pulses and --azimuth cannot be combined");
         for (size_t i = 0; rc == CLI_OK && i < ninputs; i++)
-            if (same_file(out, inputs[i]))
+            if (cli_same_file(out, inputs[i]))
                 rc = cli_usage("convert", "output '%s' is the input '%s': it would be "
                                "overwritten", out, inputs[i]);
     }
@@ -156,7 +146,7 @@ int cmd_convert(int argc, char **argv)
     free(inputs);
     if (st != SARBP_OK) return cli_fail_status("convert", st);
     for (size_t i = 0; i < sarbp_reader_nfiles(rd); i++)
-        if (same_file(out, sarbp_reader_file(rd, i))) {
+        if (cli_same_file(out, sarbp_reader_file(rd, i))) {
             rc = cli_usage("convert", "output '%s' is the input '%s': it would be overwritten",
                            out, sarbp_reader_file(rd, i));
             sarbp_reader_free(rd);

@@ -1,10 +1,10 @@
 /* cmd_form.c - sarbp form: phase histories in, images out. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "sarbp/date.h"
@@ -191,6 +191,20 @@ struct provenance {
     int autofocus; /* asked */
 };
 
+/* sarbp_image_set_attr with the value printf-formatted (a number) */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static sarbp_status set_attrf(sarbp_image *img, const char *key, const char *fmt, ...)
+{
+    char value[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    return sarbp_image_set_attr(img, key, value);
+}
+
 /* The provenance attributes of img (sarbp/image.h) and the one -v line
  * saying what was applied. */
 static sarbp_status record_provenance(sarbp_image *img, const struct provenance *pv,
@@ -214,20 +228,13 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
     }
     SARBP_TRY(sarbp_image_set_attr(img, "algorithm", pv->ffbp ? "ffbp" : "bp"));
     if (pv->ffbp) {
-        snprintf(buf, sizeof buf, "%.17g", pv->max_error_db);
-        SARBP_TRY(sarbp_image_set_attr(img, "max_error_db", buf));
-        snprintf(buf, sizeof buf, "%zu", pv->fp.base);
-        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_base", buf));
-        snprintf(buf, sizeof buf, "%zu", pv->fp.merge);
-        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_merge", buf));
-        snprintf(buf, sizeof buf, "%.17g", pv->fp.os_theta);
-        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_os_theta", buf));
-        snprintf(buf, sizeof buf, "%.17g", pv->fp.os_rho);
-        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_os_rho", buf));
-        snprintf(buf, sizeof buf, "%d", pv->pd.stages);
-        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_stages", buf));
-        snprintf(buf, sizeof buf, "%.17g", pv->pd.error_db);
-        SARBP_TRY(sarbp_image_set_attr(img, "ffbp_predicted_error_db", buf));
+        SARBP_TRY(set_attrf(img, "max_error_db", "%.17g", pv->max_error_db));
+        SARBP_TRY(set_attrf(img, "ffbp_base", "%zu", pv->fp.base));
+        SARBP_TRY(set_attrf(img, "ffbp_merge", "%zu", pv->fp.merge));
+        SARBP_TRY(set_attrf(img, "ffbp_os_theta", "%.17g", pv->fp.os_theta));
+        SARBP_TRY(set_attrf(img, "ffbp_os_rho", "%.17g", pv->fp.os_rho));
+        SARBP_TRY(set_attrf(img, "ffbp_stages", "%d", pv->pd.stages));
+        SARBP_TRY(set_attrf(img, "ffbp_predicted_error_db", "%.17g", pv->pd.error_db));
     }
     SARBP_TRY(sarbp_image_set_attr(img, "selection", pv->selection));
     SARBP_TRY(sarbp_image_set_attr(img, "autofocus", af));
@@ -257,15 +264,6 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
     return SARBP_OK;
 }
 
-/* a and b name the same file: the same path, or the same device and inode */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (!strcmp(a, b)) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 /* An output that is one of the inputs (as given, or a file of a directory
  * or glob once the reader expanded them): its name, or NULL. */
 static const char *output_over_input(const char *const *outputs, size_t nout,
@@ -274,12 +272,12 @@ static const char *output_over_input(const char *const *outputs, size_t nout,
 {
     for (size_t o = 0; o < nout; o++) {
         for (size_t i = 0; i < nin; i++)
-            if (same_file(outputs[o], inputs[i])) {
+            if (cli_same_file(outputs[o], inputs[i])) {
                 *input = inputs[i];
                 return outputs[o];
             }
         for (size_t i = 0; rd && i < sarbp_reader_nfiles(rd); i++)
-            if (same_file(outputs[o], sarbp_reader_file(rd, i))) {
+            if (cli_same_file(outputs[o], sarbp_reader_file(rd, i))) {
                 *input = sarbp_reader_file(rd, i);
                 return outputs[o];
             }
@@ -587,9 +585,11 @@ int cmd_form(int argc, char **argv)
     /* auto chose the cpu: news only with -v (a GPU-less machine hears it on no run) */
     if (fell_back) cli_info(2, "sarbp: form: no usable CUDA device; using the cpu back end");
     if ((over = output_over_input(outputs, nout, inputs, nin, rd, &over_in))) {
+        /* over_in may be the reader's own name of a file: said before it goes */
+        const int urc = cli_usage(cmd, "output '%s' is the input '%s': it would be overwritten",
+                                  over, over_in);
         sarbp_reader_free(rd);
-        return cli_usage(cmd, "output '%s' is the input '%s': it would be overwritten", over,
-                         over_in);
+        return urc;
     }
     if (autofocus && !sarbp_reader_meta(rd)->r_correct && !sarbp_reader_meta(rd)->ph_correct)
         cli_info(1, "sarbp: form: warning: --autofocus: the inputs carry no autofocus "

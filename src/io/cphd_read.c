@@ -819,21 +819,31 @@ static sarbp_status toa_setup(const char *path, struct phd_file *f, struct cphd_
     return SARBP_OK;
 }
 
+/* Opens path (input_fopen: a regular file) and says its length in bytes. */
+static sarbp_status open_sized(const char *path, FILE **fp, uint64_t *len)
+{
+    SARBP_TRY(input_fopen(path, fp));
+    struct stat sb;
+    if (fstat(fileno(*fp), &sb) != 0 || sb.st_size < 0) {
+        int e = errno;
+        fclose(*fp);
+        *fp = NULL;
+        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
+    }
+    *len = (uint64_t)sb.st_size;
+    return SARBP_OK;
+}
+
 sarbp_status sarbp_cphd_channels(const char *path, sarbp_cphd_channel **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     FILE *fp;
-    SARBP_TRY(input_fopen(path, &fp));
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0) {
-        int e = errno;
-        fclose(fp);
-        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
-    }
+    uint64_t flen = 0;
+    SARBP_TRY(open_sized(path, &fp, &flen));
     struct header h;
     xmlDoc *doc = NULL;
-    sarbp_status st = parse_header(fp, path, (uint64_t)sb.st_size, &h);
+    sarbp_status st = parse_header(fp, path, flen, &h);
     if (!st) st = open_xml(fp, path, &h, &doc);
     fclose(fp);
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
@@ -872,14 +882,8 @@ sarbp_status phd_open_cphd(const char *path, const sarbp_reader_options *o, stru
 {
     const char *channel = o ? o->channel : NULL;
     FILE *fp;
-    SARBP_TRY(input_fopen(path, &fp));
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0) {
-        int e = errno;
-        fclose(fp);
-        return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(e));
-    }
-    const uint64_t flen = (uint64_t)sb.st_size;
+    uint64_t flen = 0;
+    SARBP_TRY(open_sized(path, &fp, &flen));
     struct header h;
     xmlDoc *doc = NULL;
     struct cphd_impl *c = calloc(1, sizeof *c);

@@ -486,7 +486,8 @@ static sarbp_status keep_polarisation(sarbp_reader *rd, const char *want_in)
         return sarbp_error(SARBP_ERR_INVALID, "unknown polarisation '%s' (HH, VV, HV or VH)",
                            want_in);
     size_t kept = 0;
-    const char *other = NULL;
+    char other_buf[16];
+    const char *other = NULL; /* a copy: the file's own strings go with file_clear */
     for (size_t i = 0; i < rd->nfiles; i++) {
         const char *p = file_pol(&rd->files[i], NULL);
         if (!p)
@@ -496,7 +497,8 @@ static sarbp_status keep_polarisation(sarbp_reader *rd, const char *want_in)
         if (!strcmp(p, want)) {
             rd->files[kept++] = rd->files[i];
         } else {
-            other = p;
+            snprintf(other_buf, sizeof other_buf, "%s", p);
+            other = other_buf;
             file_clear(&rd->files[i]);
         }
     }
