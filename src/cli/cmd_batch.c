@@ -722,8 +722,8 @@ static int agree(const char *cmd, double win, double step, const char *form_args
     }
     static const char *const what[] = {
         "has different options than rank 0 (--window-deg, --step-deg or --form-args)",
-        "read the inputs differently from rank 0 (other files, pulses or metadata, or one it "
-        "could not read)",
+        ("read the inputs differently from rank 0 (other files, pulses or metadata, or one it "
+         "could not read)"),
         "has a different window list than rank 0"};
     return cli_fail(cmd, "the MPI ranks disagree: rank %d %s; every rank must read the same "
                     "inputs with the same options", r, what[item]);

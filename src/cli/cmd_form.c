@@ -339,7 +339,7 @@ int cmd_form(int argc, char **argv)
     int have_interp = 0;
     size_t pulses[2];
     double az[2], db_range = SARBP_DB_RANGE_AUTO;
-    sarbp_reader_options ro = {NULL};
+    sarbp_reader_options ro = {.channel = NULL};
     sarbp_scene_ref scene_ref;
     int have_scene_ref = 0;
     double prf = 0;

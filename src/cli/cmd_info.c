@@ -321,7 +321,7 @@ int cmd_info(int argc, char **argv)
     if (!inputs) return cli_fail("info", "out of memory");
     size_t ninputs = 0;
     int json = 0, c;
-    sarbp_reader_options ro = {NULL};
+    sarbp_reader_options ro = {.channel = NULL};
     while ((c = cli_getopt("info", argc, argv, "i:qvh", opts)) != -1) {
         switch (c) {
         case 'i': inputs[ninputs++] = optarg; break;
