@@ -67,5 +67,5 @@ echo "demo.sh: point-target metrics of the brightest target"
 echo
 awk -v s="$start" -v e="$end" 'BEGIN { printf "demo.sh: formed in %.2f s\n", e - s }'
 echo "demo.sh: image written to"
-echo "  $outdir/demo.png   (magnitude, dB, 50 dB range, north up)"
+echo "  $outdir/demo.png   (magnitude in dB, its display range chosen from the image, north up)"
 echo "  $outdir/demo.h5    (complex64 with x, y coordinates; see 'sarbp metrics --help')"
