@@ -166,7 +166,8 @@ sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_option
             const size_t per = nbins * sizeof(sarbp_c32) + 7 * sizeof(double);
             stats->pulse_bytes = (p->pr ? p->pr->capacity * per : 0) + p->base.keep_pulses * per +
                                  P * 7 * sizeof(double);
-            stats->image_bytes = p->acc32 ? nrow * sizeof(sarbp_c32) : 0;
+            /* the band summed into: its own or, in place, the caller's rows */
+            stats->image_bytes = nrow * sizeof(sarbp_c32);
         }
     }
     if (st) {

@@ -815,14 +815,10 @@ int cmd_form(int argc, char **argv)
              "%.1f Mbp/s", stats.total_s, stats.init_s, stats.read_s,
              stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
     const sarbp_stage_times *t = &stats.stages;
-    /* ffbp on the cpu sums straight into the output image and counts no buffer
-     * of its own: then the image itself is the memory that holds it */
-    const size_t image_bytes =
-        t->image_bytes ? t->image_bytes : img->grid.nx * img->grid.ny * sizeof(sarbp_c32);
     cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
              "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
              t->setup_s, stats.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
-             (double)t->pulse_bytes / (1 << 20), (double)image_bytes / (1 << 20));
+             (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
     cli_report_layout("form", &stats);
     sarbp_image_free(img);
     return CLI_OK;
