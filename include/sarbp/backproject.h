@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include "sarbp/ffbp.h"
 #include "sarbp/grid.h"
+#include "sarbp/host.h"
 #include "sarbp/rangecomp.h"
 #include "sarbp/session.h"
 
@@ -30,7 +31,7 @@ typedef enum { SARBP_ALGO_BP = 0, SARBP_ALGO_FFBP = 1 } sarbp_algorithm;
 const char *sarbp_algorithm_name(sarbp_algorithm a);
 
 /* What a whole form asks for: the CLI's knobs, for every back end at once.
- * The registry (backend_registry.c) turns it into the chosen back end's own
+ * The registry (methods.c) turns it into the chosen back end's own
  * options below. */
 typedef struct {
     sarbp_precision precision; /* default FP32 */
@@ -203,7 +204,7 @@ sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_optio
 sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     size_t budget, sarbp_bp_memory *m);
 
-/* ---- the registry (backend_registry.c) ---- */
+/* ---- the registry (methods.c) ---- */
 typedef struct sarbp_backend_s {
     const char *name;
     int multi_device;          /* 1: o->devices lists devices of this back end, one thread each */
@@ -277,9 +278,6 @@ sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid 
 /* Name and clocks of a device, for benchmark tables. */
 sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_count,
                                     int *clock_mhz, int *mem_clock_mhz);
-
-/* Number of online CPUs. */
-int sarbp_cpu_count(void);
 
 #ifdef __cplusplus
 }

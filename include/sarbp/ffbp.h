@@ -1,9 +1,9 @@
 /* sarbp/ffbp.h - fast factorized backprojection (Ulander, Hellsten and
  * Stenstrom 2003): the FP64 prototype (src/backproject/ffbp.c, the
- * reference), the FP32 multi-threaded engine (ffbp_cpu.c; behind 'sarbp
+ * reference), the FP32 multi-threaded engine (ffbp/engine_fp32.c; behind 'sarbp
  * form --algorithm ffbp' as the cpu back end's streaming plan,
- * backend_cpu_ffbp.c), and the error and cost model that chooses a
- * factorization for a requested accuracy (ffbp_model.c).
+ * cpu/plan_ffbp.c), and the error and cost model that chooses a
+ * factorization for a requested accuracy (ffbp/model.c).
  *
  * Frames and units as sarbp/backproject.h: profiles [pulse][bin], images
  * [ny][nx] row-major, host memory; metres, Hz. The functions are
@@ -100,7 +100,7 @@ sarbp_status sarbp_ffbp_choose_phd(const sarbp_phd *meta, const sarbp_rc_params 
 /* The same in FP32, multi-threaded (threads <= 0: all cores; the result
  * does not depend on it), adding (+=) to img[ny][nx] as sarbp_bp_cpu_fp32
  * does: FP32 profiles pr (data32), polar grids in FP32, geometry and phase
- * in FP64 until reduced to small quantities (ffbp_cpu.c). Pulses are
+ * in FP64 until reduced to small quantities (ffbp/engine_fp32.c). Pulses are
  * consumed in order, runs of base pulses at a time, as the cpu back end's
  * streaming FFBP plan does. SARBP_ERR_INVALID for FP64 profiles, bad
  * parameters or an antenna over the image. info may be NULL. */

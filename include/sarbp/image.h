@@ -153,6 +153,12 @@ sarbp_status sarbp_image_sicd_spacing(const struct sarbp_phd_s *meta, double xc,
                                       double zc, double osr, double spacing[2]);
 sarbp_status sarbp_image_write_npy(const char *path, const sarbp_image *img);
 sarbp_status sarbp_image_write_png(const char *path, const sarbp_image *img, double db_range);
+/* An 8-bit PNG of raw pixels (channels 1: gray, 3: RGB), w x h, rows top
+ * first, written through a temporary beside path: nothing is left at path
+ * on failure and a file the user had there stays until the new one is
+ * whole. For plots and other quick looks that are not an image's pixels. */
+sarbp_status sarbp_png_write8(const char *path, const unsigned char *pix, size_t w, size_t h,
+                              int channels);
 
 /* Reads a complex image written as .h5 (grid restored), .npy (complex64 or
  * complex128, 2-D; grid with unit spacing, has_grid_coords = 0) or SICD in

@@ -6,6 +6,7 @@
 #define SARBP_PROGRESS_H
 
 #include <stddef.h>
+#include "sarbp/host.h" /* sarbp_now_s */
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,9 +17,6 @@ typedef struct sarbp_progress_s {
     void (*update)(struct sarbp_progress_s *p, size_t done, size_t total);
     void *user;
 } sarbp_progress;
-
-/* Monotonic wall-clock seconds (arbitrary origin), for timing runs and rates. */
-double sarbp_now_s(void);
 
 static inline void sarbp_progress_update(sarbp_progress *p, size_t done, size_t total)
 {

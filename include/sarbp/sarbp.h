@@ -4,6 +4,7 @@
 
 #include "sarbp/version.h" /* SARBP_VERSION, generated from CMake project(VERSION) */
 #include "sarbp/status.h"
+#include "sarbp/host.h"
 #include "sarbp/phd.h"
 #include "sarbp/phd_io.h"
 #include "sarbp/window.h"

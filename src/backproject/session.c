@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "backproject/ffbp_memo.h"
+#include "backproject/ffbp/memo.h"
 #include "sarbp/backproject.h" /* SARBP_MAX_DEVICES */
 
 struct sarbp_session_s {

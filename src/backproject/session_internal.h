@@ -28,7 +28,7 @@ sarbp_status sarbp_session_device(sarbp_session *s, int device, struct sarbp_cud
 /* The copier's lanes asked for (0: its default). */
 int sarbp_session_threads(const sarbp_session *s);
 
-/* cuda/device.c (backend_cuda_none.c without CUDA): a device's context for
+/* cuda/device.c (cuda/none.c without CUDA): a device's context for
  * a budget (0: 85% of the free memory now) and threads copier lanes;
  * closing it frees what it keeps and joins its threads (its plans are
  * gone); its memory account. */

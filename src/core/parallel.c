@@ -7,8 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sarbp/backproject.h"
-#include "sarbp/progress.h"
+#include "sarbp/host.h"
 
 double sarbp_now_s(void)
 {

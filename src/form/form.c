@@ -12,7 +12,7 @@
 
 #include <pthread.h>
 
-#include "backproject/bp_plan.h"           /* sarbp_bp_memory_need */
+#include "backproject/plan.h"           /* sarbp_bp_memory_need */
 #include "backproject/session_internal.h"  /* sarbp_session_device */
 #include <stdint.h>
 #include <stdio.h>

@@ -89,7 +89,7 @@ sarbp_status sarbp_cphd_channels(const char *path, sarbp_cphd_channel **out, siz
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "rangecomp/fftw_planner.h"
+#include "core/fftw_lock.h"
 
 #define CPHD_MAX_HEADER 65536               /* bytes of the ASCII header */
 /* Bytes of the XML block: real CPHD XML is 5 to 200 KB; 4 MiB is 20 times

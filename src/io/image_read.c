@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 
 #include "io/h5_check.h"
-#include "io/image_internal.h"
 #include "io/input_file.h"
 #include "io/probe.h"
 

@@ -23,7 +23,6 @@
 
 #include "io/geo_write.h"
 #include "io/image_check.h"
-#include "io/image_internal.h"
 #include "io/tempfile.h"
 
 /* ---- checks and streams --------------------------------------------------- */

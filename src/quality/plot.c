@@ -4,7 +4,7 @@
  * against distance from the peak (m), the mainlobe (between the first
  * nulls) shaded, dashed lines at -3 dB and at the PSLR level, 10 dB grid
  * lines and labelled ticks in a built-in 5x7 bitmap font. No plotting
- * library: a few primitives on an RGB buffer, written by sarbp_png_write8. */
+ * library: a few primitives on an RGB buffer, written by sarbp_png_write8 (sarbp/image.h). */
 #include "sarbp/quality.h"
 
 #include <math.h>
@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/image_internal.h"
 
 typedef struct {
     unsigned char *p;

@@ -6,26 +6,12 @@
  * range window across the chirp band, zero-padded spectrum for upsampling,
  * motion compensation to the scene origin. See include/sarbp/rangecomp.h. */
 #include "sarbp/rangecomp.h"
-#include "rangecomp/fftw_planner.h"
+#include "core/fftw_lock.h"
 
 #include <fftw3.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* FFTW's planner is not thread-safe (fftw_planner.h). */
-static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void sarbp_fftw_planner_lock(void)
-{
-    pthread_mutex_lock(&planner_lock);
-}
-
-void sarbp_fftw_planner_unlock(void)
-{
-    pthread_mutex_unlock(&planner_lock);
-}
 
 const char *sarbp_precision_name(sarbp_precision p)
 {
@@ -256,7 +242,7 @@ static sarbp_status make_plans(sarbp_rc_plan *p)
 {
     size_t nmax = p->nbins > p->nmf ? p->nbins : p->nmf;
     int ok;
-    pthread_mutex_lock(&planner_lock);
+    sarbp_fftw_planner_lock();
     if (p->prec == SARBP_FP64 || p->prec == SARBP_EXACT) {
         p->buf_a = fftw_malloc(nmax * sizeof(fftw_complex));
         p->buf_b = fftw_malloc(nmax * sizeof(fftw_complex));
@@ -282,7 +268,7 @@ static sarbp_status make_plans(sarbp_rc_plan *p)
             ok = p->f_inv && (!p->nmf || p->f_fwd);
         }
     }
-    pthread_mutex_unlock(&planner_lock);
+    sarbp_fftw_planner_unlock();
     if (!p->buf_a || !p->buf_b) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for FFT buffers");
     if (!ok) return sarbp_error(SARBP_ERR_FFTW, "FFTW could not plan a transform of %zu points", p->nbins);
     return SARBP_OK;
@@ -314,18 +300,18 @@ static sarbp_status make_chirp_reference(sarbp_rc_plan *p)
         h[idx][1] = sin(ph);
         energy += 1.0;
     }
-    pthread_mutex_lock(&planner_lock);
+    sarbp_fftw_planner_lock();
     fftw_plan pl = fftw_plan_dft_1d((int)n, h, H, FFTW_FORWARD, FFTW_ESTIMATE);
-    pthread_mutex_unlock(&planner_lock);
+    sarbp_fftw_planner_unlock();
     if (!pl) {
         fftw_free(h);
         fftw_free(H);
         return sarbp_error(SARBP_ERR_FFTW, "FFTW could not plan the matched filter");
     }
     fftw_execute(pl);
-    pthread_mutex_lock(&planner_lock);
+    sarbp_fftw_planner_lock();
     fftw_destroy_plan(pl);
-    pthread_mutex_unlock(&planner_lock);
+    sarbp_fftw_planner_unlock();
     /* peak of the inverse transform (unnormalised, nmf points) of |H|^2 is nmf * energy */
     double norm = 1.0 / ((double)n * energy);
     sarbp_c64 *ref = (sarbp_c64 *)h, *ref0 = (sarbp_c64 *)H; /* reuse */
@@ -481,12 +467,12 @@ const double *sarbp_rc_plan_az_weights(const sarbp_rc_plan *p) { return p->waz; 
 void sarbp_rc_plan_free(sarbp_rc_plan *p)
 {
     if (!p) return;
-    pthread_mutex_lock(&planner_lock);
+    sarbp_fftw_planner_lock();
     if (p->d_fwd) fftw_destroy_plan(p->d_fwd);
     if (p->d_inv) fftw_destroy_plan(p->d_inv);
     if (p->f_fwd) fftwf_destroy_plan(p->f_fwd);
     if (p->f_inv) fftwf_destroy_plan(p->f_inv);
-    pthread_mutex_unlock(&planner_lock);
+    sarbp_fftw_planner_unlock();
     fftw_free(p->buf_a);
     fftw_free(p->buf_b);
     fftw_free(p->href);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 #include "backproject/session_internal.h"
 
 #define WORK_MEMO 8

@@ -10,7 +10,7 @@
  * the context frees a kept set (through the function given with it) when
  * room is needed, when a set of the same kind replaces it, or when it is
  * closed. It knows nothing of what a set holds: the plans above it (bp,
- * ffbp) and the copier (cuda_copy.c) each keep their own kind.
+ * ffbp) and the copier (cuda/copy.c) each keep their own kind.
  *
  * Every call takes the context's lock; none waits for the device. The
  * caller has made the context's device current (cudaSetDevice). d NULL

@@ -1,4 +1,4 @@
-/* backend_cpu.c - the CPU back end's typed plan: FFTW range compression,
+/* cpu/plan_bp.c - the CPU back end's typed plan: FFTW range compression,
  * then the FP64 reference or the tiled FP32 backprojector over the plan's
  * region of rows, accumulating block by block; or, for precision "exact",
  * each pulse's spectrum summed directly onto the pixels (bp_exact.c). The
@@ -6,14 +6,14 @@
  * one (no image of its own); FP64 and exact keep an FP64 band. Kept range
  * profiles (keep_pulses) are stored as compressed, so a later band reads
  * them instead of samples. It times its own stages (wall clock). The
- * registry (backend_registry.c) maps the generic options to these. For
- * algorithm ffbp, create hands over to backend_cpu_ffbp.c. */
+ * registry (methods.c) maps the generic options to these. For
+ * algorithm ffbp, create hands over to cpu/plan_ffbp.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backproject/bp_plan.h"
-#include "backproject/ffbp_engine.h"
+#include "backproject/plan.h"
+#include "backproject/ffbp/engine.h"
 #include "backproject/session_internal.h"
 #include "sarbp/progress.h"
 

@@ -1,4 +1,4 @@
-/* cuda_copy.h - the CUDA plans' device-to-host copy into ordinary
+/* cuda/copy.h - the CUDA plans' device-to-host copy into ordinary
  * (pageable) memory at the speed of a pinned one (private to the library).
  *
  * Measured on the H200 host (docs/benchmarks/2026-11-journal.md): a copy from the
@@ -6,7 +6,7 @@
  * GB/s; pinning costs 0.3-0.4 ms a MiB with cudaMallocHost. So the image
  * comes back through small pinned bounce buffers: each host thread copies
  * its own slice of the image through two of its own, the device filling one
- * while the thread empties the other into the image (cuda_copy.c),
+ * while the thread empties the other into the image (cuda/copy.c),
  * and pinned buffers are pinned once per session (device.h), not once
  * per plan. */
 #ifndef SARBP_CUDA_COPY_H

@@ -1,4 +1,4 @@
-/* ffbp_gpu_plan.h - the host side of the FP32 FFBP (private): the FP64
+/* ffbp/gpu_plan.h - the host side of the FP32 FFBP (private): the FP64
  * geometry of every stage's polar grids, laid out as the kernels of
  * kernels/ffbp.cu take it. Built with or without CUDA (the CPU emulation
  * sarbp_ffbp_emulate_fp32 uses it too). */
@@ -32,8 +32,8 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
 void sarbp_ffbp_gpu_plan_release(sarbp_ffbp_gpu_plan *p);
 
 /* The cuda back end's FFBP plan (o->algorithm SARBP_ALGO_FFBP, FP32;
- * ffbp_cuda.c): execute range-compresses blocks on the device (cuFFT,
- * cuda_rc.h) into the whole aperture's resident FP32 profiles (samples
+ * cuda/plan_ffbp.c): execute range-compresses blocks on the device (cuFFT,
+ * cuda/rc.h) into the whole aperture's resident FP32 profiles (samples
  * NULL: those an earlier region compressed, kept), finish runs
  * the GPU FFBP on the region and copies its rows straight into out. The
  * factorization is d->ffbp, or (none given) chosen at create for

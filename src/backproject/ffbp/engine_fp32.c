@@ -1,9 +1,9 @@
-/* ffbp_cpu.c - fast factorized backprojection in FP32 on the CPU,
- * multi-threaded, streaming (ffbp_engine.h), and sarbp_ffbp_cpu_fp32.
+/* ffbp/engine_fp32.c - fast factorized backprojection in FP32 on the CPU,
+ * multi-threaded, streaming (ffbp/engine.h), and sarbp_ffbp_cpu_fp32.
  *
- * The same factorization as the FP64 prototype (ffbp.c: polar sub-images
+ * The same factorization as the FP64 prototype (ffbp/proto_fp64.c: polar sub-images
  * about each sub-aperture's phase centre, demodulated by the mean
- * wavenumber kc, cubic B-spline coefficients; the grids of ffbp_layout.h),
+ * wavenumber kc, cubic B-spline coefficients; the grids of ffbp/layout.h),
  * with the work split for speed and FP32 where it is safe (primer,
  * section 4):
  *
@@ -24,7 +24,7 @@
  *
  * It does not keep pulses: a run of `base` pulses is backprojected once it
  * is complete, and only a few polar grids per level are held. */
-#include "backproject/ffbp_engine.h"
+#include "backproject/ffbp/engine.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -43,7 +43,6 @@
 
 #define ATAN_SERIES_MAX 0.3 /* |x| below which atan_series is exact to 1e-13 */
 #define PREFILTER_HORIZON 16 /* (2 - sqrt 3)^16 = 7e-10: below FP32's rounding */
-#define MAX_LEVELS 64
 
 /* ---- small numerics -------------------------------------------------------- */
 
@@ -164,11 +163,11 @@ struct ffbp_engine {
     double *pos;        /* [P][3] */
     double kc, qc, kband, drho;
     int levels;         /* merge levels: sub-images of level `levels` go to the pixels */
-    size_t nsub[MAX_LEVELS + 1];
+    size_t nsub[FFBP_MAX_LEVELS + 1];
     /* the stack: finished sub-images of each level waiting for their
      * siblings, and how many the level has made */
-    sub32 *pend[MAX_LEVELS + 1];
-    size_t npend[MAX_LEVELS + 1], made[MAX_LEVELS + 1];
+    sub32 *pend[FFBP_MAX_LEVELS + 1];
+    size_t npend[FFBP_MAX_LEVELS + 1], made[FFBP_MAX_LEVELS + 1];
     /* the run of pulses being gathered for stage 0 */
     size_t next;        /* the next pulse expected */
     size_t run_n, nbins, run_stride;
@@ -186,120 +185,9 @@ struct ffbp_engine {
     double t_stage0, t_merge, t_final;
 };
 
-/* ---- the layout -------------------------------------------------------------- */
-
 static size_t ceil_div(size_t a, size_t b)
 {
     return a / b + (a % b != 0);
-}
-
-/* wavenumbers and spacing from the pulses */
-static void pulse_bands(const ffbp_pulses *pu, double *kc, double *kband, double *drho, double *kmax_out)
-{
-    double kmax = 0, band = 0, d = INFINITY, sum = 0;
-    for (size_t i = 0; i < pu->npulses; i++) {
-        const double k = 4.0 * M_PI * pu->fref[i] / SARBP_C;
-        sum += k;
-        if (k > kmax) kmax = k;
-        if (M_PI / pu->dr[i] > band) band = M_PI / pu->dr[i];
-        if (pu->dr[i] < d) d = pu->dr[i];
-    }
-    *kc = sum / (double)pu->npulses;
-    *kband = kmax + band;
-    *drho = d;
-    if (kmax_out) *kmax_out = kmax;
-}
-
-static sarbp_status check_params(const sarbp_ffbp_params *prm)
-{
-    if (!prm || prm->base < 1 || prm->base > 65536 || prm->merge < 2 || prm->merge > 64 ||
-        prm->final_subs < 1 || !(prm->os_theta >= 1.0 && prm->os_theta <= 64) ||
-        !(prm->os_rho >= 1.0 && prm->os_rho <= 64))
-        return sarbp_error(SARBP_ERR_INVALID,
-                           "ffbp: invalid factorization (base 1..65536, merge 2..64, final_subs >= 1, "
-                           "os_theta and os_rho 1..64)");
-    return SARBP_OK;
-}
-
-static sarbp_status check_pulses(const ffbp_pulses *pu)
-{
-    for (size_t i = 0; i < pu->npulses; i++) {
-        const double *a = pu->pos + 3 * i;
-        if (!isfinite(a[0]) || !isfinite(a[1]) || !isfinite(a[2]) || !(pu->fref[i] > 0) ||
-            !isfinite(pu->fref[i]) || !(pu->dr[i] > 0) || !isfinite(pu->dr[i]))
-            return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulse %zu has no usable geometry", i);
-    }
-    return SARBP_OK;
-}
-
-/* sub-image counts per level: level 0 the runs of base pulses, each next
- * level merge of the last, until at most final_subs remain */
-static int level_counts(size_t P, const sarbp_ffbp_params *prm, size_t *n)
-{
-    int L = 0;
-    n[0] = ceil_div(P, prm->base);
-    while (n[L] > prm->final_subs && L < MAX_LEVELS) {
-        n[L + 1] = ceil_div(n[L], prm->merge);
-        L++;
-    }
-    return L;
-}
-
-/* pulses of sub-image m of level k */
-static void sub_pulses(const sarbp_ffbp_params *prm, size_t P, int k, size_t m, size_t *p0, size_t *p1)
-{
-    size_t span = prm->base;
-    for (int i = 0; i < k; i++) span *= prm->merge;
-    *p0 = m * span;
-    *p1 = *p0 + span < P ? *p0 + span : P;
-}
-
-sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
-                                 const sarbp_ffbp_params *prm, ffbp_layout_stats *out)
-{
-    memset(out, 0, sizeof *out);
-    SARBP_TRY(check_params(prm));
-    SARBP_TRY(sarbp_grid_validate(g));
-    if (pu->npulses == 0) return SARBP_OK;
-    SARBP_TRY(check_pulses(pu));
-    double kc, kband, drho, kmax;
-    pulse_bands(pu, &kc, &kband, &drho, &kmax);
-    ffbp_footprint fp;
-    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &fp);
-    size_t n[MAX_LEVELS + 1];
-    const int L = level_counts(pu->npulses, prm, n);
-    out->stages = L + 1;
-    out->final_subs = n[L];
-    out->interp_stages = L + 1;
-    out->os_eff_min = INFINITY;
-    for (int k = 0; k <= L; k++) {
-        out->os_ratio[k] = INFINITY;
-        for (size_t m = 0; m < n[k]; m++) {
-            size_t p0, p1;
-            sub_pulses(prm, pu->npulses, k, m, &p0, &p1);
-            ffbp_polar pg;
-            SARBP_TRY(ffbp_polar_plan(pu->pos, p0, p1, &fp, kband, prm->os_theta, drho / prm->os_rho, &pg));
-            const double s = (double)pg.nr * (double)pg.nt;
-            if (k == 0) {
-                out->samples0 += s;
-                out->pulse_reads += s * (double)(p1 - p0);
-            } else {
-                out->samples_merge += s;
-                /* children of this sub-image */
-                size_t c = prm->merge;
-                const size_t first = m * prm->merge;
-                if (first + c > n[k - 1]) c = n[k - 1] - first;
-                out->reads_merge += s * (double)c;
-            }
-            /* the effective angular oversampling: the grid's over the
-             * carrier's turn seen at the depression angle */
-            const double ratio = (kband * pg.L + 1.0) / (kmax * pg.L * pg.cosd + 1.0);
-            if (ratio < out->os_ratio[k]) out->os_ratio[k] = ratio;
-            if (prm->os_theta * ratio < out->os_eff_min) out->os_eff_min = prm->os_theta * ratio;
-        }
-    }
-    out->reads_final = (double)g->nx * (double)g->ny * (double)n[L];
-    return SARBP_OK;
 }
 
 /* ---- making sub-images ------------------------------------------------------- */
@@ -307,7 +195,7 @@ sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
 static sarbp_status sub_alloc(ffbp_engine *e, int k, size_t m, sub32 *s)
 {
     memset(s, 0, sizeof *s);
-    sub_pulses(&e->prm, e->P, k, m, &s->p0, &s->p1);
+    ffbp_sub_pulses(&e->prm, e->P, k, m, &s->p0, &s->p1);
     SARBP_TRY(ffbp_polar_plan(e->pos, s->p0, s->p1, &e->fp, e->kband, e->prm.os_theta,
                               e->drho / e->prm.os_rho, &s->g));
     if (s->g.nr > e->max_nr || s->g.nt > e->max_row)
@@ -723,7 +611,7 @@ static sarbp_status run_done(ffbp_engine *e)
 
 static void drop_stack(ffbp_engine *e)
 {
-    for (int k = 0; k <= MAX_LEVELS; k++) {
+    for (int k = 0; k <= FFBP_MAX_LEVELS; k++) {
         if (e->pend[k])
             for (size_t c = 0; c < e->npend[k]; c++) sub_release(&e->pend[k][c]);
         e->npend[k] = 0;
@@ -740,7 +628,7 @@ void ffbp_engine_free(ffbp_engine *e)
 {
     if (!e) return;
     drop_stack(e);
-    for (int k = 0; k <= MAX_LEVELS; k++) free(e->pend[k]);
+    for (int k = 0; k <= FFBP_MAX_LEVELS; k++) free(e->pend[k]);
     free(e->pos);
     free(e->run);
     free(e->run_geo);
@@ -758,7 +646,7 @@ static sarbp_status plan_sizes(ffbp_engine *e, const ffbp_footprint *fp)
     for (int k = 0; k <= e->levels; k++)
         for (size_t m = 0; m < e->nsub[k]; m++) {
             size_t p0, p1;
-            sub_pulses(&e->prm, e->P, k, m, &p0, &p1);
+            ffbp_sub_pulses(&e->prm, e->P, k, m, &p0, &p1);
             ffbp_polar g;
             SARBP_TRY(ffbp_polar_plan(e->pos, p0, p1, fp, e->kband, e->prm.os_theta,
                                       e->drho / e->prm.os_rho, &g));
@@ -773,7 +661,7 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
                                 ffbp_engine **out)
 {
     *out = NULL;
-    SARBP_TRY(check_params(prm));
+    SARBP_TRY(ffbp_check_params(prm));
     SARBP_TRY(sarbp_grid_validate(g));
     if (r.nrows == 0 || r.row0 >= g->ny || r.nrows > g->ny - r.row0)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu to %zu are not in the grid", r.row0,
@@ -782,7 +670,7 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
     if (g->nx > (size_t)INT32_MAX / 2)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pixels per row: at most %d", g->nx,
                            INT32_MAX / 2);
-    SARBP_TRY(check_pulses(pu));
+    SARBP_TRY(ffbp_check_pulses(pu));
     ffbp_engine *e = calloc(1, sizeof *e);
     if (!e) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     e->grid = *g;
@@ -794,11 +682,11 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
     e->img = img;
     ffbp_footprint_of(g, r, &e->fp);
     double kmax;
-    pulse_bands(pu, &e->kc, &e->kband, &e->drho, &kmax);
+    ffbp_pulse_bands(pu, &e->kc, &e->kband, &e->drho, &kmax);
     e->qc = e->kc / (2 * M_PI);
-    e->levels = level_counts(e->P, prm, e->nsub);
+    e->levels = ffbp_level_counts(e->P, prm, e->nsub);
     sarbp_status st = SARBP_OK;
-    if (e->levels >= MAX_LEVELS) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: too many levels");
+    if (e->levels >= FFBP_MAX_LEVELS) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: too many levels");
     e->pos = st ? NULL : malloc(3 * e->P * sizeof(double));
     if (!st && !e->pos) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     if (!st) memcpy(e->pos, pu->pos, 3 * e->P * sizeof(double));

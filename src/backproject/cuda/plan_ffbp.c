@@ -1,10 +1,10 @@
-/* ffbp_cuda.c - fast factorized backprojection on a CUDA device. The
- * stages are planned on the host in FP64 (ffbp_gpu_plan.c) and run by
+/* cuda/plan_ffbp.c - fast factorized backprojection on a CUDA device. The
+ * stages are planned on the host in FP64 (ffbp/gpu_plan.c) and run by
  * kernels/ffbp.cu's dispatcher between two events, from FP32 profiles in
  * device memory. Two users: sarbp_ffbp_cuda takes host profiles (uploaded
  * first, untimed) and adds the image into the caller's; the cuda back
  * end's FFBP plan (below) range-compresses every pulse block on the device
- * (cuda_rc.c) straight into the resident profiles, queues each
+ * (cuda/rc.c) straight into the resident profiles, queues each
  * sub-aperture's stage 0 as soon as its pulses are there, the rest of the
  * region's FFBP and the copy of its image into the caller's rows at
  * finish. The profiles stay on the device across regions: a later region
@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
-#include "cuda_copy.h"
-#include "cuda_rc.h"
+#include "internal.h"
+#include "copy.h"
+#include "rc.h"
 #include "device.h"
 #include "ffbp_kernels.h"
-#include "backproject/ffbp_gpu_plan.h"
+#include "backproject/ffbp/gpu_plan.h"
 #include "backproject/session_internal.h"
 #include "core/sample_check.h"
 #include "sarbp/ffbp.h"
@@ -290,7 +290,7 @@ sarbp_status sarbp_ffbp_cuda(const sarbp_profiles *pr, const sarbp_grid *g,
 
 /* ---- the cuda back end's FFBP plan ---- */
 
-#include "backproject/bp_plan.h"
+#include "backproject/plan.h"
 #include "sarbp/progress.h"
 
 /* Pulses are range-compressed on the plan's stream as they come, a block
@@ -326,7 +326,7 @@ struct ffbp_cuda_plan {
     struct ffbp_stage stage[2]; /* used by blocks in turn: the host fills one while the
                                    device uploads and compresses the other */
     int next;                  /* the staging set of the next block */
-    void *d_w, *d_filt;        /* the tables (cuda_rc.h) */
+    void *d_w, *d_filt;        /* the tables (cuda/rc.h) */
     float *d_waz;
     int inv_ok, fwd_ok;
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
@@ -727,7 +727,7 @@ static sarbp_status cffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const
         const size_t n = p0 + np - q < block ? p0 + np - q : block;
         struct ffbp_stage *g = NULL;
         /* samples NULL: the profiles an earlier region compressed are still
-         * in dv.prof, queued before on this stream (bp_plan.c checked they
+         * in dv.prof, queued before on this stream (plan.c checked they
          * were kept) */
         if (samples) SARBP_TRY(compress(p, q, n, samples + (q - p0) * p->crc.K, stats, &g));
         for (size_t i = q; i < q + n; i++) {
@@ -757,7 +757,7 @@ static sarbp_status cffbp_region(sarbp_bp_plan *bp, sarbp_region r)
 }
 
 /* The region's image, [ny][nx] on the device, into out through the pinned
- * bounce buffers (cuda_copy.h): chunk c of the final sum once its mark has
+ * bounce buffers (cuda/copy.h): chunk c of the final sum once its mark has
  * passed, while the device sums the next. */
 static sarbp_status image_to_host(const struct ffbp_cuda_plan *p, sarbp_c32 *out, size_t nx, size_t ny)
 {

@@ -1,4 +1,4 @@
-/* cuda_internal.h - what the CUDA back end's files share (private to the
+/* cuda/internal.h - what the CUDA back end's files share (private to the
  * library): the error idioms that turn a CUDA, cuFFT or launcher result
  * into a sarbp_status and return it. */
 #ifndef SARBP_CUDA_INTERNAL_H
@@ -12,7 +12,7 @@
 /* cuFFT has no error-string function: the result's name. */
 const char *sarbp_cufft_name(cufftResult r);
 
-/* SARBP_ERR_NODEVICE unless device is a usable CUDA ordinal (backend_cuda.c;
+/* SARBP_ERR_NODEVICE unless device is a usable CUDA ordinal (cuda/plan_bp.c;
  * shared by the session's device contexts, the plans and sarbp_ffbp_cuda). */
 sarbp_status sarbp_cuda_check_device(int device);
 

@@ -1,4 +1,4 @@
-/* ffbp_model.c - the error and cost model of fast factorized
+/* ffbp/model.c - the error and cost model of fast factorized
  * backprojection, and the choice of a factorization from it
  * (sarbp_ffbp_predict, sarbp_ffbp_choose).
  *
@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backproject/ffbp_engine.h"
-#include "backproject/ffbp_memo.h"
+#include "backproject/ffbp/layout.h"
+#include "backproject/ffbp/memo.h"
 
 /* error per read: aliasing constant and floor (power) */
 #define ERR_THETA_GAIN 1.5

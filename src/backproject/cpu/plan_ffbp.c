@@ -1,7 +1,7 @@
-/* backend_cpu_ffbp.c - the cpu back end's FFBP plan (sarbp_cpu_options
+/* cpu/plan_ffbp.c - the cpu back end's FFBP plan (sarbp_cpu_options
  * algorithm SARBP_ALGO_FFBP): FFTW range compression block by block, as the
- * direct plan does (backend_cpu.c), each block streamed into the FP32 FFBP
- * engine (ffbp_engine.h), which backprojects runs of `base` pulses as they
+ * direct plan does (cpu/plan_bp.c), each block streamed into the FP32 FFBP
+ * engine (ffbp/engine.h), which backprojects runs of `base` pulses as they
  * complete and merges sub-images like a binary counter; finish merges what
  * is left. Pulses must arrive in order (the partition layer sends them so).
  * The factorization is chosen at create for the requested accuracy
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backproject/bp_plan.h"
-#include "backproject/ffbp_engine.h"
+#include "backproject/plan.h"
+#include "backproject/ffbp/engine.h"
 #include "sarbp/progress.h"
 
 struct ffbp_plan {

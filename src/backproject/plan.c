@@ -1,6 +1,6 @@
-/* bp_plan.c - the public face of the typed plans: argument checks shared by
+/* plan.c - the public face of the typed plans: argument checks shared by
  * every back end, then a call through the plan's ops (bp_plan.h). */
-#include "backproject/bp_plan.h"
+#include "backproject/plan.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* ffbp.c - fast factorized backprojection (Ulander, Hellsten and Stenstrom
+/* ffbp/proto_fp64.c - fast factorized backprojection (Ulander, Hellsten and Stenstrom
  * 2003), FP64 on the CPU: the prototype the fast paths are to be measured
  * against.
  *
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backproject/ffbp_layout.h"
+#include "backproject/ffbp/layout.h"
 #include "core/parallel.h"
 
 typedef struct {
@@ -39,6 +39,8 @@ typedef struct {
 } sub_image;
 
 typedef ffbp_footprint footprint;
+#define to_polar ffbp_to_polar
+#define unwrap ffbp_unwrap
 
 static void sub_free(sub_image *s, size_t n)
 {
@@ -48,15 +50,6 @@ static void sub_free(sub_image *s, size_t n)
 }
 
 /* ---- polar geometry -------------------------------------------------------- */
-
-/* rho and theta of x seen from c */
-static inline void to_polar(const double *c, double x, double y, double z, double *rho,
-                            double *th)
-{
-    const double dx = x - c[0], dy = y - c[1], dz = z - c[2];
-    *rho = sqrt(dx * dx + dy * dy + dz * dz);
-    *th = atan2(dy, dx);
-}
 
 /* the point of the plane z at rho from c, in the direction (cos theta,
  * sin theta) = (ct, st) */
@@ -68,37 +61,6 @@ static inline void from_polar(const double *c, double z, double rho, double ct, 
     const double h = h2 > 0 ? sqrt(h2) : 0.0;
     *x = c[0] + h * ct;
     *y = c[1] + h * st;
-}
-
-#define unwrap ffbp_unwrap
-
-/* The rho and theta ranges of the footprint seen from c, each widened by
- * margin samples of dr and dt (dt from the aperture, below). */
-static sarbp_status polar_extent(const double *c, const footprint *fp, double *rmin, double *rmax,
-                                 double *tmin, double *tmax)
-{
-    if (c[0] >= fp->x0 && c[0] <= fp->x1 && c[1] >= fp->y0 && c[1] <= fp->y1)
-        return sarbp_error(SARBP_ERR_INVALID,
-                           "ffbp: an antenna phase centre lies over the image; use --algorithm bp");
-    const double xs[4] = {fp->x0, fp->x1, fp->x1, fp->x0}, ys[4] = {fp->y0, fp->y0, fp->y1, fp->y1};
-    const double ref = atan2(0.5 * (fp->y0 + fp->y1) - c[1], 0.5 * (fp->x0 + fp->x1) - c[0]);
-    *rmax = 0;
-    *tmin = INFINITY;
-    *tmax = -INFINITY;
-    for (int k = 0; k < 4; k++) {
-        double r, t;
-        to_polar(c, xs[k], ys[k], fp->z, &r, &t);
-        t = unwrap(t, ref);
-        if (r > *rmax) *rmax = r;
-        if (t < *tmin) *tmin = t;
-        if (t > *tmax) *tmax = t;
-    }
-    /* nearest point of the rectangle */
-    const double nx = c[0] < fp->x0 ? fp->x0 : c[0] > fp->x1 ? fp->x1 : c[0];
-    const double ny = c[1] < fp->y0 ? fp->y0 : c[1] > fp->y1 ? fp->y1 : c[1];
-    double t;
-    to_polar(c, nx, ny, fp->z, rmin, &t);
-    return SARBP_OK;
 }
 
 /* ---- cubic B-spline coefficients ------------------------------------------ */
@@ -183,62 +145,6 @@ typedef struct {
     double kc, kmax, band; /* kc, the largest 4 pi f / c, half the band in rad/m */
     double drho;           /* rho spacing: the finest profile bin spacing */
 } ffbp_ctx;
-
-void ffbp_footprint_of(const sarbp_grid *g, sarbp_region r, ffbp_footprint *fp)
-{
-    const double x0 = sarbp_grid_x(g, 0), x1 = sarbp_grid_x(g, g->nx - 1);
-    const double y0 = sarbp_grid_y(g, r.row0), y1 = sarbp_grid_y(g, r.row0 + r.nrows - 1);
-    fp->x0 = x0 < x1 ? x0 : x1;
-    fp->x1 = x0 < x1 ? x1 : x0;
-    fp->y0 = y0 < y1 ? y0 : y1;
-    fp->y1 = y0 < y1 ? y1 : y0;
-    fp->z = g->zc;
-}
-
-sarbp_status ffbp_polar_plan(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
-                             double kband, double os_theta, double drho, ffbp_polar *s)
-{
-    double c[3] = {0, 0, 0};
-    for (size_t i = p0; i < p1; i++)
-        for (int d = 0; d < 3; d++) c[d] += pos[3 * i + d];
-    for (int d = 0; d < 3; d++) c[d] /= (double)(p1 - p0);
-    memcpy(s->c, c, sizeof c);
-    double rmin = 0, rmax = 0, tmin = 0, tmax = 0;
-    SARBP_TRY(polar_extent(c, fp, &rmin, &rmax, &tmin, &tmax));
-    /* the aperture's horizontal half-extent across the line of sight to the
-     * image centre: how fast the phase turns with theta */
-    const double tc = 0.5 * (tmin + tmax), ux = -sin(tc), uy = cos(tc);
-    double L = 0;
-    for (size_t i = p0; i < p1; i++) {
-        const double d = fabs((pos[3 * i] - c[0]) * ux + (pos[3 * i + 1] - c[1]) * uy);
-        if (d > L) L = d;
-    }
-    s->L = L;
-    {
-        const double hx = 0.5 * (fp->x0 + fp->x1) - c[0], hy = 0.5 * (fp->y0 + fp->y1) - c[1],
-                     hz = fp->z - c[2];
-        const double hh = hypot(hx, hy);
-        s->cosd = hh / sqrt(hh * hh + hz * hz);
-    }
-    /* theta bandwidth (rad^-1): the carrier's and the envelope's turn over
-     * the aperture, and the footprint's own width seen at its range */
-    const double w = kband * L + 1.0;
-    s->dt = M_PI / (os_theta * w);
-    s->dr = drho;
-    /* margins in samples: the 4 x 4 taps, and the prefilter's mirrored ends,
-     * whose error decays as (2 - sqrt 3)^k: 8 samples in, below -90 dB */
-    const double mt = 8.0, mr = 8.0;
-    s->t0 = tmin - mt * s->dt;
-    s->r0 = rmin - mr * s->dr;
-    const double nt = ceil((tmax - tmin) / s->dt) + 2 * mt + 1,
-                 nr = ceil((rmax - rmin) / s->dr) + 2 * mr + 1;
-    if (!(nt < 1e7) || !(nr < 1e7) || nt * nr > 4e8)
-        return sarbp_error(SARBP_ERR_INVALID, "ffbp: a polar grid of %.0f x %.0f samples is too large",
-                           nr, nt);
-    s->nt = (size_t)nt;
-    s->nr = (size_t)nr;
-    return SARBP_OK;
-}
 
 /* Grid of a sub-aperture whose pulses [p0, p1) or children span those
  * antenna positions: centre, extent across the line of sight, sizes. */

@@ -1,8 +1,8 @@
-/* cuda_rc.h - range compression on the GPU, shared by the cuda back end's
+/* cuda/rc.h - range compression on the GPU, shared by the cuda back end's
  * plans (private to src/backproject/cuda): the tables it reads, uploaded
  * once per plan, and the sequence of kernels and cuFFT calls that
- * compresses one block of pulses on one stream. backend_cuda.c's plan
- * asks for interpolation-ready bins (bp_kernels.h), ffbp_cuda.c's for the
+ * compresses one block of pulses on one stream. cuda/plan_bp.c's plan
+ * asks for interpolation-ready bins (bp_kernels.h), cuda/plan_ffbp.c's for the
  * plain complex profiles the FFBP kernels read. */
 #ifndef SARBP_CUDA_RC_H
 #define SARBP_CUDA_RC_H

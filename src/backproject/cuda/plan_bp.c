@@ -1,4 +1,4 @@
-/* backend_cuda.c - the CUDA back end: cuFFT range compression and the
+/* cuda/plan_bp.c - the CUDA back end: cuFFT range compression and the
  * backprojection kernels of kernels/, with pulse blocks streamed.
  *
  * NSLOT slots of buffers (pinned host staging, raw samples, FFT scratch,
@@ -37,13 +37,13 @@
 #include <string.h>
 
 #include "bp_kernels.h"
-#include "cuda_copy.h"
-#include "cuda_internal.h"
-#include "cuda_rc.h"
+#include "copy.h"
+#include "internal.h"
+#include "rc.h"
 #include "device.h"
-#include "backproject/bp_plan.h"
+#include "backproject/plan.h"
 #include "backproject/session_internal.h"
-#include "backproject/ffbp_gpu_plan.h"
+#include "backproject/ffbp/gpu_plan.h"
 #include "core/half.h"
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
@@ -461,7 +461,7 @@ static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
     return b > meta->npulses ? meta->npulses : b;
 }
 
-/* The cuda FFBP plan's model (ffbp_cuda.c): every pulse's FP32 profile,
+/* The cuda FFBP plan's model (cuda/plan_ffbp.c): every pulse's FP32 profile,
  * the range compression's block buffers, cuFFT work and tables (a margin
  * without a session); and a run per band: its image, two polar buffers and tables. The polar
  * grids of a band cover its footprint, whose range extent stays the
@@ -491,7 +491,7 @@ static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options
     m->per_row = d->grid->nx * sizeof(sarbp_c32);
     m->per_kept_pulse = 0;
     m->row_align = 1;
-    m->checks = 1; /* its copy of the samples into pinned memory checks them (ffbp_cuda.c) */
+    m->checks = 1; /* its copy of the samples into pinned memory checks them (cuda/plan_ffbp.c) */
     sarbp_ffbp_params prm;
     if (d->ffbp) prm = *d->ffbp; /* decided by the caller (form.c) */
     else SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &prm, NULL));

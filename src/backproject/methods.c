@@ -1,4 +1,4 @@
-/* backend_registry.c - the table of back ends and the defaults: turns the
+/* methods.c - the table of back ends and the defaults: turns the
  * generic options of a form (sarbp_bp_options) into each back end's own and
  * calls its typed create. Adding a back end is one row here. */
 #include <string.h>

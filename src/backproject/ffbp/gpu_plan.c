@@ -1,11 +1,11 @@
-/* ffbp_gpu_plan.c - the host side of the FP32 FFBP: planning every stage's
- * polar grids in FP64 (the same grids as the prototype, ffbp.c, whose
+/* ffbp/gpu_plan.c - the host side of the FP32 FFBP: planning every stage's
+ * polar grids in FP64 (the same grids as the prototype, ffbp/proto_fp64.c, whose
  * plan_grid this follows step for step; keep them in step), and
  * sarbp_ffbp_emulate_fp32, the GPU's computation run on the CPU: the
  * kernels of kernels/ffbp.cu with their thread blocks as loops, calling the
  * same per-thread arithmetic (kernels/ffbp_kernels.h). It exists so that a
  * machine without a GPU can test that arithmetic; it is slow. */
-#include "backproject/ffbp_gpu_plan.h"
+#include "backproject/ffbp/gpu_plan.h"
 
 #include <limits.h>
 #include <math.h>
@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backproject/ffbp_layout.h"
+#include "backproject/ffbp/layout.h"
 #include "core/parallel.h"
 
-/* ---- planning (FP64; ffbp.c's plan_grid) ---------------------------------- */
+/* ---- planning (FP64; ffbp/proto_fp64.c's plan_grid) ---------------------------------- */
 
 typedef struct {
     const sarbp_profiles *pr;
@@ -25,7 +25,7 @@ typedef struct {
     double kc, kmax, band, drho;
 } plan_ctx;
 
-/* the grid of the sub-aperture of pulses [p0, p1): ffbp_layout.h's, the
+/* the grid of the sub-aperture of pulses [p0, p1): ffbp/layout.h's, the
  * same as the prototype's and the cpu engine's */
 static sarbp_status plan_grid(const plan_ctx *x, size_t p0, size_t p1, sarbp_ffbp_dsub *s)
 {
@@ -185,7 +185,7 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
 }
 
 /* The largest of each of a run's device allocations (run_open in
- * ffbp_cuda.c: bytes of one polar buffer, the image, the tables) over the
+ * cuda/plan_ffbp.c: bytes of one polar buffer, the image, the tables) over the
  * runs planned so far. */
 struct run_max {
     size_t buf, img, tables;

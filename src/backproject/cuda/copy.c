@@ -1,14 +1,14 @@
-/* cuda_copy.c - the bounce copy from a device into pageable host memory
- * (cuda_copy.h); a copier given back is kept in its device's context for
+/* cuda/copy.c - the bounce copy from a device into pageable host memory
+ * (cuda/copy.h); a copier given back is kept in its device's context for
  * the next plan, its threads running, until the session closes it. */
-#include "cuda_copy.h"
+#include "copy.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 #include "core/parallel.h"
 #include "core/sample_check.h"
 #include "device.h"

@@ -1,4 +1,4 @@
-/* ffbp_memo.h - the last FFBP decision, kept by value (internal to the
+/* ffbp/memo.h - the last FFBP decision, kept by value (internal to the
  * library; a session holds one, sarbp_session_ffbp_choose).
  *
  * Choosing a factorization searches the model (about 40 ms for 2048 pulses

@@ -1,26 +1,18 @@
-/* ffbp_engine.h - the FP32 fast factorized backprojector as a stream
- * (private to src/backproject; ffbp_cpu.c): pulses go in, in order, a block
+/* ffbp/engine.h - the FP32 fast factorized backprojector as a stream
+ * (private to src/backproject; ffbp/engine_fp32.c): pulses go in, in order, a block
  * at a time; runs of `base` pulses become stage-0 polar sub-images, and
  * sub-images merge like a binary counter (a stack of at most merge - 1
  * finished sub-images per level), so the memory held is a few polar grids
  * per level, never the pulses. Each sub-image of the last level is summed
  * at the pixels as soon as it is complete; finish merges what is left.
- * sarbp_ffbp_cpu_fp32 and the cpu back end's FFBP plan (backend_cpu.c)
+ * sarbp_ffbp_cpu_fp32 and the cpu back end's FFBP plan (cpu/plan_bp.c)
  * both drive it. */
 #ifndef SARBP_FFBP_ENGINE_H
 #define SARBP_FFBP_ENGINE_H
 
-#include "backproject/ffbp_layout.h"
+#include "backproject/ffbp/layout.h"
 
 typedef struct ffbp_engine ffbp_engine;
-
-/* The pulses' geometry, all npulses of them: pos [npulses][3] (scene frame,
- * m), fref [npulses] (Hz, the profiles' phase reference), dr [npulses] (m,
- * the profiles' bin spacing). The engine copies what it needs. */
-typedef struct {
-    size_t npulses;
-    const double *pos, *fref, *dr;
-} ffbp_pulses;
 
 /* An engine for rows r of g, adding (+=) its image to img[r.nrows][nx]
  * (held, not owned: it must stay valid until finish). threads <= 0: all
@@ -47,28 +39,7 @@ size_t ffbp_engine_next(const ffbp_engine *e);
 void ffbp_engine_info(const ffbp_engine *e, sarbp_ffbp_info *info);
 void ffbp_engine_free(ffbp_engine *e); /* NULL is a no-op */
 
-/* The layout only (no allocation of grids): stages, sub-images summed at
- * the pixels, polar samples of all stages, and the work counts of the cost
- * model (sarbp_ffbp_choose). */
-typedef struct {
-    int stages;
-    size_t final_subs;
-    double samples0, samples_merge; /* polar samples made by stage 0, by merges */
-    double reads_merge;             /* child reads of the merges (samples x children) */
-    double reads_final;             /* pixel x sub-image reads of the last step */
-    double pulse_reads;             /* stage 0: samples x pulses */
-    double os_eff_min;              /* the smallest effective angular oversampling */
-    int interp_stages;              /* 2-D interpolations a pixel's value went through */
-    /* per level k (0 .. stages - 1): the smallest ratio of a grid's angular
-     * sampling rate to the theta bandwidth k_max L cos(depression) of its
-     * data, per unit os_theta: the effective oversampling is os_theta times it */
-    double os_ratio[65];
-} ffbp_layout_stats;
-
-sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
-                                 const sarbp_ffbp_params *prm, ffbp_layout_stats *out);
-
-/* The cpu back end's FFBP plan (backend_cpu_ffbp.c); sarbp_cpu_plan_create
+/* The cpu back end's FFBP plan (cpu/plan_ffbp.c); sarbp_cpu_plan_create
  * calls it for algorithm SARBP_ALGO_FFBP. */
 sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                   sarbp_bp_plan **out, sarbp_stage_times *stats);

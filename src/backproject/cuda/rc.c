@@ -1,18 +1,18 @@
-/* cuda_rc.c - range compression on the GPU for the cuda back end's plans
- * (cuda_rc.h): the tables, built on the host in FP64 from the CPU plan's
+/* cuda/rc.c - range compression on the GPU for the cuda back end's plans
+ * (cuda/rc.h): the tables, built on the host in FP64 from the CPU plan's
  * and uploaded as FP32, and one block's compression. FREQ data: window,
  * prefilter, centring, zero-pad and fftshift in one pack pass, batched
  * inverse cuFFT. CHIRP data: the echoes zero-padded, forward cuFFT, the
  * matched filter into the upsampled spectrum with the motion compensation,
  * inverse cuFFT. Then, when asked, one pass to interpolation-ready bins.
  * It allocates nothing per block and never synchronizes. */
-#include "cuda_rc.h"
+#include "rc.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cuda_internal.h"
+#include "internal.h"
 
 const char *sarbp_cufft_name(cufftResult r)
 {

@@ -1,7 +1,7 @@
 /* bp_plan.h - inside a typed plan (private to the back ends): every back
  * end's plan struct starts with a sarbp_bp_plan whose ops point at its
  * operations, the way FFTW's plans start with their plan_adt. The public
- * calls (bp_plan.c) check their arguments and dispatch through ops. */
+ * calls (plan.c) check their arguments and dispatch through ops. */
 #ifndef SARBP_BP_PLAN_H
 #define SARBP_BP_PLAN_H
 

@@ -1,4 +1,4 @@
-/* backend_cuda_none.c - the cuda back end (and sarbp_ffbp_cuda) of a build without CUDA: never
+/* cuda/none.c - the cuda back end (and sarbp_ffbp_cuda) of a build without CUDA: never
  * available, and says so. */
 #include "backproject/session_internal.h"
 #include "sarbp/backproject.h"
