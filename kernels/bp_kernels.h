@@ -26,6 +26,11 @@ typedef struct {
                           0 for FREQ data */
 } sarbp_dpulse;
 
+/* The most range bins a profile row on the GPU may have: a row of the
+ * widest bins (two float4, 32 bytes, cubic FP32) stays under 2^31 bytes, so
+ * byte offsets within a row fit an int. The plans refuse more at create. */
+#define SARBP_GPU_MAX_BINS (((size_t)1 << 30) / 16)
+
 /* One backprojection launch: pulses [0, np) of a block onto an image band.
  * Profiles are interpolation-ready, one polynomial per bin segment
  * [b, b + 1) so a pixel reads one bin: value(t) = A + t B (linear: A the

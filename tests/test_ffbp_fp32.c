@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sarbp/bench.h"
 #include "sarbp/ffbp.h"
 #include "sarbp/simulate.h"
 

@@ -18,6 +18,9 @@
 /* The bar for images formed in pieces against one piece. */
 #define PIECES_DB 120.0
 
+/* the form's limits the tests set (sarbp/bench.h), reset with each options */
+static sarbp_form_limits lim;
+
 static sarbp_phd *scene;
 
 static int setup(void **state)
@@ -57,19 +60,21 @@ static void test_resident_vs_streaming(void **state)
     for (int h = 0; h < 2; h++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
+        lim = (sarbp_form_limits){0};
+        o.limits = &lim;
         o.precision = h ? SARBP_FP16 : SARBP_FP32;
         o.pulse_block = 64; /* 10 blocks, the last partial */
         sarbp_form_stats st;
         sarbp_image *one = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].bands, 1);
-        o.band_rows = 200;  /* rounded down to tile rows */
+        lim.band_rows = 200;  /* rounded down to tile rows */
         sarbp_image *kept = form_o(&g, &o, &st);
         const sarbp_form_part *pt = &st.layout.part[0];
         print_message("%s: %zu bands of %zu rows, profiles %s\n", sarbp_precision_name(o.precision),
                       pt->bands, pt->band_rows, pt->kept ? "kept" : "streamed");
         assert_true(pt->bands >= 3);
         assert_int_equal(pt->kept, 1);
-        o.stream = 1;
+        lim.stream = 1;
         sarbp_image *streamed = form_o(&g, &o, &st);
         assert_int_equal(pt->kept, 0);
         const size_t n = g.nx * g.ny;
@@ -140,6 +145,8 @@ static void test_two_devices(void **state)
     const sarbp_grid g = {900, 700, 0.12, 0.12, 0, 0, 0, 0, 0};
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     sarbp_form_stats st;
     sarbp_image *one = form_o(&g, &o, &st);
     o.ndevices = 2;
@@ -151,7 +158,7 @@ static void test_two_devices(void **state)
     assert_int_equal(st.layout.part[1].row0 + st.layout.part[1].nrows, g.ny);
     at_least(tu_ser_c32(two->data, one->data, g.nx * g.ny), "fp32 two devices vs one");
     /* each device in bands of its own budget, profiles resident */
-    o.band_rows = 128;
+    lim.band_rows = 128;
     sarbp_image *banded = form_o(&g, &o, &st);
     assert_true(st.layout.part[0].bands >= 2 && st.layout.part[1].bands >= 2);
     at_least(tu_ser_c32(banded->data, one->data, g.nx * g.ny), "fp32 two devices in bands vs one");

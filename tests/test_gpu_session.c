@@ -130,8 +130,8 @@ static void test_budget_is_a_bound(void **state)
         sarbp_rc_params_default(&rc);
         sarbp_rc_params_default_for(&rc, o.precision, f);
         const sarbp_bp_desc d = {scene, &g0, &rc, {0, g0.ny}, 0, NULL, s, NULL, NULL};
-        sarbp_bp_memory bm;
-        tu_ok(sarbp_backend_cuda.memory(&d, &o, 0, &bm));
+        sarbp_plan_shape bm;
+        tu_ok(sarbp_backend_cuda.shape(&d, &o, 0, &bm));
         sarbp_session_free(s);
         sarbp_session_options so;
         sarbp_session_options_default(&so);

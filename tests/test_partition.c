@@ -35,6 +35,9 @@
 #define SPLIT_TILE_SER_DB 99.2
 #define SPLIT_TILE_HEADROOM_DB 6.0
 
+/* the form's limits the tests set (sarbp/bench.h), reset with each options */
+static sarbp_form_limits lim;
+
 static sarbp_phd *scene;
 
 static int setup(void **state)
@@ -81,8 +84,8 @@ static size_t budget_for(const sarbp_grid *g, const sarbp_bp_options *o, size_t 
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     const sarbp_bp_desc d = {scene, g, &rc, {0, g->ny}, 0, NULL, NULL, NULL, NULL};
-    sarbp_bp_memory m;
-    tu_ok(sarbp_backend_cpu.memory(&d, o, 0, &m));
+    sarbp_plan_shape m;
+    tu_ok(sarbp_backend_cpu.shape(&d, o, 0, &m));
     return m.fixed + rows * m.per_row + (keep ? scene->npulses * m.per_kept_pulse : 0);
 }
 
@@ -93,6 +96,8 @@ static void test_banded_equals_one_piece(void **state)
     for (int prec = 0; prec < 2; prec++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
+        lim = (sarbp_form_limits){0};
+        o.limits = &lim;
         o.precision = prec ? SARBP_FP64 : SARBP_FP32;
         sarbp_form_stats st;
         sarbp_image *one = form_o(&g, &o, &st);
@@ -100,21 +105,21 @@ static void test_banded_equals_one_piece(void **state)
         assert_int_equal(st.layout.part[0].bands, 1);
         /* a budget of 50 rows beside the blocks: bands of 48 (16-row aligned);
          * the profiles (4.9 MiB) are larger than this image and do not fit */
-        o.host_mem = budget_for(&g, &o, 50, 0);
+        lim.host_mem = budget_for(&g, &o, 50, 0);
         sarbp_image *banded = form_o(&g, &o, &st);
         const sarbp_form_part *pt = &st.layout.part[0];
         print_message("%s: budget %zu bytes: %zu bands of %zu rows, profiles %s\n",
-                      sarbp_precision_name(o.precision), o.host_mem, pt->bands, pt->band_rows,
+                      sarbp_precision_name(o.precision), lim.host_mem, pt->bands, pt->band_rows,
                       pt->kept ? "kept" : "streamed");
         assert_int_equal(pt->band_rows, 48);
         assert_int_equal(pt->bands, 4);
         assert_int_equal(pt->kept, 0);
-        assert_true(pt->need <= o.host_mem);
+        assert_true(pt->need <= lim.host_mem);
         assert_same(banded, one, prec ? "fp64 banded (budget) vs one piece" : "fp32 banded (budget) vs one piece");
         sarbp_image_free(banded);
         /* bands of at most 50 rows with the budget open: profiles kept */
-        o.host_mem = 0;
-        o.band_rows = 50;
+        lim.host_mem = 0;
+        lim.band_rows = 50;
         banded = form_o(&g, &o, &st);
         assert_int_equal(pt->band_rows, 48);
         assert_int_equal(pt->bands, 4);
@@ -131,8 +136,10 @@ static void test_bands_that_split_tiles(void **state)
     const sarbp_grid g = grid(200, 150);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     sarbp_image *one = form_o(&g, &o, NULL);
-    o.band_rows = 7; /* below a tile: bands of 7 rows cut every tile */
+    lim.band_rows = 7; /* below a tile: bands of 7 rows cut every tile */
     sarbp_form_stats st;
     sarbp_image *banded = form_o(&g, &o, &st);
     assert_int_equal(st.layout.part[0].band_rows, 7);
@@ -151,24 +158,26 @@ static void test_resident_equals_streaming(void **state)
     for (int prec = 0; prec < 2; prec++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
+        lim = (sarbp_form_limits){0};
+        o.limits = &lim;
         o.precision = prec ? SARBP_FP64 : SARBP_FP32;
         o.pulse_block = 37; /* blocks that do not divide the 300 pulses */
-        o.band_rows = 32;
+        lim.band_rows = 32;
         sarbp_form_stats st;
         sarbp_image *kept = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 1);
         assert_int_equal(st.layout.part[0].bands, 5);
         assert_int_equal(st.pulses_read, scene->npulses); /* the input read once */
-        o.stream = 1;
+        lim.stream = 1;
         sarbp_image *streamed = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 0);
         assert_int_equal(st.layout.part[0].bands, 5);
         assert_int_equal(st.pulses_read, 5 * scene->npulses); /* once per band */
         assert_same(kept, streamed, prec ? "fp64 resident vs streaming" : "fp32 resident vs streaming");
         /* a budget with room for the bands but not the profiles streams */
-        o.stream = 0;
-        o.band_rows = 0;
-        o.host_mem = budget_for(&g, &o, 40, 0);
+        lim.stream = 0;
+        lim.band_rows = 0;
+        lim.host_mem = budget_for(&g, &o, 40, 0);
         sarbp_image *tight = form_o(&g, &o, &st);
         assert_int_equal(st.layout.part[0].kept, 0);
         assert_int_equal(st.layout.part[0].band_rows, 32);
@@ -286,7 +295,9 @@ static void test_layout_refusals(void **state)
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
-    o.host_mem = 1024; /* less than one block of profiles */
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
+    lim.host_mem = 1024; /* less than one block of profiles */
     sarbp_form_layout lay;
     assert_int_equal(sarbp_form_plan_layout(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, &lay),
                      SARBP_ERR_NOMEM);
@@ -294,19 +305,94 @@ static void test_layout_refusals(void **state)
     assert_int_equal(sarbp_form_phd(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_NOMEM);
     assert_null(img);
-    /* the exact image keeps nothing: it streams */
+    /* the exact image keeps its spectra like every method (the plan
+     * contract): bands over them form what one piece forms, bit for bit */
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     o.precision = SARBP_EXACT;
-    o.band_rows = 16;
+    lim.band_rows = 16;
     tu_ok(sarbp_form_plan_layout(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
-    assert_int_equal(lay.part[0].kept, 0);
+    assert_int_equal(lay.part[0].kept, 1);
+    {
+        const sarbp_grid ge = grid(24, 40);
+        sarbp_form_stats st;
+        sarbp_image *banded = form_o(&ge, &o, &st);
+        assert_true(st.layout.part[0].bands > 1 && st.layout.part[0].kept);
+        assert_int_equal(st.pulses_read, scene->npulses); /* each pulse read once */
+        lim.band_rows = 0;
+        sarbp_image *one = form_o(&ge, &o, &st);
+        assert_int_equal(st.layout.part[0].bands, 1);
+        assert_same(one, banded, "exact banded over kept spectra vs one piece");
+        sarbp_image_free(one);
+        sarbp_image_free(banded);
+    }
     /* the cpu back end ignores a device list: one part */
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     o.ndevices = 2;
     o.devices[0] = 0;
     o.devices[1] = 1;
     tu_ok(sarbp_form_plan_layout(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, &lay));
     assert_int_equal(lay.nparts, 1);
+}
+
+/* The one contract (sarbp/backproject.h): every pulse once per region, in
+ * order; a block written where stage said is taken as it is, the same as
+ * from the caller's memory; the caller's memory is checked for NaN. */
+static void test_plan_contract(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(32, 32);
+    sarbp_rc_params rc;
+    sarbp_rc_params_default(&rc);
+    sarbp_cpu_options co;
+    sarbp_cpu_options_default(&co);
+    co.pulse_block = 16;
+    const sarbp_bp_desc d = {scene, &g, &rc, {0, g.ny}, 0, NULL, NULL, NULL, NULL};
+    sarbp_plan_shape m;
+    tu_ok(sarbp_cpu_plan_shape(&d, &co, 0, &m));
+    assert_int_equal(m.block, 16);
+    const size_t K = scene->nsamples, P = scene->npulses;
+    sarbp_c32 *a = calloc(g.nx * g.ny, sizeof *a), *b = calloc(g.nx * g.ny, sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (int staged = 0; staged < 2; staged++) {
+        sarbp_bp_plan *p;
+        tu_ok(sarbp_cpu_plan_create(&d, &co, &p, NULL));
+        if (P > 32) /* out of order: refused */
+            assert_int_equal(sarbp_bp_plan_execute(p, 16, 16, scene->data + 16 * K, NULL), SARBP_ERR_INVALID);
+        for (size_t p0 = 0; p0 < P; p0 += 16) {
+            const size_t np = P - p0 < 16 ? P - p0 : 16;
+            const sarbp_c32 *x = scene->data + p0 * K;
+            if (staged) {
+                sarbp_c32 *buf;
+                tu_ok(sarbp_bp_plan_stage(p, p0, np, &buf));
+                memcpy(buf, x, np * K * sizeof *buf);
+                x = buf;
+            }
+            tu_ok(sarbp_bp_plan_execute(p, p0, np, x, NULL));
+        }
+        tu_ok(sarbp_bp_plan_finish(p, staged ? b : a, NULL));
+        sarbp_bp_plan_destroy(p);
+    }
+    if (memcmp(a, b, g.nx * g.ny * sizeof *a)) fail_msg("staged vs the caller's memory: images differ");
+    print_message("staged blocks vs the caller's memory: bit-identical\n");
+    /* a NaN in the caller's memory: refused, naming the pulse */
+    sarbp_bp_plan *p;
+    tu_ok(sarbp_cpu_plan_create(&d, &co, &p, NULL));
+    sarbp_c32 *x = malloc(16 * K * sizeof *x);
+    assert_non_null(x);
+    memcpy(x, scene->data, 16 * K * sizeof *x);
+    x[3 * K + 1].im = NAN;
+    assert_int_equal(sarbp_bp_plan_execute(p, 0, 16, x, NULL), SARBP_ERR_INVALID);
+    print_message("NaN refused: %s\n", sarbp_error_detail());
+    assert_non_null(strstr(sarbp_error_detail(), "pulse 3"));
+    sarbp_bp_plan_destroy(p);
+    free(x);
+    free(a);
+    free(b);
 }
 
 /* A stand-in multi-device back end: the CPU plan behind a registry row that
@@ -321,10 +407,10 @@ static int fake_available(const sarbp_bp_options *o)
 }
 
 static sarbp_status fake_memory(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
-                                sarbp_bp_memory *m)
+                                sarbp_plan_shape *m)
 {
     (void)device;
-    return sarbp_backend_cpu.memory(d, o, 0, m);
+    return sarbp_backend_cpu.shape(d, o, 0, m);
 }
 
 static sarbp_status fake_create(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
@@ -346,6 +432,8 @@ static void test_devices_threads(void **state)
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     o.threads = 1;
     sarbp_image *one = form_o(&g, &o, NULL);
     o.ndevices = 3;
@@ -371,7 +459,7 @@ static void test_devices_threads(void **state)
     assert_same(three, one, "three threaded parts vs one piece");
     sarbp_image_free(three);
     /* each part in bands of its own, profiles kept */
-    o.band_rows = 20;
+    lim.band_rows = 20;
     tu_ok(sarbp_form_phd(NULL, scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
     for (int k = 0; k < 3; k++) assert_true(st.layout.part[k].bands >= 3 && st.layout.part[k].kept);
     assert_same(three, one, "three threaded parts in bands vs one piece");
@@ -385,7 +473,7 @@ static void test_devices_threads(void **state)
     assert_non_null(strstr(sarbp_error_detail(), "device 3: fake device 3 is broken"));
     /* more devices than 16-row units: no empty share */
     const sarbp_grid small = grid(40, 20);
-    o.band_rows = 0;
+    lim.band_rows = 0;
     o.devices[1] = 0;
     tu_ok(sarbp_form_phd(NULL, scene, &small, &fake_multi, &rc, &o, NULL, &three, &st));
     assert_int_equal(st.layout.nparts, 2);
@@ -406,12 +494,14 @@ static void test_form_into(void **state)
     for (int prec = 0; prec < 2; prec++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
+        lim = (sarbp_form_limits){0};
+        o.limits = &lim;
         o.precision = prec ? SARBP_FP64 : SARBP_FP32;
         sarbp_image *fresh = form_o(&g, &o, NULL), *into;
         tu_ok(sarbp_image_alloc(&g, &into));
         for (int pass = 0; pass < 2; pass++) {
             for (size_t i = 0; i < g.nx * g.ny; i++) into->data[i] = (sarbp_c32){1e30f, -7.0f};
-            if (pass) o.host_mem = budget_for(&g, &o, 20, 0); /* bands of 20 rows */
+            if (pass) lim.host_mem = budget_for(&g, &o, 20, 0); /* bands of 20 rows */
             sarbp_form_stats st;
             tu_ok(sarbp_form_phd_into(NULL, scene, &g, &sarbp_backend_cpu, &rc, &o, NULL, into, &st));
             assert_true(pass == 0 || st.layout.part[0].bands > 1);
@@ -437,6 +527,8 @@ static void test_form_refuses_nonfinite_samples(void **state)
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     const size_t K = scene->nsamples, n = scene->npulses * K;
     const size_t at[] = {0, 1, 2047, 2048, K + 3, n / 2, n - 1};
     const float bad[] = {NAN, INFINITY, -INFINITY};
@@ -499,7 +591,7 @@ static void test_large_block_check_names_first(void **state)
 }
 
 /* The copy that checks as it copies (a plan staging its samples,
- * sarbp_bp_memory.checks): every byte copied when all are finite; else the
+ * sarbp_plan_shape.checks): every byte copied when all are finite; else the
  * first NaN or Inf named, wherever it lies against the 4096-float chunks
  * it checks in, and named as sarbp_phd_check_samples names it. */
 static void test_copy_checked(void **state)
@@ -550,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_plan_odd_blocks),
         cmocka_unit_test(test_plan_kept_subsets),
         cmocka_unit_test(test_layout_refusals),
+        cmocka_unit_test(test_plan_contract),
         cmocka_unit_test(test_devices_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -17,6 +17,9 @@
 
 #include "test_util.h"
 
+/* the form's limits the tests set (sarbp/bench.h), reset with each options */
+static sarbp_form_limits lim;
+
 static sarbp_phd *scene;
 
 static int setup(void **state)
@@ -47,6 +50,8 @@ static void test_no_thread_after_free(void **state)
     assert_true(before >= 1);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     o.threads = 4;
     sarbp_session *s = NULL;
     tu_ok(sarbp_session_create(NULL, &s));
@@ -69,6 +74,8 @@ static void test_two_sessions_share_nothing(void **state)
     (void)state;
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     sarbp_image *ref = form_in(NULL, &o, NULL);
     sarbp_session_options so;
     sarbp_session_options_default(&so);
@@ -121,15 +128,17 @@ static void test_budget_is_a_bound(void **state)
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
     o.precision = SARBP_FP64; /* its own accumulation buffer: an image band costs memory */
     sarbp_image *ref = form_in(NULL, &o, NULL);
     /* the plan's memory for the whole image, as the model counts it */
-    sarbp_bp_memory m;
+    sarbp_plan_shape m;
     sarbp_cpu_options co;
     sarbp_cpu_options_default(&co);
     co.precision = o.precision;
     const sarbp_bp_desc whole = {scene, &g0, &rc, {0, g0.ny}, 0, NULL, NULL, NULL, NULL};
-    tu_ok(sarbp_cpu_plan_memory(&whole, &co, 0, &m));
+    tu_ok(sarbp_cpu_plan_shape(&whole, &co, 0, &m));
     const size_t one_piece = m.fixed + g0.ny * m.per_row;
     for (int keep = 0; keep < 2; keep++) {
         /* room for about a third of the rows; keep: bands of 48 rows and
@@ -137,7 +146,7 @@ static void test_budget_is_a_bound(void **state)
         sarbp_session_options so;
         sarbp_session_options_default(&so);
         so.host_budget = m.fixed + g0.ny / 3 * m.per_row + (keep ? scene->npulses * m.per_kept_pulse : 0);
-        o.band_rows = keep ? 48 : 0;
+        lim.band_rows = keep ? 48 : 0;
         assert_true(so.host_budget < one_piece + (keep ? scene->npulses * m.per_kept_pulse : 0));
         sarbp_session *s = NULL;
         tu_ok(sarbp_session_create(&so, &s));
@@ -176,8 +185,8 @@ static void test_budget_is_a_bound(void **state)
     so.host_budget = 1024; /* less than one block of profiles */
     sarbp_session *s = NULL;
     tu_ok(sarbp_session_create(&so, &s));
-    o.host_mem = (size_t)1 << 40;
-    o.band_rows = 0;
+    lim.host_mem = (size_t)1 << 40;
+    lim.band_rows = 0;
     sarbp_form_layout lay;
     assert_int_equal(sarbp_form_plan_layout(s, scene, &g0, &sarbp_backend_cpu, &rc, &o, &lay),
                      SARBP_ERR_NOMEM);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "sarbp/sarbp.h"
+#include "sarbp/bench.h" /* tests reach what programs need not (limits, kernels alone) */
 
 /* Runs the sarbp executable with the given argument string (split by the
  * shell: sh -c "SARBP_EXE args"). Returns the exit code (or -1 if it died on

@@ -26,8 +26,10 @@ extern "C" {
 
 /* Direct backprojection, every pixel from every pulse; or fast factorized
  * backprojection (sarbp/ffbp.h: polar sub-images merged in a tree, about
- * N^2 log P work instead of N^2 P, to a requested accuracy). */
-typedef enum { SARBP_ALGO_BP = 0, SARBP_ALGO_FFBP = 1 } sarbp_algorithm;
+ * N^2 log P work instead of N^2 P, to a requested accuracy); or, asked of
+ * a form plan only (sarbp/form.h), whichever its model predicts faster at
+ * the accuracy asked (plans never see it). */
+typedef enum { SARBP_ALGO_BP = 0, SARBP_ALGO_FFBP = 1, SARBP_ALGO_AUTO = 2 } sarbp_algorithm;
 const char *sarbp_algorithm_name(sarbp_algorithm a);
 
 /* What a whole form asks for: the CLI's knobs, for every back end at once.
@@ -45,13 +47,6 @@ typedef struct {
     size_t pulse_block;        /* pulses per block, 0 = default */
     size_t gpu_mem;            /* this form's per-device memory budget in bytes, at most what
                                   the session's budget leaves (sarbp/session.h), 0 = that */
-    size_t host_mem;           /* CPU: bytes for the image band being formed plus kept range
-                                  profiles, at most what the session's host budget leaves,
-                                  0 = that (no limit by default; bands only for tests) */
-    size_t band_rows;          /* at most this many image rows per band (rounded down to the
-                                  back end's tile rows), 0 = as many as the budget allows */
-    int stream;                /* 1: never keep range profiles (re-read and re-compress the
-                                  input for every band), for tests and comparisons */
     int raw_fp16;              /* CUDA fp16, frequency-domain data: raw samples travel to the
                                   device as FP16 (1: half the upload, but FP16 quantisation
                                   spurs of a dominant target cap the dynamic range near
@@ -61,6 +56,8 @@ typedef struct {
                                   backprojection (sarbp/ffbp.h; FP32, cpu and cuda) */
     double max_error_db;       /* ffbp: the accuracy asked, dB against direct backprojection
                                   (0 = SARBP_FFBP_DEFAULT_ERROR_DB, -60) */
+    const struct sarbp_form_limits_s *limits; /* tests and benchmarks only (sarbp/bench.h:
+                                  smaller bands, streamed profiles); NULL: none */
 } sarbp_bp_options;
 
 /* Where a plan's time and memory went, for benchmarks and --verbose. Times
@@ -85,31 +82,46 @@ void sarbp_bp_options_default(sarbp_bp_options *o);
 /* ---- the typed plan ----
  * A plan backprojects pulses of one phase history onto a region of one
  * grid: rows [row0, row0 + nrows) of g, all nx columns (a band). FFTW's
- * model: everything is allocated at create; execute only computes.
+ * model: everything is allocated at create; execute only computes; a plan
+ * chooses nothing (the factorization, interpolation and coherent gain
+ * arrive decided in the description). One contract for every method row
+ * (cpu bp, cpu ffbp, cpu exact, cuda bp, cuda ffbp):
  *
+ *   shape    (sarbp_plan_shape, before create; allocates nothing) the
+ *            block it prefers, the row alignment of its regions, its memory
+ *            per region row and per kept pulse, whether it works in place.
  *   create   for meta (metadata; samples not needed), g, the range
  *            compression rc and the first region (its rows are the most any
  *            later region may have), in session (its memory counted against
  *            the session's budget, failing past it; what it keeps for a next
  *            plan given back to the session at destroy; NULL: a session of
- *            the plan's own, freed with it); keep_pulses > 0 keeps the range profiles
- *            of pulses [0, keep_pulses) that execute computes, so later calls
- *            can backproject them again without samples.
- *   execute  range-compresses pulses [p0, p0 + np) of meta (samples
- *            [np][nsamples], host memory, reusable once it returns) and
- *            accumulates them onto the region; any np, any order of calls.
- *            samples NULL: the kept profiles of those pulses instead.
+ *            the plan's own, freed with it); keep_pulses = npulses keeps the
+ *            range profiles of every pulse that execute computes, so that
+ *            later regions read nothing from the input (0: none kept).
+ *   stage    where the caller writes the samples of the next block
+ *            (pulses [p0, p0 + np), np <= the block): the plan's own
+ *            staging memory (a CUDA plan's pinned buffer), so that a reader
+ *            reads straight into it. Whoever writes there checks the
+ *            samples (NaN, Inf) as it writes; execute does not look again.
+ *   execute  range-compresses pulses [p0, p0 + np) of meta and accumulates
+ *            them onto the region. Each region receives every pulse once,
+ *            in increasing order, in blocks of any size. samples: the block
+ *            written where stage said, or the caller's memory
+ *            ([np][nsamples], reusable once it returns), which the plan
+ *            checks for NaN and Inf as it copies it (SARBP_ERR_INVALID
+ *            naming the pulse, as sarbp_phd_check_samples); NULL: the kept
+ *            profiles of those pulses (every region after the first).
  *   region   starts a new region (image zero; in place: the caller's rows
- *            as they are), e.g. the next band.
+ *            as they are), e.g. the next band; kept profiles stay.
  *   finish   queues whatever execute held back (a device back end's last
  *            blocks, FFBP's stages), waits for the work and writes the region's image into out
  *            ([nrows][nx], host memory, row 0 = grid row row0).
  *   destroy  frees everything; NULL is a no-op.
  *
  * With image set in the description (the whole [ny][nx] output, zero where
- * the plan will work) a back end that can accumulate in place (the FP32
- * CPU path) does so in the region's rows of it; finish then copies nothing
- * when out is those rows. One plan is used by one thread at a time; plans on
+ * the plan will work) a plan that works in place (the FP32 CPU path)
+ * accumulates in the region's rows of it; finish then copies nothing when
+ * out is those rows. One plan is used by one thread at a time; plans on
  * different devices run in parallel. */
 typedef struct {
     size_t row0, nrows;
@@ -133,6 +145,7 @@ typedef struct {
 
 typedef struct sarbp_bp_plan_s sarbp_bp_plan;
 
+sarbp_status sarbp_bp_plan_stage(sarbp_bp_plan *plan, size_t p0, size_t np, sarbp_c32 **buf);
 sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *plan, size_t p0, size_t np,
                                    const sarbp_c32 *samples, sarbp_stage_times *stats);
 sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *plan, sarbp_region r);
@@ -170,7 +183,7 @@ typedef struct {
                                   sarbp_ffbp_cuda on the region */
     double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
     size_t band_rows;          /* the memory model's bands have at most this many rows
-                                  (sarbp_bp_options.band_rows), 0 = any */
+                                  (sarbp_form_limits.band_rows), 0 = any */
 } sarbp_cuda_options;
 void sarbp_cuda_options_default(sarbp_cuda_options *o);
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
@@ -178,31 +191,31 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
 /* Number of usable CUDA devices (0 without CUDA or without a device). */
 int sarbp_cuda_device_count(void);
 
-/* The memory a plan would take (bytes), for the partition layer: fixed +
- * rows x per_row + kept pulses x per_kept_pulse, against budget (what the
- * session's budget leaves, or the option when it is less; SIZE_MAX = no
- * limit). Rows of a region
- * should start at multiples of row_align (the back end's tile height) so
- * that a band forms exactly what one piece forms there. */
+/* A plan's shape, for the partition layer, before any plan exists (no
+ * allocation; a CUDA query opens the device's context in the session):
+ * its memory is fixed + rows x per_row + kept pulses x per_kept_pulse
+ * bytes, against budget (what the session's budget leaves, or the option
+ * when it is less; SIZE_MAX = no limit). Rows of a region should start at
+ * multiples of row_align (the back end's tile height) so that a band forms
+ * exactly what one piece forms there. */
 typedef struct {
-    size_t fixed, per_row, per_kept_pulse, budget, row_align;
+    size_t block;              /* pulses per execute it prefers (and the most stage takes) */
+    size_t row_align;
+    size_t fixed, per_row, per_kept_pulse, budget;
     size_t max_band_rows;      /* nonzero: no band of d's region may have more rows (a plan
                                   whose need is not linear in its rows, the cuda FFBP's polar
                                   grids: the largest band that fits budget, measured, and its
                                   need in fixed + max_band_rows x per_row; 1 when none fits,
                                   with one row's need); 0: fixed + rows x per_row holds */
     int in_place;              /* accumulates in the output image itself */
-    int checks;                /* checks the samples it is given for NaN and Inf as it stages
-                                  them, failing execute with sarbp_phd_check_samples' message,
-                                  so form need not check an in-memory phase history first */
-} sarbp_bp_memory;
+} sarbp_plan_shape;
 
-sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
-                                   size_t budget, sarbp_bp_memory *m);
+sarbp_status sarbp_cpu_plan_shape(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                  size_t budget, sarbp_plan_shape *m);
 /* budget 0: what the session's device budget leaves (without a session:
  * 85% of the device's free memory); never more than is free. */
-sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
-                                    size_t budget, sarbp_bp_memory *m);
+sarbp_status sarbp_cuda_plan_shape(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                   size_t budget, sarbp_plan_shape *m);
 
 /* ---- the registry (methods.c) ---- */
 typedef struct sarbp_backend_s {
@@ -210,9 +223,9 @@ typedef struct sarbp_backend_s {
     int multi_device;          /* 1: o->devices lists devices of this back end, one thread each */
     /* Nonzero when the back end can run here (o->device exists, ...); o may be NULL. */
     int (*available)(const sarbp_bp_options *o);
-    /* The memory model of a plan for d on device `device` (CUDA). */
-    sarbp_status (*memory)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
-                           sarbp_bp_memory *m);
+    /* The shape of a plan for d on device `device` (CUDA). */
+    sarbp_status (*shape)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                          sarbp_plan_shape *m);
     /* The back end's own options from o (device: which one), then its create. */
     sarbp_status (*create)(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
                            sarbp_bp_plan **out, sarbp_stage_times *stats);
@@ -223,6 +236,10 @@ extern const sarbp_backend sarbp_backend_cuda;
 
 /* "cpu", "cuda"; NULL when unknown. */
 const sarbp_backend *sarbp_backend_find(const char *name);
+/* The back end "auto" means for o: cuda when a usable device is there (o's
+ * devices), else the cpu (*fell_back = 1, may be NULL); fp64 and exact are
+ * the cpu's. */
+const sarbp_backend *sarbp_backend_auto(const sarbp_bp_options *o, int *fell_back);
 
 /* ---- CPU backprojectors, exposed for tests and benchmarks ----
  * Accumulate pulses of pr onto img[ny][nx] (+=), reading the profiles with
@@ -255,29 +272,6 @@ sarbp_status sarbp_bp_exact(size_t np, size_t nk, const sarbp_c64 *Y, const doub
 sarbp_status sarbp_bp_exact_rows(size_t np, size_t nk, const sarbp_c64 *Y, const double *fa,
                                  const double *fd, const double *pos, const double *r0,
                                  const sarbp_grid *g, sarbp_region r, int threads, sarbp_c64 *img);
-
-/* ---- CUDA kernel benchmarking (back end "cuda"; SARBP_ERR_UNSUPPORTED
- * without CUDA) ----
- * Uploads FP32 profiles pr once, then runs the chosen kernel variant reps
- * times over grid g (image zeroed before each run, outside the timing) and
- * reports the median kernel time in milliseconds (CUDA events) and the image
- * of the last run (img, [ny][nx], may be NULL). */
-typedef struct {
-    const char *variant; /* NULL: dispatcher default */
-    int tile_x, tile_y, ppt, device;
-    int half;            /* FP16 profiles (scaled by their maximum) instead of FP32 */
-    int minb;            /* resident blocks per SM the kernel is compiled for (12, 16;
-                            -1 = none; 0 = the dispatcher's choice by profile format;
-                            see kernels/bp_kernels.h) */
-    int mixed;           /* cubic profiles with A, B FP32 and C, D FP16 (scaled by their
-                            maximum); half must be 0 */
-} sarbp_cuda_kernel_cfg;
-sarbp_status sarbp_cuda_bench_kernel(const sarbp_profiles *pr, const sarbp_grid *g,
-                                     const sarbp_cuda_kernel_cfg *cfg, int reps,
-                                     double *median_ms, sarbp_c32 *img);
-/* Name and clocks of a device, for benchmark tables. */
-sarbp_status sarbp_cuda_device_info(int device, char *name, size_t n, int *sm_count,
-                                    int *clock_mhz, int *mem_clock_mhz);
 
 #ifdef __cplusplus
 }

@@ -147,31 +147,6 @@ sarbp_status sarbp_ffbp_cuda_run_bytes(const sarbp_profiles *pr, const sarbp_gri
                                        const sarbp_ffbp_params *prm, size_t row0, size_t nrows,
                                        size_t band_rows, size_t *bytes);
 
-/* Where sarbp_ffbp_cuda's device time went (CUDA events between the
- * launches), milliseconds. */
-typedef struct {
-    double total_ms;     /* device_ms of sarbp_ffbp_cuda */
-    double tables_ms;    /* the geometry tables' upload */
-    double stage0_ms;    /* backprojection of the pulses onto the stage-0 grids */
-    double merge_ms;     /* every merge stage */
-    double prefilter_ms; /* every stage's B-spline prefilter */
-    double final_ms;     /* the sum at the pixels */
-} sarbp_ffbp_cuda_times;
-
-/* sarbp_ffbp_cuda, with the device time split by step into t (not NULL). */
-sarbp_status sarbp_ffbp_cuda_timed(const sarbp_profiles *pr, const sarbp_grid *g,
-                                   const sarbp_ffbp_params *prm, int device, sarbp_c32 *img,
-                                   sarbp_ffbp_info *info, sarbp_ffbp_cuda_times *t);
-
-/* The same computation as sarbp_ffbp_cuda, on the CPU: the GPU kernels'
- * per-thread FP32 arithmetic (shared source) with their thread blocks run
- * as loops. For testing that arithmetic where there is no GPU; slow
- * (single precision, all cores, no vectorisation). Built with or without
- * CUDA. */
-sarbp_status sarbp_ffbp_emulate_fp32(const sarbp_profiles *pr, const sarbp_grid *g,
-                                     const sarbp_ffbp_params *prm, sarbp_c32 *img,
-                                     sarbp_ffbp_info *info);
-
 #ifdef __cplusplus
 }
 #endif

@@ -40,11 +40,84 @@ typedef struct {
 typedef struct {
     int nparts;
     sarbp_form_part part[SARBP_MAX_DEVICES];
-    int in_place;              /* the back end accumulates in the caller's image (sarbp_bp_memory) */
-    int checks;                /* its plans check the samples for NaN and Inf themselves */
+    int in_place;              /* the back end accumulates in the caller's image (sarbp_plan_shape) */
 } sarbp_form_layout;
 
-/* The layout sarbp_form would use (no image is formed): for tests, -v and
+/* ---- the grid a form is asked for ----
+ * The pulses' default grid (sarbp_grid_default: the alias-free scene at
+ * half the resolution) changed by what is given; every field 0 keeps the
+ * default. The option names in the messages are the CLI's (--spacing,
+ * --grid), the same words a library caller passes here. */
+typedef struct {
+    double center[3];          /* the scene point the grid is centred on, m */
+    double spacing[2];         /* dx, dy, m; 0: the default (or sicd_osr's) */
+    size_t nx, ny;             /* pixels; 0: the default scene's extent at the spacing */
+    double sicd_osr;           /* > 0 (a SICD will be written) with neither spacing nor pixels
+                                  given: the spacing that puts sicd_osr samples on each cycle
+                                  of the ground-plane band (sicdcheck wants 1.1 to 2.2) */
+} sarbp_grid_request;
+
+typedef struct {
+    int sicd_spacing;          /* the spacing is sicd_osr's */
+    int request_error;         /* on failure: what was asked is at fault (a usage error), not
+                                  the pulses */
+} sarbp_grid_choice;
+
+sarbp_status sarbp_form_grid(const sarbp_phd *meta, const sarbp_grid_request *r, sarbp_grid *g,
+                             sarbp_grid_choice *c);
+
+/* ---- the form plan: everything a form decides, decided once ----
+ * What is asked: the back end (sarbp_backend_auto resolves "auto"), the
+ * whole image's grid (sarbp_grid_decide), range compression, the back end
+ * options with the algorithm BP, FFBP or AUTO, and the share of the rows
+ * this process forms (MPI ranks: the outermost cut of the image). */
+typedef struct {
+    const sarbp_backend *backend;
+    sarbp_grid grid;             /* the whole image */
+    sarbp_rc_params rc;          /* windows; interp and upsample see below */
+    int interp_given;            /* 0: rc.interp is the default for the precision and the
+                                    algorithm decided (sarbp_interp_default) */
+    int upsample_given;          /* 0: rc.upsample is the default for the interpolation */
+    sarbp_bp_options bp;         /* bp.algorithm: SARBP_ALGO_BP, _FFBP or _AUTO (ffbp where the
+                                    model predicts it faster at bp.max_error_db; on the cpu, fp32
+                                    only) */
+    int rank, nranks;            /* forms share rank of nranks equal shares of the rows, cut on
+                                    the back end's row alignment (nranks <= 1: every row) */
+} sarbp_form_request;
+
+/* What was decided, for -v, the image's attributes and the caller's
+ * outputs. */
+typedef struct {
+    const sarbp_backend *backend;
+    sarbp_grid grid;             /* the whole image */
+    sarbp_region rows;           /* the rows this plan forms (nrows 0: none, a rank past the rows) */
+    sarbp_rc_params rc;          /* as formed: interpolation and upsampling decided */
+    sarbp_bp_options bp;         /* as formed: algorithm BP or FFBP */
+    int ffbp;                    /* FFBP: the factorization and its prediction */
+    sarbp_ffbp_params prm;
+    sarbp_ffbp_prediction pred;
+    int target_met;              /* FFBP asked: the prediction meets bp.max_error_db (else the
+                                    most accurate factorization searched is formed) */
+    int have_gain;               /* the windows' coherent gain: a unit target at the origin */
+    double gain;                 /* peaks at npulses x gain */
+    char why[256];               /* AUTO: why this algorithm, one line */
+    sarbp_form_layout layout;    /* devices x bands of rows */
+} sarbp_form_decision;
+
+typedef struct sarbp_form_plan_s sarbp_form_plan;
+
+/* Decides the form of the pulses of meta (metadata: samples not needed;
+ * it must outlive the plan) for req, in session s (NULL: a session of the
+ * plan's own, freed with it): algorithm, factorization, interpolation,
+ * coherent gain, the rows of req's share, and its devices x bands within
+ * the budgets. Nothing is read or formed. SARBP_ERR_NOMEM when a budget
+ * cannot hold one band. */
+sarbp_status sarbp_form_plan_create(sarbp_session *s, const sarbp_phd *meta,
+                                    const sarbp_form_request *req, sarbp_form_plan **out);
+const sarbp_form_decision *sarbp_form_plan_decision(const sarbp_form_plan *fp);
+void sarbp_form_plan_free(sarbp_form_plan *fp); /* NULL is a no-op */
+
+/* The layout a form would use (no image is formed): for tests, -v and
  * benchmarks. SARBP_ERR_NOMEM when a budget cannot hold one band. */
 sarbp_status sarbp_form_plan_layout(sarbp_session *s, const sarbp_phd *meta, const sarbp_grid *g,
                                     const sarbp_backend *be, const sarbp_rc_params *rc,
@@ -71,6 +144,19 @@ typedef struct {
     sarbp_form_layout layout;          /* how it was cut up */
     sarbp_form_dev_stats dev[SARBP_MAX_DEVICES]; /* per layout part */
 } sarbp_form_stats;
+
+/* Forms fp's rows from rd (phd NULL) or from phd (with data; rd NULL) into
+ * rows ([decision rows][nx], row 0 = its first row; zeroed: they are zero
+ * already, as a fresh calloc'd image's), each pulse read once per device
+ * where the profiles stay resident. stats may be NULL. */
+sarbp_status sarbp_form_plan_execute(sarbp_form_plan *fp, sarbp_reader *rd, const sarbp_phd *phd,
+                                     sarbp_progress *progress, sarbp_c32 *rows, int zeroed,
+                                     sarbp_form_stats *stats);
+/* The attribute "inputs": rd's files, joined by ';'. */
+sarbp_status sarbp_form_inputs_attr(sarbp_reader *rd, sarbp_image *img);
+/* The attributes saying how fp formed img (back end, precision, windows,
+ * interpolation, pulses, coherent gain). */
+sarbp_status sarbp_form_plan_attrs(const sarbp_form_plan *fp, sarbp_image *img);
 
 /* Forms the image of all (selected) pulses of rd on grid g with back end be.
  * Reads the samples in blocks of the plan's block size. Records attributes

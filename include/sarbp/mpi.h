@@ -72,12 +72,9 @@ sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, i
  * multiples allow, earlier ranks taking the extra ones (so rank 0 always has
  * rows). *nrows = 0 when there are fewer multiples than ranks. The work of a
  * row is the same on every row (every pulse reaches every pixel), so equal
- * rows are equal work. */
+ * rows are equal work. The form plan cuts its shares so, on the back end's
+ * row alignment (sarbp_form_request.rank, nranks). */
 void sarbp_mpi_band_rows(size_t ny, size_t align, int n, int k, size_t *row0, size_t *nrows);
-
-/* The rows the CPU back end's tiles start on are multiples of this (its
- * tiles are 16, 8 or 4 rows high): bands cut here form bit-identically. */
-#define SARBP_MPI_BAND_ALIGN 16
 
 /* ---- the ranks agree on what they form ----
  * Every rank reads its own input, so a node-local copy that differs, a file
@@ -117,27 +114,32 @@ sarbp_status sarbp_mpi_hash_samples(sarbp_reader *rd, uint64_t *h, size_t *hashe
 #define SARBP_MPI_COMPARE_MAX 64
 int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value);
 
-/* sarbp_form across the ranks, collective: each rank forms its band of g
- * from its own reader rd, then rank 0 receives every band into the whole
- * image. On rank 0 *out is the whole image (attributes as sarbp_form's);
- * on the others NULL. stats: this rank's band. A failure on any rank fails
+/* The form plan fp across the ranks, collective: fp is each rank's plan
+ * of its share of the rows (sarbp_form_request.rank of nranks = the MPI
+ * rank and size: the outermost cut, on the back end's row alignment, so
+ * that the shares form bit for bit what one process forms there). Rank 0
+ * forms its rows, the first, in place in the whole image and receives the
+ * others' rows into it; each other rank forms its rows from its own reader
+ * rd and sends them. On rank 0 *out is the whole image (attributes as
+ * sarbp_form's); on the others NULL. stats: this rank's rows. One process:
+ * fp formed into a new image. A failure on any rank fails
  * all; on ranks other than the failing one the status is SARBP_ERR_INVALID
  * with the detail "another rank failed" and *peer_failed = 1.
  *
  * Before forming, the ranks compare (sarbp_mpi_compare) the sizes of the
  * input, its metadata (sarbp_mpi_hash_meta), its samples
  * (sarbp_mpi_hash_samples), the whole grid g and the options that shape
- * the pixels: be's name, rc, and o's precision, algorithm, max_error_db,
- * variant, tile, ppt, pulse_block, band_rows, stream and raw_fp16 (not
+ * the pixels, as fp decided them: the back end's name, rc, and the options'
+ * precision, algorithm, max_error_db, variant, tile, ppt, pulse_block,
+ * the limits' band_rows and stream, and raw_fp16 (not
  * threads, devices, memory budgets or verbose, which are each rank's own).
  * When some rank differs, rank 0 returns SARBP_ERR_MISMATCH naming that
  * rank and what differs ("rank 1 read different samples than rank 0"), the
  * others SARBP_ERR_INVALID with *peer_failed = 1: one message, from rank 0.
  * Identical inputs give the same image as without the check, bit for bit. */
-sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
-                            const sarbp_backend *be, const sarbp_rc_params *rc,
-                            const sarbp_bp_options *o, sarbp_progress *progress,
-                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed);
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
+                            int *peer_failed);
 
 #ifdef __cplusplus
 }

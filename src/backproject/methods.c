@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sarbp/backproject.h"
+#include "sarbp/bench.h" /* sarbp_form_limits */
 
 void sarbp_bp_options_default(sarbp_bp_options *o)
 {
@@ -23,7 +24,7 @@ static void cpu_options(const sarbp_bp_options *o, sarbp_cpu_options *c)
 
 const char *sarbp_algorithm_name(sarbp_algorithm a)
 {
-    return a == SARBP_ALGO_FFBP ? "ffbp" : "bp";
+    return a == SARBP_ALGO_FFBP ? "ffbp" : a == SARBP_ALGO_AUTO ? "auto" : "bp";
 }
 
 static int cpu_available(const sarbp_bp_options *o)
@@ -32,13 +33,13 @@ static int cpu_available(const sarbp_bp_options *o)
     return 1;
 }
 
-static sarbp_status cpu_memory(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
-                               sarbp_bp_memory *m)
+static sarbp_status cpu_shape(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                               sarbp_plan_shape *m)
 {
     (void)device;
     sarbp_cpu_options c;
     cpu_options(o, &c);
-    return sarbp_cpu_plan_memory(d, &c, o->host_mem, m);
+    return sarbp_cpu_plan_shape(d, &c, o->limits ? o->limits->host_mem : 0, m);
 }
 
 static sarbp_status cpu_create(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
@@ -63,7 +64,7 @@ static void cuda_options(const sarbp_bp_options *o, int device, sarbp_cuda_optio
     c->raw_fp16 = o->raw_fp16;
     c->algorithm = o->algorithm;
     c->max_error_db = o->max_error_db;
-    c->band_rows = o->band_rows;
+    c->band_rows = o->limits ? o->limits->band_rows : 0;
 }
 
 static int cuda_available(const sarbp_bp_options *o)
@@ -77,12 +78,12 @@ static int cuda_available(const sarbp_bp_options *o)
     return 1;
 }
 
-static sarbp_status cuda_memory(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
-                                sarbp_bp_memory *m)
+static sarbp_status cuda_shape(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
+                                sarbp_plan_shape *m)
 {
     sarbp_cuda_options c;
     cuda_options(o, device, &c);
-    return sarbp_cuda_plan_memory(d, &c, o->gpu_mem, m);
+    return sarbp_cuda_plan_shape(d, &c, o->gpu_mem, m);
 }
 
 static sarbp_status cuda_create(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
@@ -94,8 +95,8 @@ static sarbp_status cuda_create(const sarbp_bp_desc *d, const sarbp_bp_options *
     return sarbp_cuda_plan_create(d, &c, out, stats);
 }
 
-const sarbp_backend sarbp_backend_cpu = {"cpu", 0, cpu_available, cpu_memory, cpu_create};
-const sarbp_backend sarbp_backend_cuda = {"cuda", 1, cuda_available, cuda_memory, cuda_create};
+const sarbp_backend sarbp_backend_cpu = {"cpu", 0, cpu_available, cpu_shape, cpu_create};
+const sarbp_backend sarbp_backend_cuda = {"cuda", 1, cuda_available, cuda_shape, cuda_create};
 
 static const sarbp_backend *const backends[] = {&sarbp_backend_cpu, &sarbp_backend_cuda};
 
@@ -104,4 +105,12 @@ const sarbp_backend *sarbp_backend_find(const char *name)
     for (size_t k = 0; k < sizeof backends / sizeof backends[0]; k++)
         if (!strcmp(name, backends[k]->name)) return backends[k];
     return NULL;
+}
+
+const sarbp_backend *sarbp_backend_auto(const sarbp_bp_options *o, int *fell_back)
+{
+    const int cpu_only = o->precision == SARBP_FP64 || o->precision == SARBP_EXACT;
+    const int cuda = !cpu_only && sarbp_backend_cuda.available(o);
+    if (fell_back) *fell_back = !cpu_only && !cuda;
+    return cuda ? &sarbp_backend_cuda : &sarbp_backend_cpu;
 }

@@ -1,5 +1,6 @@
 /* plan.c - the public face of the typed plans: argument checks shared by
- * every back end, then a call through the plan's ops (bp_plan.h). */
+ * every back end (the contract: every pulse once per region, in order),
+ * then a call through the plan's ops (plan.h). */
 #include "backproject/plan.h"
 
 #include <stdint.h>
@@ -38,16 +39,40 @@ void sarbp_bp_plan_release(sarbp_bp_plan *p)
 {
     free(p->kept);
     p->kept = NULL;
+    free(p->stage_buf);
+    p->stage_buf = NULL;
     sarbp_session_host_give(p->session, p->host_taken);
     p->host_taken = 0;
 }
 
-size_t sarbp_bp_memory_need(const sarbp_bp_memory *m, size_t rows, size_t keep)
+size_t sarbp_plan_shape_need(const sarbp_plan_shape *m, size_t rows, size_t keep)
 {
     const size_t rowb = rows && m->per_row > SIZE_MAX / rows ? SIZE_MAX : rows * m->per_row;
     const size_t keepb = keep && m->per_kept_pulse > SIZE_MAX / keep ? SIZE_MAX : keep * m->per_kept_pulse;
     if (rowb > SIZE_MAX - m->fixed || keepb > SIZE_MAX - m->fixed - rowb) return SIZE_MAX;
     return m->fixed + rowb + keepb;
+}
+
+sarbp_status sarbp_bp_plan_stage(sarbp_bp_plan *p, size_t p0, size_t np, sarbp_c32 **buf)
+{
+    *buf = NULL;
+    p->staged = NULL;
+    if (np == 0 || np > p->block || p0 != p->next || np > p->meta->npulses - p0)
+        return sarbp_error(SARBP_ERR_INVALID,
+                           "staging pulses %zu to %zu: the plan takes blocks of at most %zu, "
+                           "from pulse %zu", p0, p0 + np, p->block, p->next);
+    if (p->ops->stage) {
+        SARBP_TRY(p->ops->stage(p, p0, np, buf));
+    } else {
+        if (!p->stage_buf) {
+            p->stage_buf = malloc(p->block * p->meta->nsamples * sizeof(sarbp_c32));
+            if (!p->stage_buf)
+                return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a block of %zu pulses", p->block);
+        }
+        *buf = p->stage_buf;
+    }
+    p->staged = *buf;
+    return SARBP_OK;
 }
 
 sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *p, size_t p0, size_t np,
@@ -57,6 +82,16 @@ sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *p, size_t p0, size_t np,
         return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu are not in the phase history's %zu",
                            p0, p0 + np, p->meta->npulses);
     if (np == 0) return SARBP_OK;
+    if (p0 != p->next)
+        return sarbp_error(SARBP_ERR_INVALID,
+                           "pulses %zu to %zu out of order: a region takes every pulse once, in "
+                           "order, and pulse %zu is next", p0, p0 + np, p->next);
+    const int staged = samples && samples == p->staged;
+    p->staged = NULL;
+    if (staged && np > p->block)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu pulses staged: at most a block of %zu", np, p->block);
+    if (samples && !staged && !p->ops->stage) /* the caller's memory: checked here */
+        SARBP_TRY(sarbp_phd_check_samples(p->meta, p0, np, samples));
     if (!samples) {
         if (p0 + np > p->keep_pulses)
             return sarbp_error(SARBP_ERR_INVALID, "pulses %zu to %zu are not kept (the plan keeps %zu)",
@@ -65,7 +100,9 @@ sarbp_status sarbp_bp_plan_execute(sarbp_bp_plan *p, size_t p0, size_t np,
             if (!p->kept[i])
                 return sarbp_error(SARBP_ERR_INVALID, "pulse %zu has no kept profile yet", i);
     }
-    return p->ops->execute(p, p0, np, samples, stats);
+    SARBP_TRY(p->ops->execute(p, p0, np, samples, stats));
+    p->next = p0 + np;
+    return SARBP_OK;
 }
 
 sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *p, sarbp_region r)
@@ -76,6 +113,8 @@ sarbp_status sarbp_bp_plan_region(sarbp_bp_plan *p, sarbp_region r)
                            r.row0, r.row0 + r.nrows, p->max_rows, p->grid.ny);
     SARBP_TRY(p->ops->region(p, r));
     p->region = r;
+    p->next = 0;
+    p->staged = NULL;
     return SARBP_OK;
 }
 

@@ -8,6 +8,11 @@
 #include "sarbp/backproject.h"
 
 typedef struct {
+    /* Where the next block goes (sarbp_bp_plan_stage); NULL: a host block
+     * the base keeps, and samples the caller passes from elsewhere are
+     * checked by the base before execute (a plan with a stage of its own
+     * checks them as it copies them into its staging). */
+    sarbp_status (*stage)(sarbp_bp_plan *p, size_t p0, size_t np, sarbp_c32 **buf);
     sarbp_status (*execute)(sarbp_bp_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
                             sarbp_stage_times *stats);
     sarbp_status (*region)(sarbp_bp_plan *p, sarbp_region r);
@@ -23,6 +28,9 @@ struct sarbp_bp_plan_s {
     size_t max_rows;       /* the first region's rows: the most a later one may have */
     size_t keep_pulses;    /* profiles of pulses [0, keep_pulses) are kept */
     size_t block;          /* pulses per internal block */
+    size_t next;           /* the pulse the current region expects next */
+    sarbp_c32 *staged;     /* what the last stage handed out (execute trusts it), or NULL */
+    sarbp_c32 *stage_buf;  /* the default staging: [block][nsamples], made at the first stage */
     unsigned char *kept;   /* [keep_pulses]: nonzero once a pulse's profile is kept */
     sarbp_c32 *image;      /* the caller's whole image, or NULL (sarbp_bp_desc) */
     sarbp_session *session; /* whose host budget host_taken came from (NULL: none) */
@@ -39,6 +47,6 @@ void sarbp_bp_plan_release(sarbp_bp_plan *p);
 
 /* The bytes of m for a region of rows rows keeping keep pulses' profiles:
  * fixed + rows x per_row + keep x per_kept_pulse, SIZE_MAX past it. */
-size_t sarbp_bp_memory_need(const sarbp_bp_memory *m, size_t rows, size_t keep);
+size_t sarbp_plan_shape_need(const sarbp_plan_shape *m, size_t rows, size_t keep);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "sarbp/sarbp.h"
+#include "sarbp/bench.h" /* sarbp bench and the layout tests */
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 

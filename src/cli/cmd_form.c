@@ -13,7 +13,6 @@
 
 #define MAX_IO 64
 #define MAX_SPACING 1e6        /* metres: 1000 km pixels */
-#define MAX_SIDE 2147483648.0  /* pixels per side, as --grid */
 
 static void help(void)
 {
@@ -544,16 +543,8 @@ int cmd_form(int argc, char **argv)
     if (want_ffbp && bo.precision != SARBP_FP32)
         return cli_usage(cmd, "--algorithm ffbp runs in fp32 only (not --precision %s)",
                          sarbp_precision_name(bo.precision));
-    if (!strcmp(backend, "auto")) {
-        be = &sarbp_backend_cuda;
-        const int cpu_only = bo.precision == SARBP_FP64 || bo.precision == SARBP_EXACT;
-        if (cpu_only || !be->available(&bo)) {
-            fell_back = !cpu_only;
-            be = &sarbp_backend_cpu;
-        }
-    } else {
-        be = sarbp_backend_find(backend);
-    }
+    if (!strcmp(backend, "auto")) be = sarbp_backend_auto(&bo, &fell_back);
+    else be = sarbp_backend_find(backend);
     if (sarbp_mpi_size() > 1) { /* one back end for every band */
         int all_cuda = 1, any_cuda = 0, peer = 0;
         if (!sarbp_mpi_vote(0, be == &sarbp_backend_cuda, &all_cuda, &any_cuda, &peer)) {
@@ -622,55 +613,22 @@ int cmd_form(int argc, char **argv)
     }
     meta = sarbp_reader_meta(rd);
 
-    sarbp_grid g;
-    st = sarbp_grid_default(meta, &g);
-    if (st) {
-        sarbp_reader_free(rd);
-        return cli_fail_status(cmd, st);
-    }
-    double extent_x = g.dx * (double)g.nx, extent_y = g.dy * (double)g.ny;
-    /* a SICD on the default grid: the spacing that puts two samples on each
-     * cycle of the ground-plane band (the default's half the slant
-     * resolution oversamples a ground grid 1 / cos(grazing) more, beyond
-     * the 1.1 to 2.2 sicdcheck accepts) over the same scene */
     int sicd_out = 0;
     for (size_t i = 0; i < nout; i++)
         sicd_out |= sarbp_image_format_from_name(outputs[i]) == SARBP_IMG_SICD;
-    if (sicd_out && !have_spacing && !gnx &&
-        sarbp_image_sicd_spacing(meta, center[0], center[1], center[2], 2.0, spacing) == SARBP_OK) {
-        have_spacing = 1;
-        cli_info(2, "sarbp: form: SICD output: default spacing %g x %g m (2 samples a cycle of "
-                 "the ground-plane band)", spacing[0], spacing[1]);
-    }
-    if (have_spacing) {
-        g.dx = spacing[0];
-        g.dy = spacing[1];
-        if (!gnx) {
-            /* the default extent at this spacing: range-check before the
-             * conversion (--spacing 1e-300 would overflow size_t) */
-            const double fx = extent_x / g.dx + 0.5, fy = extent_y / g.dy + 0.5;
-            if (!(fx < MAX_SIDE && fy < MAX_SIDE)) {
-                sarbp_reader_free(rd);
-                return cli_usage(cmd, "--spacing %g,%g m gives %.3g x %.3g pixels over the default "
-                                 "%.1f x %.1f m scene: too many (give a larger spacing or --grid)",
-                                 g.dx, g.dy, fx, fy, extent_x, extent_y);
-            }
-            g.nx = fx >= 1 ? (size_t)fx : 1;
-            g.ny = fy >= 1 ? (size_t)fy : 1;
-        }
-    }
-    if (gnx) {
-        g.nx = gnx;
-        g.ny = gny;
-    }
-    g.xc = center[0];
-    g.yc = center[1];
-    g.zc = center[2];
-    st = sarbp_grid_validate(&g);
+    const sarbp_grid_request greq = {{center[0], center[1], center[2]},
+                                     {have_spacing ? spacing[0] : 0, have_spacing ? spacing[1] : 0},
+                                     gnx, gny, sicd_out ? 2.0 : 0};
+    sarbp_grid g;
+    sarbp_grid_choice gc;
+    st = sarbp_form_grid(meta, &greq, &g, &gc);
     if (st) {
         sarbp_reader_free(rd);
-        return cli_usage(cmd, "%s", sarbp_error_detail());
+        return gc.request_error ? cli_usage(cmd, "%s", sarbp_error_detail()) : cli_fail_status(cmd, st);
     }
+    if (gc.sicd_spacing)
+        cli_info(2, "sarbp: form: SICD output: default spacing %g x %g m (2 samples a cycle of "
+                 "the ground-plane band)", g.dx, g.dy);
     warn_grid(cmd, meta, &g);
     /* every output before any pulse is read: its path, its format's limits
      * for this grid, the geolocation it needs (rank 0 writes them) */
@@ -698,58 +656,44 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         return cli_fail_status(cmd, st);
     }
-    /* the algorithm: ffbp when asked, or under auto where the model
-     * predicts it faster than direct backprojection at this accuracy */
+    /* the form plan decides the rest once: the algorithm (ffbp when asked,
+     * or under auto where the model predicts it faster at this accuracy),
+     * its factorization, the interpolation, this rank's rows and the
+     * devices x bands */
     bo.max_error_db = max_error_db;
-    /* on cuda, auto stays with bp: the model's cost is the cpu's */
-    const int consider = be == &sarbp_backend_cpu ? strcmp(algorithm, "bp") != 0 : want_ffbp;
-    if (bo.precision == SARBP_FP32 && consider) {
-        sarbp_ffbp_params fp;
-        sarbp_ffbp_prediction pd;
-        /* auto with the default kernel: ffbp would read cubic profiles */
-        sarbp_rc_params rc_ffbp = rc;
-        if (!have_interp) {
-            rc_ffbp.interp = sarbp_interp_default(bo.precision, 1);
-            if (!have_upsample) rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
-        }
-        st = sarbp_session_ffbp_choose(sess, meta, &rc_ffbp, &g, max_error_db, &fp, &pd);
-        if (st && want_ffbp) {
-            sarbp_session_free(sess);
-            sarbp_reader_free(rd);
-            return cli_fail_status(cmd, st);
-        }
-        /* a target no factorization reaches: an error when ffbp was asked
-         * for, direct backprojection under auto */
-        const int reached = !st && pd.error_db <= max_error_db;
-        if (!st && want_ffbp && !reached) {
-            sarbp_session_free(sess);
-            sarbp_reader_free(rd);
-            return cli_fail(cmd, "--max-error-db %g cannot be met: the most accurate ffbp "
-                            "factorization searched predicts %.1f dB (hint: --algorithm bp)",
-                            max_error_db, pd.error_db);
-        }
-        if (reached && (want_ffbp || pd.cost_ratio < 1.0)) {
-            bo.algorithm = SARBP_ALGO_FFBP;
-            rc = rc_ffbp;
-            pv.ffbp = 1;
-            pv.fp = fp;
-            pv.pd = pd;
-            pv.max_error_db = max_error_db;
-            cli_info(2, "sarbp: form: ffbp: base %zu, merge %zu, %zu sub-images summed at the pixels, "
-                     "os_theta %.2f, os_rho %.2f; %d stages, %.1f Msamples of polar grids; predicted "
-                     "error %.1f dB (asked %.1f), %.2f of direct backprojection's time",
-                     fp.base, fp.merge, pd.final_subs, fp.os_theta, fp.os_rho, pd.stages,
-                     (double)pd.polar_samples / 1e6, pd.error_db, max_error_db, pd.cost_ratio);
-        } else {
-            cli_info(2, "sarbp: form: auto: direct backprojection (ffbp %s)",
-                     st ? sarbp_error_detail()
-                        : !reached ? "cannot reach --max-error-db" : "is not predicted faster here");
-        }
-        st = SARBP_OK;
-    } else if (!strcmp(algorithm, "auto")) {
-        cli_info(2, "sarbp: form: auto: direct backprojection (%s)",
-                 bo.precision != SARBP_FP32 ? "ffbp is fp32 only"
-                                            : "on cuda, ffbp only when asked: --algorithm ffbp");
+    bo.algorithm = want_ffbp ? SARBP_ALGO_FFBP : strcmp(algorithm, "auto") ? SARBP_ALGO_BP : SARBP_ALGO_AUTO;
+    const sarbp_form_request req = {.backend = be, .grid = g, .rc = rc, .interp_given = have_interp,
+                                    .upsample_given = have_upsample, .bp = bo,
+                                    .rank = sarbp_mpi_rank(), .nranks = sarbp_mpi_size()};
+    sarbp_form_plan *plan = NULL;
+    st = sarbp_form_plan_create(sess, meta, &req, &plan);
+    const sarbp_form_decision *dc = st ? NULL : sarbp_form_plan_decision(plan);
+    if (!st && dc->ffbp && want_ffbp && !dc->target_met)
+        st = sarbp_error(SARBP_ERR_INVALID, "--max-error-db %g cannot be met: the most accurate ffbp "
+                         "factorization searched predicts %.1f dB (hint: --algorithm bp)",
+                         max_error_db, dc->pred.error_db);
+    if (st) {
+        sarbp_form_plan_free(plan);
+        sarbp_session_free(sess);
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
+    rc = dc->rc;
+    bo = dc->bp;
+    if (dc->ffbp) {
+        const sarbp_ffbp_params *fp = &dc->prm;
+        const sarbp_ffbp_prediction *pd = &dc->pred;
+        pv.ffbp = 1;
+        pv.fp = *fp;
+        pv.pd = *pd;
+        pv.max_error_db = max_error_db;
+        cli_info(2, "sarbp: form: ffbp: base %zu, merge %zu, %zu sub-images summed at the pixels, "
+                 "os_theta %.2f, os_rho %.2f; %d stages, %.1f Msamples of polar grids; predicted "
+                 "error %.1f dB (asked %.1f), %.2f of direct backprojection's time",
+                 fp->base, fp->merge, pd->final_subs, fp->os_theta, fp->os_rho, pd->stages,
+                 (double)pd->polar_samples / 1e6, pd->error_db, max_error_db, pd->cost_ratio);
+    } else if (dc->why[0]) {
+        cli_info(2, "sarbp: form: auto: %s", dc->why);
     }
     cli_info(2, "sarbp: form: %zu pulses x %zu samples, grid %zu x %zu at %g x %g m, back end %s, %s, %s",
              meta->npulses, meta->nsamples, g.nx, g.ny, g.dx, g.dy, be->name,
@@ -759,7 +703,8 @@ int cmd_form(int argc, char **argv)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
-    st = sarbp_form_mpi(sess, rd, &g, be, &rc, &bo, prog, &img, &stats, &peer_failed);
+    st = sarbp_form_mpi(sess, rd, plan, prog, &img, &stats, &peer_failed);
+    sarbp_form_plan_free(plan);
     sarbp_session_free(sess);
     cli_progress_end(prog);
     if (st && peer_failed) cli_mpi_peer_failed = 1;

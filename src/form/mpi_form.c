@@ -15,9 +15,11 @@
  * transport ends the job through mpirun. The failures this file turns into
  * statuses are sarbp's: bad input, out of memory, no device. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sarbp/bench.h" /* sarbp_form_limits, in the digest */
 #include "sarbp/mpi.h"
 #include "sarbp/progress.h"
 
@@ -205,13 +207,14 @@ static uint64_t hash_options(const sarbp_backend *be, const sarbp_rc_params *rc,
     h = hash_u64(h, (uint64_t)(int64_t)rc->upsample);
     h = hash_u64(h, (uint64_t)rc->interp);
     if (!o) return hash_u64(h, 0);
+    const sarbp_form_limits none = {0}, *lim = o->limits ? o->limits : &none;
     const int64_t ints[] = {o->precision, o->algorithm, o->tile_x, o->tile_y, o->ppt,
-                            o->stream, o->raw_fp16};
+                            lim->stream, o->raw_fp16};
     h = sarbp_mpi_hash(h, ints, sizeof ints);
     h = hash_f64(h, o->max_error_db);
     h = hash_str(h, o->variant);
     h = hash_u64(h, o->pulse_block);
-    return hash_u64(h, o->band_rows);
+    return hash_u64(h, lim->band_rows);
 }
 
 /* The digests of this rank; *hashed: how many pulses' samples were hashed. */
@@ -278,57 +281,63 @@ static sarbp_status agree(sarbp_reader *rd, const sarbp_grid *g, const sarbp_bac
     return disagreement(r, item, v, d, hashed);
 }
 
-sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
-                            const sarbp_backend *be, const sarbp_rc_params *rc,
-                            const sarbp_bp_options *o, sarbp_progress *progress,
-                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed)
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
+                            int *peer_failed)
 {
     int peer_dummy;
     if (!peer_failed) peer_failed = &peer_dummy;
     *peer_failed = 0;
     *out = NULL;
-    if (g_size == 1) return sarbp_form(s, rd, g, be, rc, o, progress, out, stats);
-    if (stats) memset(stats, 0, sizeof *stats);
+    (void)s;
+    const sarbp_form_decision *d = sarbp_form_plan_decision(fp);
+    const sarbp_grid *g = &d->grid;
     const double t0 = sarbp_now_s();
-    sarbp_status st = agree(rd, g, be, rc, o, peer_failed);
-    if (st) return st;
+    sarbp_status st = SARBP_OK;
+    if (g_size > 1 && (st = agree(rd, g, d->backend, &d->rc, &d->bp, peer_failed))) return st;
 
-    size_t row0, nrows;
-    sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, g_rank, &row0, &nrows);
-    sarbp_image *band = NULL, *img = NULL;
-    st = sarbp_grid_validate(g);
-    if (!st && g_rank == 0) st = sarbp_image_alloc(g, &img);
-    if (!st && nrows) {
-        sarbp_grid bg;
-        st = sarbp_grid_band(g, row0, nrows, &bg);
-        if (!st) st = sarbp_form(s, rd, &bg, be, rc, o, progress, &band, stats);
-    }
-    if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
-        sarbp_image_free(band);
+    /* rank 0 forms its rows, the first, in place in the whole image; the
+     * others into a band of their own */
+    sarbp_image *img = NULL;
+    sarbp_c32 *band = NULL;
+    const size_t nx = g->nx, nrows = d->rows.nrows;
+    if (g_rank == 0) st = sarbp_image_alloc(g, &img);
+    else if (nrows && !(band = calloc(nrows * nx, sizeof *band)))
+        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu x %zu pixels", nx, nrows);
+    if (!st && nrows)
+        st = sarbp_form_plan_execute((sarbp_form_plan *)fp, rd, NULL, progress,
+                                     img ? img->data + d->rows.row0 * nx : band, 1, stats);
+    if (!st && img) st = sarbp_form_plan_attrs(fp, img);
+    if (!st && img) st = sarbp_form_inputs_attr(rd, img);
+    if (g_size > 1 && !sarbp_mpi_check(st != SARBP_OK, NULL)) {
+        free(band);
         sarbp_image_free(img);
         return st ? st : peer_failure(peer_failed);
     }
-
+    if (st) {
+        sarbp_image_free(img);
+        return st;
+    }
     if (g_rank == 0) {
-        /* rank 0 always has rows (sarbp_mpi_band_rows): its band carries the
-         * attributes, the same on every rank */
-        memcpy(img->data + row0 * g->nx, band->data, nrows * g->nx * sizeof(sarbp_c32));
-        img->nattrs = band->nattrs;
-        memcpy(img->attrs, band->attrs, sizeof img->attrs);
+        /* every other rank's rows, in rank order: they follow rank 0's */
+        size_t next = d->rows.row0 + nrows;
         for (int r = 1; r < g_size; r++) {
-            size_t r0, nr;
-            sarbp_mpi_band_rows(g->ny, SARBP_MPI_BAND_ALIGN, g_size, r, &r0, &nr);
-            if (nr) recv_rows(img->data + r0 * g->nx, nr * g->nx, r);
+            uint64_t nr = 0;
+            MPI_Recv(&nr, 1, MPI_UINT64_T, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (nr) recv_rows(img->data + next * nx, (size_t)nr * nx, r);
+            next += (size_t)nr;
         }
         *out = img;
-        if (stats) { /* rank 0: the whole image, its bands formed and assembled */
+        if (stats && g_size > 1) { /* rank 0: the whole image, its rows formed and assembled */
             stats->total_s = sarbp_now_s() - t0;
             stats->compute_s = stats->total_s - stats->read_s;
             stats->pairs = sarbp_grid_pairs(g, sarbp_reader_meta(rd)->npulses);
         }
-    } else if (nrows) {
-        send_rows(band->data, nrows * g->nx);
+    } else {
+        const uint64_t nr = nrows;
+        MPI_Send(&nr, 1, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD);
+        if (nrows) send_rows(band, nrows * nx);
     }
-    sarbp_image_free(band);
+    free(band);
     return SARBP_OK;
 }

@@ -55,11 +55,23 @@ sarbp_status sarbp_mpi_relay(int from, const char *text, int code, char **out, i
     return *out ? SARBP_OK : sarbp_error(SARBP_ERR_NOMEM, "out of memory");
 }
 
-sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_grid *g,
-                            const sarbp_backend *be, const sarbp_rc_params *rc,
-                            const sarbp_bp_options *o, sarbp_progress *progress,
-                            sarbp_image **out, sarbp_form_stats *stats, int *peer_failed)
+sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
+                            sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
+                            int *peer_failed)
 {
+    (void)s;
     if (peer_failed) *peer_failed = 0;
-    return sarbp_form(s, rd, g, be, rc, o, progress, out, stats);
+    *out = NULL;
+    const sarbp_form_decision *d = sarbp_form_plan_decision(fp);
+    sarbp_image *img = NULL;
+    sarbp_status st = sarbp_image_alloc(&d->grid, &img);
+    if (!st) st = sarbp_form_plan_execute((sarbp_form_plan *)fp, rd, NULL, progress, img->data, 1, stats);
+    if (!st) st = sarbp_form_plan_attrs(fp, img);
+    if (!st) st = sarbp_form_inputs_attr(rd, img);
+    if (st) {
+        sarbp_image_free(img);
+        return st;
+    }
+    *out = img;
+    return SARBP_OK;
 }

@@ -7,6 +7,8 @@
  * files and files written with h5py. fp is a compound {r, i} or {real, imag}
  * of any float or integer members, stored [pulse][sample] (MATLAB v7.3 and
  * h5py order) or, when the shape says so unambiguously, [sample][pulse].
+ * What the Gotcha fields must hold is gotcha_schema.c's; this file finds
+ * and reads them.
  *
  * Opening loads the metadata and closes the file; read() opens it again and
  * reads a hyperslab of the samples, converted to float by HDF5. Nothing is
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/gotcha_schema.h"
 #include "io/h5_check.h"
 #include "io/input_file.h"
 #include "io/phd_io_internal.h"
@@ -556,88 +559,82 @@ fail:
 
 /* ---- Gotcha field names --------------------------------------------------- */
 
-static const char *const gotcha_required[] = {"fp", "freq", "x", "y", "z", "r0"};
+/* The fields at loc (the root or group "data"); gotcha_schema.c checks them. */
+struct h5_gotcha {
+    const char *path;
+    hid_t loc;
+    struct h5_impl *h; /* fp's member names; NULL to look only (has) */
+};
 
-static int has_any_gotcha_field(hid_t loc)
+static int gotcha_has(void *ctx, const char *name)
 {
-    for (size_t i = 0; i < sizeof gotcha_required / sizeof gotcha_required[0]; i++)
-        if (has_link(loc, gotcha_required[i])) return 1;
-    return 0;
+    const struct h5_gotcha *g = ctx;
+    return has_link(g->loc, name);
 }
 
-static sarbp_status open_gotcha(const char *path, hid_t loc, const char *prefix,
-                                struct phd_file *f, struct h5_impl *h)
+static sarbp_status gotcha_vector(void *ctx, const char *name, size_t max, double **v, size_t *n)
 {
-    for (size_t i = 0; i < sizeof gotcha_required / sizeof gotcha_required[0]; i++)
-        if (!has_link(loc, gotcha_required[i]))
-            return sarbp_error(SARBP_ERR_FORMAT, "'%s': field '%s' is missing", path,
-                               gotcha_required[i]);
-    double *v[4] = {NULL}; /* x, y, z, freq */
-    size_t n[4];
-    const char *names[4] = {"x", "y", "z", "freq"};
-    sarbp_phd *m = NULL;
-    sarbp_status st = SARBP_OK;
-    const size_t max[4] = {SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES,
-                           SARBP_PHD_MAX_SAMPLES};
-    for (size_t j = 0; j < 4 && st == SARBP_OK; j++)
-        st = read_vector(path, loc, names[j], max[j], &v[j], &n[j]);
-    size_t np = n[0], k = n[3];
-    if (st == SARBP_OK) st = phd_count_mismatch(path, "y", n[1], "x", np);
-    if (st == SARBP_OK) st = phd_count_mismatch(path, "z", n[2], "x", np);
-    if (st == SARBP_OK && np == 0) st = sarbp_error(SARBP_ERR_INVALID, "'%s': no pulses", path);
-    double f0 = 0, df = 0;
-    if (st == SARBP_OK) st = phd_freq_step(path, v[3], k, &f0, &df);
+    const struct h5_gotcha *g = ctx;
+    return read_vector(g->path, g->loc, name, max, v, n);
+}
 
+/* A group's field is the link path "group/name", and is named so. */
+static sarbp_status gotcha_optional(void *ctx, const char *group, const char *name, size_t np,
+                                    double **out)
+{
+    const struct h5_gotcha *g = ctx;
+    char link[64];
+    snprintf(link, sizeof link, "%s%s%s", group ? group : "", group ? "/" : "", name);
+    return read_optional(g->path, g->loc, link, np, "x", out);
+}
+
+/* fp is a compound {r, i} or {real, imag}; a single pulse may be stored as
+ * a vector (h5py squeezes it) and is read as 1 x K. */
+static sarbp_status gotcha_fp_shape(void *ctx, size_t np, struct gotcha_fp *fp)
+{
+    const struct h5_gotcha *g = ctx;
     hid_t d = -1;
     int rank = 0;
     hsize_t dims[H5S_MAX_RANK];
-    if (st == SARBP_OK) st = open_dataset(path, loc, "fp", &d, &rank, dims);
-    if (st == SARBP_OK) st = complex_members(path, "fp", d, h);
+    sarbp_status st = open_dataset(g->path, g->loc, "fp", &d, &rank, dims);
+    if (st == SARBP_OK) st = complex_members(g->path, "fp", d, g->h);
     close_id(d, H5Dclose);
-    if (st) goto done;
+    if (st) return st;
     if (rank == 1 && np == 1) { /* one pulse, squeezed */
         dims[1] = dims[0];
         dims[0] = 1;
         rank = 2;
     }
-    if (rank == 2 && dims[0] == np && dims[1] == k) {
-        h->transposed = 0;
-    } else if (rank == 2 && dims[0] == k && dims[1] == np) {
-        h->transposed = 1;
-    } else {
-        char shape[96];
-        shape_str(dims, rank, shape, sizeof shape);
-        st = sarbp_error(SARBP_ERR_INVALID,
-                         "'%s': field 'fp' has shape %s; expected %zu x %zu (pulses x samples: "
-                         "%zu pulses in 'x', %zu frequencies in 'freq')",
-                         path, shape, np, k, np, k);
-        goto done;
+    fp->rank = rank;
+    if (rank == 2) {
+        fp->dims[0] = (size_t)dims[0];
+        fp->dims[1] = (size_t)dims[1];
     }
-    if ((st = phd_check_shape(path, "fp", np, k))) goto done;
-    h->dims[0] = dims[0];
-    h->dims[1] = dims[1];
-    snprintf(h->dset_name, sizeof h->dset_name, "%s%sfp", prefix, *prefix ? "/" : "");
+    shape_str(dims, rank, fp->shape, sizeof fp->shape);
+    return SARBP_OK;
+}
 
-    if ((st = sarbp_phd_alloc(SARBP_DOMAIN_FREQ, np, k, 0, &m))) goto done;
-    for (size_t i = 0; i < np; i++) {
-        for (int c = 0; c < 3; c++) m->pos[3 * i + c] = v[c][i];
-        m->f0[i] = f0;
-        m->df[i] = df;
-    }
-    double *r0 = NULL;
-    if ((st = read_optional(path, loc, "r0", np, "x", &r0))) goto done;
-    free(m->r0);
-    m->r0 = r0;
-    if ((st = read_optional(path, loc, "th", np, "x", &m->th))) goto done;
-    if ((st = read_optional(path, loc, "phi", np, "x", &m->phi))) goto done;
-    if ((st = read_optional(path, loc, "af/r_correct", np, "x", &m->r_correct))) goto done;
-    if ((st = read_optional(path, loc, "af/ph_correct", np, "x", &m->ph_correct))) goto done;
-    f->meta = m;
-    m = NULL;
-done:
-    sarbp_phd_free(m);
-    for (size_t j = 0; j < 4; j++) free(v[j]);
-    return st;
+static const struct gotcha_container gotcha_h5 = {
+    GOTCHA_PULSES_BY_SAMPLES, gotcha_has, gotcha_vector, gotcha_optional, gotcha_fp_shape, NULL,
+};
+
+static int has_any_gotcha_field(const char *path, hid_t loc)
+{
+    struct h5_gotcha g = {path, loc, NULL};
+    return gotcha_schema_found(&gotcha_h5, &g);
+}
+
+static sarbp_status open_gotcha(const char *path, hid_t loc, const char *prefix,
+                                struct phd_file *f, struct h5_impl *h)
+{
+    struct h5_gotcha g = {path, loc, h};
+    struct gotcha_fp fp;
+    SARBP_TRY(gotcha_schema_read(path, &gotcha_h5, &g, &fp, &f->meta));
+    h->transposed = fp.transposed;
+    h->dims[0] = fp.dims[0];
+    h->dims[1] = fp.dims[1];
+    snprintf(h->dset_name, sizeof h->dset_name, "%s%sfp", prefix, *prefix ? "/" : "");
+    return SARBP_OK;
 }
 
 /* ---- entry ---------------------------------------------------------------- */
@@ -662,12 +659,12 @@ sarbp_status phd_open_h5(const char *path, const sarbp_reader_options *o, struct
                !has_link(file, "fp")) {
         /* a sarbp image (image, x, y): x and y are Gotcha field names too */
         st = sarbp_error(SARBP_ERR_FORMAT, "'%s' is a sarbp image, not a phase history", path);
-    } else if (has_any_gotcha_field(file)) {
+    } else if (has_any_gotcha_field(path, file)) {
         st = open_gotcha(path, file, "", f, h);
         if (st == SARBP_OK) f->ops = &gotcha_ops;
     } else if (has_link(file, "data") &&
                (st = PHD_H5(path, grp = H5Gopen2(file, "data", H5P_DEFAULT))) == SARBP_OK &&
-               has_any_gotcha_field(grp)) {
+               has_any_gotcha_field(path, grp)) {
         st = open_gotcha(path, grp, "data", f, h);
         if (st == SARBP_OK) f->ops = &gotcha_ops;
     } else if (st == SARBP_OK) {

@@ -4,7 +4,8 @@
  * column per pulse), freq (K), x, y, z, r0, th, phi (Np) and the optional
  * struct af with r_correct, ph_correct (Np). Any numeric MATLAB class is
  * accepted and converted (single and double in practice). fp stored Np x K is
- * accepted when the shape says so unambiguously.
+ * accepted when the shape says so unambiguously. What the fields must hold
+ * is gotcha_schema.c's; this file finds and reads them.
  *
  * Opening reads the struct's layout (Mat_VarReadInfo) and then only the small
  * fields; read() takes the columns of fp it is asked for with
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/gotcha_schema.h"
 #include "io/mat_check.h"
 #include "io/input_file.h"
 #include "io/phd_io_internal.h"
@@ -311,88 +313,90 @@ done:
 static const struct phd_file_ops mat_ops = {"Gotcha MATLAB v5", mat_read, mat_release,
                                             mat_destroy};
 
+/* ---- Gotcha fields -------------------------------------------------------- */
+
+/* The fields of struct data; gotcha_schema.c checks them. */
+struct mat_gotcha {
+    const char *path;
+    mat_t *mat;
+    matvar_t *data;
+    matvar_t *fp; /* set by fp_shape */
+};
+
+static int gotcha_has(void *ctx, const char *name)
+{
+    const struct mat_gotcha *g = ctx;
+    return field(g->data, name) != NULL;
+}
+
+static sarbp_status gotcha_vector(void *ctx, const char *name, size_t max, double **v, size_t *n)
+{
+    const struct mat_gotcha *g = ctx;
+    return read_vector(g->path, g->mat, field(g->data, name), name, max, v, n);
+}
+
+/* A group is a struct field of data (af), its fields named "af.r_correct". */
+static sarbp_status gotcha_optional(void *ctx, const char *group, const char *name, size_t np,
+                                    double **out)
+{
+    const struct mat_gotcha *g = ctx;
+    matvar_t *s = g->data;
+    char shown[64];
+    *out = NULL;
+    snprintf(shown, sizeof shown, "%s%s%s", group ? group : "", group ? "." : "", name);
+    if (group) {
+        s = field(g->data, group);
+        if (!s) return SARBP_OK;
+        SARBP_TRY(struct_ok(g->path, group, s));
+    }
+    return read_optional(g->path, g->mat, field(s, name), shown, np, out);
+}
+
+static sarbp_status gotcha_fp_shape(void *ctx, size_t np, struct gotcha_fp *fp)
+{
+    struct mat_gotcha *g = ctx;
+    (void)np;
+    g->fp = field(g->data, "fp");
+    if (!is_numeric(g->fp->class_type) || !g->fp->isComplex)
+        return sarbp_error(SARBP_ERR_FORMAT, "'%s': field 'fp' is not a complex numeric array",
+                           g->path);
+    fp->rank = g->fp->rank;
+    if (fp->rank == 2) {
+        fp->dims[0] = g->fp->dims[0];
+        fp->dims[1] = g->fp->dims[1];
+    }
+    shape_str(g->fp, fp->shape, sizeof fp->shape);
+    return SARBP_OK;
+}
+
+/* read() hands matio an int count of elements. */
+static sarbp_status gotcha_fp_limit(void *ctx, const struct gotcha_fp *fp)
+{
+    const struct mat_gotcha *g = ctx;
+    (void)fp;
+    if (numel(g->fp) > INT_MAX)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': field 'fp' is too large for matio's "
+                           "reader; convert the file to HDF5", g->path);
+    return SARBP_OK;
+}
+
+static const struct gotcha_container gotcha_mat = {
+    GOTCHA_SAMPLES_BY_PULSES, gotcha_has, gotcha_vector, gotcha_optional, gotcha_fp_shape,
+    gotcha_fp_limit,
+};
+
 /* ---- entry ---------------------------------------------------------------- */
 
 static sarbp_status load_meta(const char *path, mat_t *mat, matvar_t *data, struct mat_impl *mi,
                               sarbp_phd **out)
 {
-    static const char *const names[] = {"x", "y", "z", "freq"};
-    static const char *const required[] = {"fp", "freq", "x", "y", "z", "r0"};
-    for (size_t j = 0; j < sizeof required / sizeof required[0]; j++)
-        if (!field(data, required[j]))
-            return sarbp_error(SARBP_ERR_FORMAT, "'%s': field '%s' is missing", path, required[j]);
-    double *v[4] = {NULL};
-    size_t n[4];
-    sarbp_phd *m = NULL;
-    sarbp_status st = SARBP_OK;
-    const size_t max[4] = {SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES, SARBP_PHD_MAX_PULSES,
-                           SARBP_PHD_MAX_SAMPLES};
-    for (size_t j = 0; j < 4 && st == SARBP_OK; j++)
-        st = read_vector(path, mat, field(data, names[j]), names[j], max[j], &v[j], &n[j]);
-    size_t np = n[0], k = n[3];
-    if (st == SARBP_OK) st = phd_count_mismatch(path, "y", n[1], "x", np);
-    if (st == SARBP_OK) st = phd_count_mismatch(path, "z", n[2], "x", np);
-    if (st == SARBP_OK && np == 0) st = sarbp_error(SARBP_ERR_INVALID, "'%s': no pulses", path);
-    double f0 = 0, df = 0;
-    if (st == SARBP_OK) st = phd_freq_step(path, v[3], k, &f0, &df);
-    if (st) goto done;
-
-    matvar_t *fp = field(data, "fp");
-    char shape[96];
-    if (!is_numeric(fp->class_type) || !fp->isComplex) {
-        st = sarbp_error(SARBP_ERR_FORMAT, "'%s': field 'fp' is not a complex numeric array",
-                         path);
-        goto done;
-    }
-    if (fp->rank == 2 && fp->dims[0] == k && fp->dims[1] == np) {
-        mi->transposed = 0;
-    } else if (fp->rank == 2 && fp->dims[0] == np && fp->dims[1] == k) {
-        mi->transposed = 1;
-    } else {
-        shape_str(fp, shape, sizeof shape);
-        st = sarbp_error(SARBP_ERR_INVALID,
-                         "'%s': field 'fp' has shape %s; expected %zu x %zu (samples x pulses: "
-                         "%zu frequencies in 'freq', %zu pulses in 'x')",
-                         path, shape, k, np, k, np);
-        goto done;
-    }
-    if (numel(fp) > INT_MAX) {
-        st = sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': field 'fp' is too large for matio's "
-                         "reader; convert the file to HDF5", path);
-        goto done;
-    }
-    if ((st = phd_check_shape(path, "fp", np, k))) goto done;
-    mi->dims[0] = fp->dims[0];
-    mi->dims[1] = fp->dims[1];
-
-    if ((st = sarbp_phd_alloc(SARBP_DOMAIN_FREQ, np, k, 0, &m))) goto done;
-    for (size_t i = 0; i < np; i++) {
-        for (int c = 0; c < 3; c++) m->pos[3 * i + c] = v[c][i];
-        m->f0[i] = f0;
-        m->df[i] = df;
-    }
-    double *r0 = NULL;
-    if ((st = read_optional(path, mat, field(data, "r0"), "r0", np, &r0))) goto done;
-    free(m->r0);
-    m->r0 = r0;
-    if ((st = read_optional(path, mat, field(data, "th"), "th", np, &m->th))) goto done;
-    if ((st = read_optional(path, mat, field(data, "phi"), "phi", np, &m->phi))) goto done;
-    matvar_t *af = field(data, "af");
-    if (af && (st = struct_ok(path, "af", af))) goto done;
-    if (af) {
-        if ((st = read_optional(path, mat, field(af, "r_correct"), "af.r_correct", np,
-                                &m->r_correct)))
-            goto done;
-        if ((st = read_optional(path, mat, field(af, "ph_correct"), "af.ph_correct", np,
-                                &m->ph_correct)))
-            goto done;
-    }
-    *out = m;
-    m = NULL;
-done:
-    sarbp_phd_free(m);
-    for (size_t j = 0; j < 4; j++) free(v[j]);
-    return st;
+    struct mat_gotcha g = {path, mat, data, NULL};
+    struct gotcha_fp fp;
+    SARBP_TRY(gotcha_schema_read(path, &gotcha_mat, &g, &fp, out));
+    mi->transposed = fp.transposed;
+    mi->dims[0] = fp.dims[0];
+    mi->dims[1] = fp.dims[1];
+    return SARBP_OK;
 }
 
 sarbp_status phd_open_mat(const char *path, const sarbp_reader_options *o, struct phd_file *f)

@@ -46,17 +46,20 @@ static size_t cpu_block(const sarbp_phd *meta, const sarbp_cpu_options *o)
     return b > meta->npulses ? meta->npulses : b;
 }
 
-sarbp_status sarbp_cpu_plan_memory(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
-                                   size_t budget, sarbp_bp_memory *m)
+sarbp_status sarbp_cpu_plan_shape(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
+                                   size_t budget, sarbp_plan_shape *m)
 {
     const int exact = o->precision == SARBP_EXACT, fp64 = o->precision == SARBP_FP64;
     const size_t nbins = sarbp_rc_nbins(d->meta, d->rc->upsample), block = cpu_block(d->meta, o);
     const size_t elem = fp64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32);
     const size_t per_pulse = nbins * elem + 7 * sizeof(double);
-    *m = (sarbp_bp_memory){0};
+    *m = (sarbp_plan_shape){0};
     m->fixed = block * per_pulse;
     m->per_row = d->grid->nx * (fp64 || exact ? sizeof(sarbp_c64) : sizeof(sarbp_c32));
-    m->per_kept_pulse = exact ? SIZE_MAX : per_pulse; /* the exact path keeps nothing */
+    /* the exact path keeps its spectra, at most nbins at upsample 1 each */
+    m->per_kept_pulse = exact ? sarbp_rc_nbins(d->meta, 1) * sizeof(sarbp_c64) + 2 * sizeof(double)
+                              : per_pulse;
+    m->block = block;
     const size_t room = sarbp_session_host_room(d->session); /* SIZE_MAX: no limit */
     m->budget = budget && budget < room ? budget : room;
     m->row_align = CPU_ROW_ALIGN;
@@ -122,13 +125,18 @@ static sarbp_status cpu_block_execute(struct cpu_plan *p, size_t p0, size_t np,
                                       const sarbp_c32 *samples, sarbp_stage_times *t)
 {
     const double t0 = sarbp_now_s();
-    if (p->spec) { /* the exact image: spectra, then direct summation */
-        for (size_t j = 0; j < np; j++)
-            SARBP_TRY(sarbp_rc_exact_spectrum(p->rc, p0 + j, samples + j * p->K, p->spec + j * p->nk,
-                                              p->fa + j, p->fd + j));
+    if (p->spec) { /* the exact image: spectra (kept: pulse p0's row), then direct summation */
+        const int keep = p0 + np <= p->base.keep_pulses;
+        const size_t k0 = keep ? p0 : 0;
+        sarbp_c64 *spec = p->spec + k0 * p->nk;
+        double *fa = p->fa + k0, *fd = p->fd + k0;
+        for (size_t j = 0; samples && j < np; j++)
+            SARBP_TRY(sarbp_rc_exact_spectrum(p->rc, p0 + j, samples + j * p->K, spec + j * p->nk,
+                                              fa + j, fd + j));
+        if (samples && keep) memset(p->base.kept + p0, 1, np);
         const double t1 = sarbp_now_s();
         t->rc_s += t1 - t0;
-        sarbp_status st = sarbp_bp_exact_rows(np, p->nk, p->spec, p->fa, p->fd,
+        sarbp_status st = sarbp_bp_exact_rows(np, p->nk, spec, fa, fd,
                                               p->base.meta->pos + 3 * p0, p->base.meta->r0 + p0,
                                               &p->base.grid, p->base.region, p->o.threads, p->acc64);
         t->bp_s += sarbp_now_s() - t1;
@@ -197,7 +205,7 @@ static sarbp_status cpu_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_ti
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cpu_ops = {cpu_execute, cpu_region, cpu_finish, cpu_destroy};
+static const sarbp_bp_plan_ops cpu_ops = {NULL, cpu_execute, cpu_region, cpu_finish, cpu_destroy};
 
 static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats);
@@ -210,11 +218,9 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
     *out = NULL;
     if (!d || !d->meta || !d->grid || !d->rc)
         return sarbp_error(SARBP_ERR_INVALID, "a plan needs a phase history, a grid and range compression");
-    sarbp_bp_memory m;
-    SARBP_TRY(sarbp_cpu_plan_memory(d, o, 0, &m));
-    /* (the exact path keeps nothing: its create says so) */
-    const size_t keep = m.per_kept_pulse == SIZE_MAX ? 0 : d->keep_pulses;
-    const size_t need = sarbp_bp_memory_need(&m, d->region.nrows, keep);
+    sarbp_plan_shape m;
+    SARBP_TRY(sarbp_cpu_plan_shape(d, o, 0, &m));
+    const size_t need = sarbp_plan_shape_need(&m, d->region.nrows, d->keep_pulses);
     SARBP_TRY(sarbp_session_host_take(d->session, need, "the cpu plan"));
     const sarbp_status st = o->algorithm == SARBP_ALGO_FFBP ? ffbp_cpu_plan_create(d, o, out, stats)
                                                           : cpu_plan_create(d, o, out, stats);
@@ -237,8 +243,6 @@ static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_opti
                            "precision %s needs the cuda back end (the cpu back end does fp64 and fp32)",
                            sarbp_precision_name(o->precision));
     const int exact = o->precision == SARBP_EXACT, fp64 = o->precision == SARBP_FP64;
-    if (exact && d->keep_pulses)
-        return sarbp_error(SARBP_ERR_UNSUPPORTED, "the exact image keeps no range profiles");
     struct cpu_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cpu_ops, d);
@@ -259,10 +263,12 @@ static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_opti
     if (!st && !exact && p->base.keep_pulses < meta->npulses)
         st = sarbp_profiles_alloc(p->base.block, nbins, o->precision, &p->pr);
     if (!st && exact) {
+        /* spectra of one block, or of every kept pulse */
+        const size_t rows = p->base.keep_pulses > p->base.block ? p->base.keep_pulses : p->base.block;
         p->nk = sarbp_rc_exact_size(p->rc);
-        p->spec = malloc(p->base.block * p->nk * sizeof(sarbp_c64));
-        p->fa = malloc(p->base.block * sizeof(double));
-        p->fd = malloc(p->base.block * sizeof(double));
+        p->spec = malloc(rows * p->nk * sizeof(sarbp_c64));
+        p->fa = malloc(rows * sizeof(double));
+        p->fd = malloc(rows * sizeof(double));
         if (!p->spec || !p->fa || !p->fd) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     const size_t nrow = p->base.max_rows * p->base.grid.nx;
@@ -283,7 +289,8 @@ static sarbp_status cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_opti
          * not counted); the image: the FP64 band or the FP32 one formed */
         const size_t elem = fp64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32);
         const size_t per = nbins * elem + 7 * sizeof(double);
-        stats->pulse_bytes = exact ? p->base.block * (p->nk * sizeof(sarbp_c64) + 2 * sizeof(double))
+        const size_t srows = p->base.keep_pulses > p->base.block ? p->base.keep_pulses : p->base.block;
+        stats->pulse_bytes = exact ? srows * (p->nk * sizeof(sarbp_c64) + 2 * sizeof(double))
                                    : (p->pr ? p->pr->capacity * per : 0) +
                                          p->base.keep_pulses * per;
         stats->image_bytes = nrow * (p->acc64 ? sizeof(sarbp_c64) : sizeof(sarbp_c32));

@@ -102,7 +102,7 @@ static sarbp_status ffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_t
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops ffbp_ops = {ffbp_execute, ffbp_region, ffbp_finish, ffbp_destroy};
+static const sarbp_bp_plan_ops ffbp_ops = {NULL, ffbp_execute, ffbp_region, ffbp_finish, ffbp_destroy};
 
 sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
                                   sarbp_bp_plan **out, sarbp_stage_times *stats)

@@ -1,6 +1,7 @@
 /* cuda/none.c - the cuda back end (and sarbp_ffbp_cuda) of a build without CUDA: never
  * available, and says so. */
 #include "backproject/session_internal.h"
+#include "sarbp/bench.h"
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 
@@ -12,11 +13,11 @@ void sarbp_cuda_options_default(sarbp_cuda_options *o)
 
 int sarbp_cuda_device_count(void) { return 0; }
 
-sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
-                                    size_t budget, sarbp_bp_memory *m)
+sarbp_status sarbp_cuda_plan_shape(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    size_t budget, sarbp_plan_shape *m)
 {
     (void)d, (void)o, (void)budget;
-    *m = (sarbp_bp_memory){0};
+    *m = (sarbp_plan_shape){0};
     return sarbp_error(SARBP_ERR_UNSUPPORTED, "this sarbp was built without CUDA");
 }
 

@@ -45,6 +45,8 @@
 #include "backproject/session_internal.h"
 #include "backproject/ffbp/gpu_plan.h"
 #include "core/half.h"
+#include "core/sample_check.h"
+#include "sarbp/bench.h"
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 #include "sarbp/progress.h"
@@ -475,7 +477,7 @@ static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
  * profile is resident already, so keeping them for later bands costs
  * nothing more. */
 static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o, sarbp_cuda_device *dev,
-                                size_t block, size_t nbins, size_t nmf, sarbp_bp_memory *m)
+                                size_t block, size_t nbins, size_t nmf, sarbp_plan_shape *m)
 {
     const sarbp_phd *meta = d->meta;
     const size_t P = meta->npulses, N = d->region.nrows ? d->region.nrows : d->grid->ny;
@@ -491,7 +493,6 @@ static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options
     m->per_row = d->grid->nx * sizeof(sarbp_c32);
     m->per_kept_pulse = 0;
     m->row_align = 1;
-    m->checks = 1; /* its copy of the samples into pinned memory checks them (cuda/plan_ffbp.c) */
     sarbp_ffbp_params prm;
     if (d->ffbp) prm = *d->ffbp; /* decided by the caller (form.c) */
     else SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &prm, NULL));
@@ -539,10 +540,10 @@ static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options
 /* The device memory of a plan, without allocating: NSLOT slots (raw block,
  * FFT scratch and cuFFT work areas, profiles, pulse table), the tables, a
  * margin; per image row; per kept pulse. */
-sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
-                                    size_t budget, sarbp_bp_memory *m)
+sarbp_status sarbp_cuda_plan_shape(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
+                                    size_t budget, sarbp_plan_shape *m)
 {
-    *m = (sarbp_bp_memory){0};
+    *m = (sarbp_plan_shape){0};
     const sarbp_phd *meta = d->meta;
     const int freq = meta->domain == SARBP_DOMAIN_FREQ, half = o->precision == SARBP_FP16;
     const int raw_half = half && o->raw_fp16 && freq;
@@ -557,7 +558,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     SARBP_TRY(sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, block, &rc));
     const size_t nbins = sarbp_rc_plan_nbins(rc), nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
     sarbp_rc_plan_free(rc);
-    if (nbins > (1u << 30) / 16)
+    if (nbins > SARBP_GPU_MAX_BINS)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", nbins);
     const size_t sub = freq ? (block < 16 ? block : 16) : block;
     sarbp_cuda_device *dev = NULL;
@@ -590,6 +591,7 @@ sarbp_status sarbp_cuda_plan_memory(const sarbp_bp_desc *d, const sarbp_cuda_opt
     m->budget = budget && budget < room ? budget : room;
     m->row_align = (size_t)cfg.tile_y;
     m->in_place = 0;
+    m->block = block;
     if (o->algorithm == SARBP_ALGO_FFBP) SARBP_TRY(ffbp_memory(d, o, dev, block, nbins, nmf, m));
     return SARBP_OK;
 }
@@ -605,7 +607,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     p->cubic = sarbp_rc_plan_interp(p->rc) == SARBP_INTERP_CUBIC;
     p->scaled = p->half || p->mixed;
     p->kc = (size_t)(-sarbp_rc_plan_first_freq_index(p->rc));
-    if (p->nbins > (1u << 30) / 16)
+    if (p->nbins > SARBP_GPU_MAX_BINS)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
     /* host profiles: only their per-pulse geometry is used (one bin) */
     SARBP_TRY(sarbp_profiles_alloc(block, 1, SARBP_FP32, &p->hpr));
@@ -871,8 +873,12 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
                                p0 + np - 1);
         sarbp_c32_to_half2(samples, np * p->K, (float)sc, s->h_raw);
         *raw_inv = (float)(1.0 / sc);
-    } else {
-        memcpy(s->h_raw, samples, np * p->K * sizeof(sarbp_c32));
+    } else if (samples != s->h_raw) {
+        /* the caller's samples, checked as they are copied; staged ones
+         * were written here and checked by their writer (cuda_stage) */
+        const size_t nf = 2 * np * p->K;
+        const size_t bad = sarbp_samples_copy_checked(s->h_raw, (const float *)samples, nf);
+        if (bad < nf) return sarbp_phd_bad_sample(m, p0, bad);
     }
     for (size_t j = 0; j < np; j++) s->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->hpr, j);
     return SARBP_OK;
@@ -962,6 +968,23 @@ static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const s
     return SARBP_OK;
 }
 
+/* The pinned buffer of the slot the next block goes through, once its
+ * previous block's upload is done; with FP16 raw samples (converted as
+ * they are staged) the base's host block. */
+static sarbp_status cuda_stage(sarbp_bp_plan *bp, size_t p0, size_t np, sarbp_c32 **buf)
+{
+    (void)p0;
+    (void)np;
+    struct cuda_plan *p = (struct cuda_plan *)bp;
+    *buf = NULL;
+    if (p->raw_half) return SARBP_OK;
+    struct slot *s = &p->s[p->next];
+    CUDA_TRY(cudaSetDevice(p->device));
+    CUDA_TRY(cudaEventSynchronize(s->ev[1])); /* its last upload (none yet: at once) */
+    *buf = s->h_raw;
+    return SARBP_OK;
+}
+
 static sarbp_status cuda_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
                                  sarbp_stage_times *stats)
 {
@@ -993,7 +1016,8 @@ static sarbp_status cuda_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_t
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cuda_ops = {cuda_execute, cuda_region, cuda_finish, cuda_destroy};
+static const sarbp_bp_plan_ops cuda_ops = {cuda_stage, cuda_execute, cuda_region,
+                                            cuda_finish, cuda_destroy};
 
 sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_options *o,
                                     sarbp_bp_plan **out, sarbp_stage_times *stats)

@@ -27,6 +27,7 @@
 #include "backproject/ffbp/gpu_plan.h"
 #include "backproject/session_internal.h"
 #include "core/sample_check.h"
+#include "sarbp/bench.h"
 #include "sarbp/ffbp.h"
 
 /* The device side of FFBP runs. The polar buffers, image and tables grow to
@@ -512,7 +513,7 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
     /* the CPU plan's tables and geometry do not depend on its block size */
     SARBP_TRY(sarbp_rc_plan_create(m, rcp, SARBP_FP32, 1, &p->rc));
     p->nbins = sarbp_rc_plan_nbins(p->rc);
-    if (p->nbins > (1u << 30) / 16)
+    if (p->nbins > SARBP_GPU_MAX_BINS)
         return sarbp_error(SARBP_ERR_INVALID, "%zu range bins per pulse is too many for the GPU", p->nbins);
     SARBP_TRY(sarbp_profiles_alloc(P, 1, SARBP_FP32, &p->geo));
     p->geo->npulses = P;
@@ -635,9 +636,12 @@ static sarbp_status compress(struct ffbp_cuda_plan *p, size_t p0, size_t np, con
     SARBP_TRY(count_block(g, stats, &p->s0_ms));
     for (size_t j = 0; j < np; j++) g->h_pulses[j] = sarbp_cuda_rc_pulse(m, p->geo, p0 + j);
     const size_t raw_bytes = np * p->crc.K * sizeof(sarbp_c32), nf = 2 * np * p->crc.K;
-    /* checked here, not by form (sarbp_bp_memory.checks) */
-    const size_t bad = sarbp_d2h_host_copy(p->copier, g->h_raw, (const float *)samples, nf);
-    if (bad < nf) return sarbp_phd_bad_sample(m, p0, bad);
+    /* the caller's samples, checked as they are copied; staged ones were
+     * written here and checked by their writer (sarbp_bp_plan_stage) */
+    if (samples != g->h_raw) {
+        const size_t bad = sarbp_d2h_host_copy(p->copier, g->h_raw, (const float *)samples, nf);
+        if (bad < nf) return sarbp_phd_bad_sample(m, p0, bad);
+    }
     CUDA_TRY(cudaEventRecord(g->ev[0], st));
     CUDA_TRY(cudaMemcpyAsync(g->d_pulses, g->h_pulses, np * sizeof(sarbp_dpulse),
                              cudaMemcpyHostToDevice, st));
@@ -711,6 +715,20 @@ static sarbp_status stream_stage0(struct ffbp_cuda_plan *p, struct ffbp_stage *g
     }
     p->s0_subs = k;
     p->s0_rows = rows;
+    return SARBP_OK;
+}
+
+/* The pinned set the next block goes through, once its previous block's
+ * upload is done (compress counts its times). */
+static sarbp_status cffbp_stage(sarbp_bp_plan *bp, size_t p0, size_t np, sarbp_c32 **buf)
+{
+    (void)p0;
+    (void)np;
+    struct ffbp_cuda_plan *p = (struct ffbp_cuda_plan *)bp;
+    struct ffbp_stage *g = &p->stage[p->next];
+    CUDA_TRY(cudaSetDevice(p->o.device));
+    CUDA_TRY(cudaEventSynchronize(g->ev[1])); /* its last upload (none yet: at once) */
+    *buf = g->h_raw;
     return SARBP_OK;
 }
 
@@ -813,7 +831,8 @@ static sarbp_status cffbp_finish(sarbp_bp_plan *bp, sarbp_c32 *out, sarbp_stage_
     return SARBP_OK;
 }
 
-static const sarbp_bp_plan_ops cffbp_ops = {cffbp_execute, cffbp_region, cffbp_finish, cffbp_destroy};
+static const sarbp_bp_plan_ops cffbp_ops = {cffbp_stage, cffbp_execute, cffbp_region,
+                                             cffbp_finish, cffbp_destroy};
 
 sarbp_status sarbp_cuda_ffbp_rc_memory(sarbp_cuda_device *dev, const sarbp_phd *meta, size_t block,
                                       size_t nbins, size_t nmf, size_t *bytes)

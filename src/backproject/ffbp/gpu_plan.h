@@ -6,6 +6,7 @@
 #define SARBP_FFBP_GPU_PLAN_H
 
 #include "ffbp_kernels.h"
+#include "sarbp/bench.h"
 #include "sarbp/backproject.h"
 #include "sarbp/ffbp.h"
 
