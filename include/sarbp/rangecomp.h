@@ -121,8 +121,7 @@ sarbp_status sarbp_profiles_alloc(size_t capacity, size_t nbins, sarbp_precision
 void sarbp_profiles_free(sarbp_profiles *pr); /* NULL is a no-op */
 
 /* Pulses [p0, p0 + n) of pr as profiles of their own (a view: the same
- * memory, nothing to free; p0 + n <= pr->capacity). FP32 data only (data64
- * of the view is NULL). */
+ * memory, nothing to free; p0 + n <= pr->capacity), FP32 or FP64. */
 sarbp_profiles sarbp_profiles_slice(const sarbp_profiles *pr, size_t p0, size_t n);
 
 /* Per-pulse geometry of pulse i of meta (pos, r0, rstart, dr, fref) into

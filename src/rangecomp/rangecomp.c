@@ -173,7 +173,7 @@ sarbp_profiles sarbp_profiles_slice(const sarbp_profiles *pr, size_t p0, size_t 
     v.npulses = n;
     v.capacity = pr->capacity - p0;
     v.data32 = pr->data32 ? pr->data32 + p0 * pr->nbins : NULL;
-    v.data64 = NULL;
+    v.data64 = pr->data64 ? pr->data64 + p0 * pr->nbins : NULL;
     v.pos += 3 * p0;
     v.r0 += p0;
     v.rstart += p0;

@@ -89,23 +89,6 @@ static void cpu_destroy(sarbp_bp_plan *bp)
     free(p);
 }
 
-/* The kept profiles of pulses [p0, p0 + n) as a block of their own (a view:
- * frees nothing). */
-static sarbp_profiles kept_view(const sarbp_profiles *k, size_t p0, size_t n)
-{
-    sarbp_profiles v = *k;
-    v.npulses = n;
-    v.capacity = k->capacity - p0;
-    if (v.data64) v.data64 += p0 * k->nbins;
-    if (v.data32) v.data32 += p0 * k->nbins;
-    v.pos += 3 * p0;
-    v.r0 += p0;
-    v.rstart += p0;
-    v.dr += p0;
-    v.fref += p0;
-    return v;
-}
-
 /* The accumulator of the current region's row 0. */
 static sarbp_c32 *acc32_rows(struct cpu_plan *p)
 {
@@ -146,7 +129,7 @@ static sarbp_status cpu_block_execute(struct cpu_plan *p, size_t p0, size_t np,
     const sarbp_profiles *pr = p->pr;
     const int keep = p->keep && p0 + np <= p->base.keep_pulses;
     if (keep) {
-        view = kept_view(p->keep, p0, np);
+        view = sarbp_profiles_slice(p->keep, p0, np);
         pr = &view;
     }
     if (samples) {
