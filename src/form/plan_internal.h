@@ -1,0 +1,24 @@
+/* form/plan_internal.h - the form plan inside src/form (private): what
+ * partition.c decides and form.c's runner reads. */
+#ifndef SARBP_FORM_PLAN_INTERNAL_H
+#define SARBP_FORM_PLAN_INTERNAL_H
+
+#include "sarbp/form.h"
+
+struct sarbp_form_plan_s {
+    sarbp_session *s, *own;    /* the session its plans use; own: made for it */
+    const sarbp_phd *meta;
+    sarbp_form_decision d;
+    sarbp_grid band;           /* the grid of d.rows (the whole grid when every row) */
+};
+
+/* A back end plan's description for rows r of fp's band grid (keep: the
+ * pulses whose profiles it keeps; image: the rows formed in place). */
+sarbp_bp_desc form_plan_desc(const sarbp_form_plan *fp, sarbp_region r, size_t keep, sarbp_c32 *image);
+
+/* The request of the convenience calls (sarbp_form and kin): everything
+ * given, one share. */
+sarbp_form_request form_request_given(const sarbp_grid *g, const sarbp_backend *be,
+                                      const sarbp_rc_params *rc, const sarbp_bp_options *o);
+
+#endif
