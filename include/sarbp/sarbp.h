@@ -16,6 +16,7 @@
 #include "sarbp/cuda_variants.h"
 #include "sarbp/session.h"
 #include "sarbp/form.h"
+#include "sarbp/autofocus.h"
 #include "sarbp/simulate.h"
 #include "sarbp/progress.h"
 #include "sarbp/quality.h"

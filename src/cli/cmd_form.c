@@ -34,7 +34,12 @@ static void help(void)
 "                        .kmz (KML ground overlay of the dB PNG)\n"
 "      --pulses I0:I1    use pulses I0 (inclusive) to I1 (exclusive)\n"
 "      --azimuth A0:A1   use pulses whose azimuth (degrees) lies in [A0, A1]\n"
-"      --autofocus       apply the Gotcha autofocus corrections when the input has them\n"
+"      --autofocus [M]   M: estimate: estimate a phase correction per pulse from the\n"
+"                        data (the image's sharpness, sum |I|^4, maximised by\n"
+"                        L-BFGS over a polynomial then every pulse; on the cpu, over\n"
+"                        the form's grid: give a grid over bright, focused content;\n"
+"                        one process); file (the bare --autofocus): apply the Gotcha\n"
+"                        corrections the input carries; none (default)\n"
 "      --channel ID      CPHD: the channel (Data/Channel/Identifier) to read (default:\n"
 "                        the first)\n"
 "      --polarisation P  HH, VV, HV or VH: read only the inputs of that polarisation\n"
@@ -163,7 +168,7 @@ static const struct option longopts[] = {
     {"ppt", required_argument, NULL, OPT_PPT},
     {"pulse-block", required_argument, NULL, OPT_PULSEBLOCK},
     {"gpu-mem", required_argument, NULL, OPT_GPUMEM},
-    {"autofocus", no_argument, NULL, OPT_AUTOFOCUS},
+    {"autofocus", optional_argument, NULL, OPT_AUTOFOCUS},
     {"raw-fp16", no_argument, NULL, OPT_RAWFP16},
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
@@ -187,7 +192,9 @@ struct provenance {
     sarbp_ffbp_prediction pd;
     double max_error_db;
     char selection[128];
-    int autofocus; /* asked */
+    int autofocus; /* asked: 1 the file's corrections, 2 estimated */
+    sarbp_autofocus_info af; /* estimated: how */
+    double af_rms;           /* estimated: the correction's rms, rad */
 };
 
 /* sarbp_image_set_attr with the value printf-formatted (a number) */
@@ -212,10 +219,14 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
 {
     char buf[976], dev[96] = "";
     const int has_af = meta->r_correct || meta->ph_correct;
-    const char *af = pv->autofocus ? (has_af ? "applied (Gotcha r0 and phase corrections)"
-                                             : "not applied (asked; the input has no corrections)")
-                                   : has_af ? "not applied (the input has corrections)"
-                                            : "not applied";
+    char est[160];
+    snprintf(est, sizeof est, "estimated (phase per pulse, %.3f rad rms; sharpness x%.3f in %d "
+             "iterations)", pv->af_rms, pv->af.sharpness, pv->af.iterations);
+    const char *af = pv->autofocus == 2 ? est
+                     : pv->autofocus ? (has_af ? "applied (Gotcha r0 and phase corrections)"
+                                               : "not applied (asked; the input has no corrections)")
+                     : has_af ? "not applied (the input has corrections)"
+                              : "not applied";
     if (be == &sarbp_backend_cuda && bo->ndevices > 0) {
         size_t n = (size_t)snprintf(dev, sizeof dev, "cuda devices");
         for (int i = 0; i < bo->ndevices && n < sizeof dev; i++)
@@ -319,6 +330,61 @@ static void warn_grid(const char *cmd, const sarbp_phd *meta, const sarbp_grid *
                  "(%.3g m in range, %s): the image is aliased", cmd, g->dx, g->dy,
                  s.range_res, az);
     }
+}
+
+static void af_iteration(void *user, int stage, int it, double sharpness, double step)
+{
+    (void)user;
+    if (it == 0) cli_info(2, "sarbp: form: autofocus: scan: sharpness x%.4f at %.1f rad", sharpness, step);
+    else cli_info(2, "sarbp: form: autofocus: %s iteration %d: sharpness x%.4f, step %.3f rad",
+                  stage ? "per pulse" : "polynomial", it, sharpness, step);
+}
+
+/* --autofocus estimate: every selected pulse read into memory, the phase
+ * correction estimated on the form's grid, applied, and the image formed
+ * from memory (one process). */
+static sarbp_status form_autofocused(sarbp_reader *rd, sarbp_form_plan *plan, const sarbp_rc_params *rc,
+                                     sarbp_progress *prog, sarbp_image **out, sarbp_form_stats *stats,
+                                     sarbp_autofocus_info *info, double *rms)
+{
+    *out = NULL;
+    const sarbp_phd *meta = sarbp_reader_meta(rd);
+    const sarbp_form_decision *d = sarbp_form_plan_decision(plan);
+    const size_t P = meta->npulses, K = meta->nsamples;
+    sarbp_phd *p = NULL;
+    double *phase = NULL;
+    sarbp_image *img = NULL;
+    sarbp_status st = sarbp_phd_slice(meta, 0, P, &p);
+    if (!st && !(p->data = malloc(P * K * sizeof *p->data)))
+        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu pulses of %zu samples", P, K);
+    if (!st && !(phase = malloc(P * sizeof *phase))) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    if (!st) st = sarbp_reader_read(rd, 0, P, p->data);
+    sarbp_autofocus_options o;
+    sarbp_autofocus_options_default(&o);
+    o.threads = d->bp.threads;
+    o.on_iteration = af_iteration;
+    if (!st) st = sarbp_autofocus_estimate(p, &d->grid, rc, &o, phase, info);
+    if (!st) {
+        sarbp_autofocus_apply(p, phase);
+        double ss = 0;
+        for (size_t j = 0; j < P; j++) ss += phase[j] * phase[j];
+        *rms = sqrt(ss / (double)(P ? P : 1));
+        cli_info(2, "sarbp: form: autofocus: estimated a phase per pulse, %.3f rad rms; sharpness "
+                 "x%.3f in %d iterations (%d images)", *rms,
+                 info->sharpness, info->iterations, info->evaluations);
+        st = sarbp_image_alloc(&d->grid, &img);
+    }
+    if (!st) st = sarbp_form_plan_execute(plan, NULL, p, prog, img->data, 1, stats);
+    if (!st) st = sarbp_form_plan_attrs(plan, img);
+    if (!st) st = sarbp_form_inputs_attr(rd, img);
+    sarbp_phd_free(p);
+    free(phase);
+    if (st) {
+        sarbp_image_free(img);
+        return st;
+    }
+    *out = img;
+    return SARBP_OK;
 }
 
 int cmd_form(int argc, char **argv)
@@ -504,7 +570,18 @@ int cmd_form(int argc, char **argv)
                                  optarg);
             break;
         case OPT_COMPLEX: tiff_complex = 1; break;
-        case OPT_AUTOFOCUS: autofocus = 1; break;
+        case OPT_AUTOFOCUS: {
+            /* --autofocus, --autofocus=M or --autofocus M (M one of the modes) */
+            const char *m = optarg;
+            if (!m && optind < argc && (!strcmp(argv[optind], "estimate") || !strcmp(argv[optind], "file") ||
+                                        !strcmp(argv[optind], "none")))
+                m = argv[optind++];
+            if (!m || !strcmp(m, "file")) autofocus = 1;
+            else if (!strcmp(m, "estimate")) autofocus = 2;
+            else if (!strcmp(m, "none")) autofocus = 0;
+            else return cli_usage(cmd, "unknown --autofocus mode '%s' (estimate, file or none)", m);
+            break;
+        }
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
@@ -531,6 +608,8 @@ int cmd_form(int argc, char **argv)
         return cli_usage(cmd, "--algorithm ffbp reads its profiles with the cubic (or linear) "
                          "B-spline: not --interp quadratic");
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
+    if (autofocus == 2 && sarbp_mpi_size() > 1)
+        return cli_usage(cmd, "--autofocus estimate runs in one process (not under mpirun)");
     bo.verbose = cli_verbosity;
     if (!have_device && cli_mpi_local_rank() >= 0) bo.device = cli_mpi_local_rank(); /* one GPU a rank */
     if (!bo.threads && cli_mpi_local_size() > 1) /* the node's cores shared by its ranks */
@@ -582,10 +661,10 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         return urc;
     }
-    if (autofocus && !sarbp_reader_meta(rd)->r_correct && !sarbp_reader_meta(rd)->ph_correct)
+    if (autofocus == 1 && !sarbp_reader_meta(rd)->r_correct && !sarbp_reader_meta(rd)->ph_correct)
         cli_info(1, "sarbp: form: warning: --autofocus: the inputs carry no autofocus "
                  "corrections (af.r_correct, af.ph_correct); nothing to apply");
-    sarbp_reader_set_autofocus(rd, autofocus);
+    sarbp_reader_set_autofocus(rd, autofocus == 1);
     const sarbp_phd *meta = sarbp_reader_meta(rd);
     if (have_pulses) {
         if (pulses[1] > meta->npulses) {
@@ -703,7 +782,10 @@ int cmd_form(int argc, char **argv)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
-    st = sarbp_form_mpi(sess, rd, plan, prog, &img, &stats, &peer_failed);
+    if (autofocus == 2) /* the estimate applied to the samples in memory, then formed */
+        st = form_autofocused(rd, plan, &rc, prog, &img, &stats, &pv.af, &pv.af_rms);
+    else
+        st = sarbp_form_mpi(sess, rd, plan, prog, &img, &stats, &peer_failed);
     sarbp_form_plan_free(plan);
     sarbp_session_free(sess);
     cli_progress_end(prog);

@@ -1,0 +1,473 @@
+/* autofocus.c - phase errors per pulse from the data itself, by maximising
+ * the image's sharpness in backprojection (sarbp/autofocus.h).
+ *
+ * The range profiles are compressed once (FP32). An image for phases phi
+ * is the FP32 tiled backprojection of the profiles multiplied by
+ * exp(j phi_j); the gradient of the sharpness is one reprojection of the
+ * weight |I|^2 conj(I) onto every pulse, evaluated pixel by pixel as the
+ * FP64 reference backprojector evaluates a pulse's value there. Sharpness
+ * and gradients are taken relative to the uncorrected image's sharpness
+ * (and the weight scaled by the image's peak) so that no scale of the data
+ * overflows a float. L-BFGS with a backtracking line search runs twice:
+ * over the coefficients of Legendre polynomials of the pulse index, then
+ * over every pulse's phase. */
+#include "sarbp/autofocus.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "sarbp/backproject.h"
+
+#define LBFGS_M 6
+
+void sarbp_autofocus_options_default(sarbp_autofocus_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void sarbp_autofocus_apply(sarbp_phd *phd, const double *phase)
+{
+    const size_t K = phd->nsamples;
+    for (size_t j = 0; j < phd->npulses; j++) {
+        const double c = cos(phase[j]), s = sin(phase[j]);
+        sarbp_c32 *v = phd->data + j * K;
+        for (size_t k = 0; k < K; k++) {
+            const double re = v[k].re * c - v[k].im * s, im = v[k].re * s + v[k].im * c;
+            v[k].re = (float)re;
+            v[k].im = (float)im;
+        }
+    }
+}
+
+void sarbp_phase_detrend(double *phase, size_t n)
+{
+    if (n == 0) return;
+    /* least squares a + b (j - mean) */
+    const double jm = 0.5 * (double)(n - 1);
+    double sp = 0, sjp = 0, sjj = 0;
+    for (size_t j = 0; j < n; j++) {
+        const double d = (double)j - jm;
+        sp += phase[j];
+        sjp += d * phase[j];
+        sjj += d * d;
+    }
+    const double a = sp / (double)n, b = sjj > 0 ? sjp / sjj : 0;
+    for (size_t j = 0; j < n; j++) phase[j] -= a + b * ((double)j - jm);
+}
+
+/* ---- the image, its sharpness and the gradient ---- */
+
+struct af {
+    const sarbp_grid *g;
+    size_t P, N;
+    int threads;
+    sarbp_profiles *pr;    /* the compressed pulses, uncorrected */
+    sarbp_profiles *work;  /* the same times exp(j phi) */
+    sarbp_c32 *img;        /* [N]: the image of the last evaluation */
+    sarbp_c64 *w;          /* [N]: |I|^2 conj(I) / peak^3 */
+    sarbp_c64 *acc;        /* [P]: sum_x w(x) b_j(x) */
+    double S0;             /* the uncorrected image's sharpness */
+    double wscale;         /* peak^3 / S0 of the image w came from */
+    int evaluations;
+};
+
+/* The image for phases phi into a->img; its sharpness over S0 (S0 0: sets it). */
+static sarbp_status image_of(struct af *a, const double *phi, double *S)
+{
+    const size_t nb = a->pr->nbins;
+    for (size_t j = 0; j < a->P; j++) {
+        const float c = (float)cos(phi[j]), s = (float)sin(phi[j]);
+        const sarbp_c32 *x = a->pr->data32 + j * nb;
+        sarbp_c32 *y = a->work->data32 + j * nb;
+        for (size_t k = 0; k < nb; k++) {
+            y[k].re = x[k].re * c - x[k].im * s;
+            y[k].im = x[k].re * s + x[k].im * c;
+        }
+    }
+    memset(a->img, 0, a->N * sizeof *a->img);
+    SARBP_TRY(sarbp_bp_cpu_fp32(a->work, a->g, a->threads, a->img));
+    double sum = 0;
+    for (size_t i = 0; i < a->N; i++) {
+        const double p = (double)a->img[i].re * a->img[i].re + (double)a->img[i].im * a->img[i].im;
+        sum += p * p;
+    }
+    if (a->S0 == 0) a->S0 = sum > 0 ? sum : 1;
+    *S = sum / a->S0;
+    a->evaluations++;
+    return SARBP_OK;
+}
+
+/* One pulse's reprojection: sum over the pixels of w(x) b_j(x), b_j as the
+ * FP64 reference backprojector reads pulse j (bp_cpu_ref.c). */
+static void reproject_pulse(void *vctx, size_t j, int worker)
+{
+    (void)worker;
+    struct af *a = vctx;
+    const sarbp_profiles *pr = a->pr;
+    const sarbp_grid *g = a->g;
+    const sarbp_c32 *prof = pr->data32 + j * pr->nbins;
+    const double *ap = pr->pos + 3 * j;
+    const double r0 = pr->r0[j], rs = pr->rstart[j], dr = pr->dr[j];
+    const double kph = 4.0 * M_PI / SARBP_C * pr->fref[j];
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC, quad = pr->interp == SARBP_INTERP_QUADRATIC;
+    const double hi = (double)pr->nbins - 1.0;
+    double sr = 0, si = 0;
+    for (size_t iy = 0; iy < g->ny; iy++) {
+        const double y = sarbp_grid_y(g, iy), dy = y - ap[1], dz = g->zc - ap[2];
+        const double h2 = dy * dy + dz * dz;
+        const sarbp_c64 *wr = a->w + iy * g->nx;
+        for (size_t ix = 0; ix < g->nx; ix++) {
+            const double dx = sarbp_grid_x(g, ix) - ap[0];
+            const double dR = sqrt(dx * dx + h2) - r0;
+            const double b = (dR - rs) / dr;
+            const double fb = quad ? floor(b + 0.5) : floor(b);
+            if (!(fb >= 0.0) || fb >= hi) continue;
+            const size_t n = (size_t)fb;
+            const double t = b - fb;
+            double vr = 0, vi = 0;
+            if (quad || cubic) {
+                double wt[4];
+                if (quad) sarbp_interp_weights_quadratic(t, wt);
+                else sarbp_interp_weights_cubic(t, wt);
+                for (int k = 0; k < (quad ? 3 : 4); k++) {
+                    const size_t m = n + (size_t)k - 1;
+                    if (n + (size_t)k < 1 || m >= pr->nbins) continue;
+                    vr += wt[k] * prof[m].re;
+                    vi += wt[k] * prof[m].im;
+                }
+            } else {
+                vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
+                vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);
+            }
+            const double ph = kph * dR, cs = cos(ph), sn = sin(ph);
+            const double br = vr * cs - vi * sn, bi = vr * sn + vi * cs;
+            sr += wr[ix].re * br - wr[ix].im * bi;
+            si += wr[ix].re * bi + wr[ix].im * br;
+        }
+    }
+    a->acc[j] = (sarbp_c64){sr, si};
+}
+
+/* The gradient of -S / S0 over phi at the image in a->img (formed for phi). */
+static sarbp_status gradient_of(struct af *a, const double *phi, double *grad)
+{
+    double peak = 0;
+    for (size_t i = 0; i < a->N; i++) {
+        const double m = hypot(a->img[i].re, a->img[i].im);
+        if (m > peak) peak = m;
+    }
+    if (!(peak > 0)) {
+        memset(grad, 0, a->P * sizeof *grad);
+        return SARBP_OK;
+    }
+    for (size_t i = 0; i < a->N; i++) {
+        const double re = a->img[i].re / peak, im = a->img[i].im / peak, p = re * re + im * im;
+        a->w[i] = (sarbp_c64){p * re, -p * im};
+    }
+    SARBP_TRY(sarbp_parallel_for(a->threads, a->P, reproject_pulse, a));
+    const double scale = peak * peak * peak / a->S0;
+    for (size_t j = 0; j < a->P; j++) {
+        /* Im(exp(j phi) acc) */
+        const double c = cos(phi[j]), s = sin(phi[j]);
+        const double im = s * a->acc[j].re + c * a->acc[j].im;
+        grad[j] = 4.0 * im * scale; /* d(-S/S0)/dphi_j */
+    }
+    return SARBP_OK;
+}
+
+/* ---- L-BFGS over parameters x: phi = B x (B: [P][n], NULL: the identity) ---- */
+
+struct stage {
+    struct af *a;
+    size_t n;
+    const double *B;       /* [P][n] or NULL */
+    double *phi, *gphi;    /* [P] scratch */
+};
+
+static void phases_of(const struct stage *s, const double *x, double *phi)
+{
+    if (!s->B) {
+        memcpy(phi, x, s->a->P * sizeof *phi);
+        return;
+    }
+    for (size_t j = 0; j < s->a->P; j++) {
+        double v = 0;
+        for (size_t k = 0; k < s->n; k++) v += s->B[j * s->n + k] * x[k];
+        phi[j] = v;
+    }
+}
+
+/* f = -S / S0 at x (the image formed); g (may be NULL): its gradient. */
+static sarbp_status eval(struct stage *s, const double *x, double *f, double *g)
+{
+    phases_of(s, x, s->phi);
+    double S;
+    SARBP_TRY(image_of(s->a, s->phi, &S));
+    *f = -S;
+    if (!g) return SARBP_OK;
+    SARBP_TRY(gradient_of(s->a, s->phi, s->gphi));
+    if (!s->B) {
+        /* no constant or linear term: they only move the image, and moving
+         * energy from outside the grid into it would pass for focus */
+        memcpy(g, s->gphi, s->n * sizeof *g);
+        sarbp_phase_detrend(g, s->n);
+        return SARBP_OK;
+    }
+    for (size_t k = 0; k < s->n; k++) {
+        double v = 0;
+        for (size_t j = 0; j < s->a->P; j++) v += s->B[j * s->n + k] * s->gphi[j];
+        g[k] = v;
+    }
+    return SARBP_OK;
+}
+
+/* The largest phase change of a step dx. */
+static double step_phase(const struct stage *s, const double *dx)
+{
+    double m = 0;
+    for (size_t j = 0; j < s->a->P; j++) {
+        double v = 0;
+        if (!s->B) v = dx[j];
+        else
+            for (size_t k = 0; k < s->n; k++) v += s->B[j * s->n + k] * dx[k];
+        if (fabs(v) > m) m = fabs(v);
+    }
+    return m;
+}
+
+static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp_autofocus_options *o,
+                          int *iters)
+{
+    const size_t n = st->n;
+    const int maxit = o->iterations > 0 ? o->iterations : 40;
+    const double tol = o->tol > 0 ? o->tol : 1e-7;
+    double *mem = calloc((4 + 2 * LBFGS_M) * n + 2 * LBFGS_M, sizeof *mem);
+    if (!mem) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    double *g = mem, *d = g + n, *xt = d + n, *gt = xt + n, *S = gt + n, *Y = S + LBFGS_M * n;
+    double *rho = Y + LBFGS_M * n, *alpha = rho + LBFGS_M;
+    int head = 0, have = 0;
+    double f;
+    sarbp_status err = eval(st, x, &f, g);
+    for (int it = 0; !err && it < maxit; it++) {
+        /* the direction: two-loop recursion over the pairs kept */
+        for (size_t i = 0; i < n; i++) d[i] = -g[i];
+        for (int k = 0; k < have; k++) {
+            const int m = (head - 1 - k + LBFGS_M) % LBFGS_M;
+            double v = 0;
+            for (size_t i = 0; i < n; i++) v += S[m * n + i] * d[i];
+            alpha[m] = rho[m] * v;
+            for (size_t i = 0; i < n; i++) d[i] -= alpha[m] * Y[m * n + i];
+        }
+        if (have) {
+            const int m = (head - 1 + LBFGS_M) % LBFGS_M;
+            double sy = 0, yy = 0;
+            for (size_t i = 0; i < n; i++) {
+                sy += S[m * n + i] * Y[m * n + i];
+                yy += Y[m * n + i] * Y[m * n + i];
+            }
+            const double gam = yy > 0 ? sy / yy : 1;
+            for (size_t i = 0; i < n; i++) d[i] *= gam;
+        }
+        for (int k = have - 1; k >= 0; k--) {
+            const int m = (head - 1 - k + LBFGS_M) % LBFGS_M;
+            double v = 0;
+            for (size_t i = 0; i < n; i++) v += Y[m * n + i] * d[i];
+            const double b = rho[m] * v;
+            for (size_t i = 0; i < n; i++) d[i] += S[m * n + i] * (alpha[m] - b);
+        }
+        double dg = 0;
+        for (size_t i = 0; i < n; i++) dg += d[i] * g[i];
+        if (!(dg < 0)) { /* not a descent direction: start again from the gradient */
+            have = 0;
+            for (size_t i = 0; i < n; i++) d[i] = -g[i];
+            dg = 0;
+            for (size_t i = 0; i < n; i++) dg += d[i] * g[i];
+            if (!(dg < 0)) break; /* a stationary point */
+        }
+        /* steps of at most 1 rad on any pulse: the sharpness is periodic */
+        const double dmax = step_phase(st, d);
+        double t = dmax > 1.0 ? 1.0 / dmax : 1.0;
+        double ft = f;
+        int ok = 0;
+        for (int ls = 0; ls < 20 && !err; ls++, t *= 0.5) {
+            for (size_t i = 0; i < n; i++) xt[i] = x[i] + t * d[i];
+            err = eval(st, xt, &ft, NULL);
+            if (!err && ft <= f + 1e-4 * t * dg) {
+                ok = 1;
+                break;
+            }
+        }
+        if (err || !ok) break;
+        err = gradient_of(st->a, st->phi, st->gphi); /* the image of xt is in a->img */
+        if (err) break;
+        if (!st->B) {
+            memcpy(gt, st->gphi, n * sizeof *gt);
+            sarbp_phase_detrend(gt, n);
+        } else
+            for (size_t k = 0; k < n; k++) {
+                double v = 0;
+                for (size_t j = 0; j < st->a->P; j++) v += st->B[j * n + k] * st->gphi[j];
+                gt[k] = v;
+            }
+        double sy = 0;
+        for (size_t i = 0; i < n; i++) {
+            S[head * n + i] = xt[i] - x[i];
+            Y[head * n + i] = gt[i] - g[i];
+            sy += S[head * n + i] * Y[head * n + i];
+        }
+        if (sy > 1e-300) {
+            rho[head] = 1.0 / sy;
+            head = (head + 1) % LBFGS_M;
+            if (have < LBFGS_M) have++;
+        }
+        const double gain = (f - ft) / fabs(f);
+        const double step = step_phase(st, S + ((head - 1 + LBFGS_M) % LBFGS_M) * n);
+        memcpy(x, xt, n * sizeof *x);
+        memcpy(g, gt, n * sizeof *g);
+        f = ft;
+        (*iters)++;
+        if (o->on_iteration) o->on_iteration(o->user, stage_no, it + 1, -f, t * dmax);
+        (void)step;
+        if (gain < tol) break;
+    }
+    free(mem);
+    return err;
+}
+
+/* The sharpness is many-peaked in a smooth error of several radians: a
+ * quasi-Newton step from zero climbs the nearest peak. So the quadratic and
+ * the cubic coefficients are first scanned, one after the other, over
+ * +-SCAN_RAD in steps of SCAN_STEP (a residual of at most half a step
+ * leaves the image focused enough for the climb), keeping the sharpest. */
+#define SCAN_RAD 24.0
+#define SCAN_STEP 2.0
+
+static sarbp_status scan(struct stage *st, double *c, const sarbp_autofocus_options *o)
+{
+    double f0;
+    SARBP_TRY(eval(st, c, &f0, NULL));
+    for (size_t k = 0; k < 2 && k < st->n; k++) {
+        double best = c[k], fbest = f0;
+        for (double v = -SCAN_RAD; v <= SCAN_RAD + 1e-9; v += SCAN_STEP) {
+            if (v == 0.0) continue;
+            c[k] = v;
+            double f;
+            SARBP_TRY(eval(st, c, &f, NULL));
+            if (f < fbest) {
+                fbest = f;
+                best = v;
+            }
+        }
+        c[k] = best;
+        f0 = fbest;
+        if (o->on_iteration) o->on_iteration(o->user, 0, 0, -fbest, fabs(best));
+    }
+    return SARBP_OK;
+}
+
+/* Legendre polynomials of orders 2 .. order at the pulses, t in [-1, 1]. */
+static double *legendre_basis(size_t P, int order)
+{
+    const size_t n = (size_t)(order - 1);
+    double *B = malloc(P * n * sizeof *B);
+    if (!B) return NULL;
+    for (size_t j = 0; j < P; j++) {
+        const double t = P > 1 ? 2.0 * (double)j / (double)(P - 1) - 1.0 : 0.0;
+        double p0 = 1, p1 = t;
+        for (int k = 2; k <= order; k++) {
+            const double p2 = ((2.0 * k - 1.0) * t * p1 - (k - 1.0) * p0) / k;
+            B[j * n + (size_t)(k - 2)] = p2;
+            p0 = p1;
+            p1 = p2;
+        }
+    }
+    return B;
+}
+
+sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
+                                      const sarbp_rc_params *rc, const sarbp_autofocus_options *o,
+                                      double *phase, sarbp_autofocus_info *info)
+{
+    sarbp_autofocus_options dflt;
+    if (!o) {
+        sarbp_autofocus_options_default(&dflt);
+        o = &dflt;
+    }
+    if (info) memset(info, 0, sizeof *info);
+    if (!phd || !phd->data) return sarbp_error(SARBP_ERR_INVALID, "autofocus needs the samples");
+    SARBP_TRY(sarbp_grid_validate(g));
+    SARBP_TRY(sarbp_phd_validate(phd));
+    const int order = o->poly_order == 0 ? 6 : o->poly_order;
+    if (order > 12 || (order < 2 && order != -1))
+        return sarbp_error(SARBP_ERR_INVALID, "autofocus: polynomial order %d (2 to 12, or -1: none)",
+                           o->poly_order);
+    const size_t P = phd->npulses, N = g->nx * g->ny;
+    struct af a = {.g = g, .P = P, .N = N, .threads = o->threads};
+    sarbp_rc_plan *plan = NULL;
+    double *B = NULL, *x = NULL, *phi = NULL, *gphi = NULL;
+    sarbp_status st = sarbp_rc_plan_create(phd, rc, SARBP_FP32, P, &plan);
+    const size_t nb = st ? 0 : sarbp_rc_plan_nbins(plan);
+    if (!st) st = sarbp_profiles_alloc(P, nb, SARBP_FP32, &a.pr);
+    if (!st) st = sarbp_profiles_alloc(P, nb, SARBP_FP32, &a.work);
+    if (!st) st = sarbp_rc_execute(plan, 0, P, phd->data, a.pr);
+    if (!st) {
+        a.pr->interp = sarbp_rc_plan_interp(plan);
+        /* the corrected copy shares the geometry */
+        sarbp_profiles *w = a.work;
+        w->npulses = P;
+        w->interp = a.pr->interp;
+        memcpy(w->pos, a.pr->pos, 3 * P * sizeof *w->pos);
+        memcpy(w->r0, a.pr->r0, P * sizeof *w->r0);
+        memcpy(w->rstart, a.pr->rstart, P * sizeof *w->rstart);
+        memcpy(w->dr, a.pr->dr, P * sizeof *w->dr);
+        memcpy(w->fref, a.pr->fref, P * sizeof *w->fref);
+        a.img = malloc(N * sizeof *a.img);
+        a.w = malloc(N * sizeof *a.w);
+        a.acc = malloc(P * sizeof *a.acc);
+        phi = calloc(P, sizeof *phi);
+        gphi = calloc(P, sizeof *gphi);
+        x = calloc(P, sizeof *x);
+        if (!a.img || !a.w || !a.acc || !phi || !gphi || !x)
+            st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus (%zu pixels, %zu pulses)", N, P);
+    }
+    int iters = 0;
+    double S = 0;
+    if (!st) st = image_of(&a, phi, &S); /* S0 */
+    if (!st && order >= 2) { /* the polynomial stage */
+        B = legendre_basis(P, order);
+        if (!B) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        struct stage sg = {&a, (size_t)(order - 1), B, phi, gphi};
+        double c[11] = {0};
+        if (!st) st = scan(&sg, c, o);
+        if (!st) st = lbfgs(&sg, c, 0, o, &iters);
+        if (!st) phases_of(&sg, c, x);
+    }
+    if (!st) { /* every pulse, in the space without constant and linear terms */
+        sarbp_phase_detrend(x, P);
+        struct stage sg = {&a, P, NULL, phi, gphi};
+        st = lbfgs(&sg, x, 1, o, &iters);
+    }
+    if (!st) {
+        sarbp_phase_detrend(x, P);
+        memcpy(phase, x, P * sizeof *phase);
+        st = image_of(&a, x, &S);
+    }
+    if (!st && info) {
+        info->iterations = iters;
+        info->evaluations = a.evaluations;
+        info->sharpness = S;
+    }
+    sarbp_rc_plan_free(plan);
+    sarbp_profiles_free(a.pr);
+    sarbp_profiles_free(a.work);
+    free(a.img);
+    free(a.w);
+    free(a.acc);
+    free(B);
+    free(x);
+    free(phi);
+    free(gphi);
+    return st;
+}
