@@ -35,7 +35,7 @@ typedef struct {
     int iterations;       /* quasi-Newton iterations per stage, at most; 0: 40 */
     int poly_order;       /* the polynomial stage's highest order (2..12); 0: 6; -1: none */
     double tol;           /* stop a stage when an iteration gains less than this fraction
-                             of the sharpness; 0: 1e-7 */
+                             of the sharpness; 0: 1e-5 */
     int threads;          /* 0: all cores */
     /* Called after every iteration (may be NULL): the stage (0 polynomial, 1 per
      * pulse), the iteration, the sharpness relative to the uncorrected image's,

@@ -242,7 +242,7 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
 {
     const size_t n = st->n;
     const int maxit = o->iterations > 0 ? o->iterations : 40;
-    const double tol = o->tol > 0 ? o->tol : 1e-7;
+    const double tol = o->tol > 0 ? o->tol : 1e-5;
     double *mem = calloc((4 + 2 * LBFGS_M) * n + 2 * LBFGS_M, sizeof *mem);
     if (!mem) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
     double *g = mem, *d = g + n, *xt = d + n, *gt = xt + n, *S = gt + n, *Y = S + LBFGS_M * n;
@@ -341,7 +341,7 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
  * the cubic coefficients are first scanned, one after the other, over
  * +-SCAN_RAD in steps of SCAN_STEP (a residual of at most half a step
  * leaves the image focused enough for the climb), keeping the sharpest. */
-#define SCAN_RAD 24.0
+#define SCAN_RAD 16.0
 #define SCAN_STEP 2.0
 
 static sarbp_status scan(struct stage *st, double *c, const sarbp_autofocus_options *o)
