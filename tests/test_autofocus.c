@@ -6,6 +6,7 @@
  * against the injected error (constant and linear terms removed from both)
  * and its image against the image of the uncorrupted samples (SER with the
  * best complex gain: the estimate's constant phase is free). */
+#include "scratch.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -172,12 +173,57 @@ static void test_clean(void **state)
     one_case("clean (do no harm)", err, 30.0, 42.1, 0.1, 0.008);
 }
 
+static char out[8192], err[8192];
+
+/* sarbp form --autofocus estimate: the image carries the estimate
+ * (autofocus/phase, read back), the CSV and the plot are written; the
+ * options refuse what does not go together, leaving nothing behind. */
+static void test_cli(void **state)
+{
+    (void)state;
+    const char *dir = tu_fresh_dir("autofocus_cli");
+    char in[600], img[600], csv[600], png[600];
+    snprintf(in, sizeof in, "%s/in.h5", dir);
+    snprintf(img, sizeof img, "%s/img.h5", dir);
+    snprintf(csv, sizeof csv, "%s/af.csv", dir);
+    snprintf(png, sizeof png, "%s/af.png", dir);
+    sarbp_phd *p;
+    tu_ok(sarbp_phd_slice(scene, 0, 64, &p)); /* 64 pulses: quick */
+    tu_ok(sarbp_phd_write_h5(in, p));
+    sarbp_phd_free(p);
+    const char *g = "--grid 64x64 --spacing 0.5 --backend cpu";
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus-csv '%s'", in, img, g, csv), 2);
+    assert_non_null(strstr(err, "go with --autofocus estimate"));
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus estimate --autofocus-plot '%s'",
+                            in, img, g, csv), 2);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus=sharpen", in, img, g), 2);
+    assert_non_null(strstr(err, "unknown --autofocus mode"));
+    assert_int_equal(tu_count_entries(dir), 1); /* in.h5 alone */
+    assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --autofocus estimate --autofocus-csv '%s' "
+                            "--autofocus-plot '%s'", in, img, g, csv, png), 0);
+    assert_non_null(strstr(err, "autofocus: estimated a phase per pulse"));
+    sarbp_image *im;
+    tu_ok(sarbp_image_read(img, &im));
+    assert_int_equal(im->af_npulses, 64);
+    assert_non_null(strstr(sarbp_image_get_attr(im, "autofocus"), "estimated"));
+    sarbp_image_free(im);
+    char text[8192];
+    assert_int_equal(tu_sh(text, sizeof text, "cat '%s'", csv), 0);
+    assert_int_equal(tu_count_lines(text), 65);
+    assert_true(tu_exists(png));
+    /* the bare --autofocus is the file's corrections: none here, so a warning */
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus", in, img, g), 0);
+    assert_non_null(strstr(err, "carry no autofocus"));
+    tu_remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean),
         cmocka_unit_test(test_smooth),
         cmocka_unit_test(test_white),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

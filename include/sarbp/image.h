@@ -50,6 +50,10 @@ typedef struct sarbp_image_s {
     size_t nattrs;
     sarbp_attr attrs[SARBP_IMAGE_MAX_ATTRS];
     int has_grid_coords; /* 1 when the grid is known (.h5); 0 for .npy (unit spacing) */
+    double *af_phase;    /* [af_npulses], owned, or NULL: the autofocus phase applied per pulse
+                            (rad; pulse j's samples times exp(+j af_phase[j]), pulses in input
+                            order after selection), written to .h5 as autofocus/phase */
+    size_t af_npulses;
 } sarbp_image;
 
 /* Zeroed image for grid g. Caller frees with sarbp_image_free. */
@@ -60,6 +64,8 @@ void sarbp_image_free(sarbp_image *img); /* NULL is a no-op */
  * truncated. SARBP_ERR_INVALID when the table is full. */
 sarbp_status sarbp_image_set_attr(sarbp_image *img, const char *key, const char *value);
 const char *sarbp_image_get_attr(const sarbp_image *img, const char *key); /* NULL if absent */
+/* Copies phase[n] into img's af_phase (replacing it); n 0: none. */
+sarbp_status sarbp_image_set_autofocus(sarbp_image *img, const double *phase, size_t n);
 
 typedef enum {
     SARBP_IMG_UNKNOWN = 0, SARBP_IMG_H5, SARBP_IMG_NPY, SARBP_IMG_PNG,

@@ -225,6 +225,12 @@ void sarbp_pointtarget_free(sarbp_pt_result *r); /* NULL is a no-op */
 sarbp_status sarbp_pointtarget_plot(const char *path, const sarbp_pt_result *r, size_t width,
                                     size_t height);
 
+/* Plots v[n] (radians, one a pulse: an autofocus estimate) against the
+ * index as an RGB PNG of width x height pixels (at least 320 x 200) with
+ * title, written through a temporary name. */
+sarbp_status sarbp_phase_plot(const char *path, const char *title, const double *v, size_t n,
+                              size_t width, size_t height);
+
 #ifdef __cplusplus
 }
 #endif

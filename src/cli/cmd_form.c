@@ -1,5 +1,6 @@
 /* cmd_form.c - sarbp form: phase histories in, images out. */
 #include <math.h>
+#include <unistd.h> /* dup */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,10 @@ static void help(void)
 "                        the form's grid: give a grid over bright, focused content;\n"
 "                        one process); file (the bare --autofocus): apply the Gotcha\n"
 "                        corrections the input carries; none (default)\n"
+"      --autofocus-csv F --autofocus estimate: also write the estimate as CSV (pulse,\n"
+"                        phase_rad; pulses in input order after --pulses/--azimuth)\n"
+"      --autofocus-plot F.png  --autofocus estimate: also plot the estimate per pulse\n"
+"                        (the .h5 image carries it as autofocus/phase in any case)\n"
 "      --channel ID      CPHD: the channel (Data/Channel/Identifier) to read (default:\n"
 "                        the first)\n"
 "      --polarisation P  HH, VV, HV or VH: read only the inputs of that polarisation\n"
@@ -141,7 +146,7 @@ static void help(void)
 enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
-    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_RAWFP16,
+    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_AF_CSV, OPT_AF_PLOT, OPT_RAWFP16,
     OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX,
     OPT_ALGORITHM, OPT_MAXERR, OPT_POLARISATION
 };
@@ -170,6 +175,8 @@ static const struct option longopts[] = {
     {"gpu-mem", required_argument, NULL, OPT_GPUMEM},
     {"autofocus", optional_argument, NULL, OPT_AUTOFOCUS},
     {"raw-fp16", no_argument, NULL, OPT_RAWFP16},
+    {"autofocus-csv", required_argument, NULL, OPT_AF_CSV},
+    {"autofocus-plot", required_argument, NULL, OPT_AF_PLOT},
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
     {"channel", required_argument, NULL, OPT_CHANNEL},
@@ -332,6 +339,24 @@ static void warn_grid(const char *cmd, const sarbp_phd *meta, const sarbp_grid *
     }
 }
 
+/* The estimate as CSV, through a temporary committed whole. */
+static sarbp_status write_af_csv(const char *path, const sarbp_image *img)
+{
+    sarbp_output_file *f;
+    SARBP_TRY(sarbp_output_file_open(path, &f));
+    FILE *fp = fdopen(dup(sarbp_output_file_fd(f)), "w");
+    sarbp_status st = fp ? SARBP_OK : sarbp_error(SARBP_ERR_IO, "cannot write '%s'", path);
+    if (fp) {
+        int bad = fprintf(fp, "pulse,phase_rad\n") < 0;
+        for (size_t j = 0; !bad && j < img->af_npulses; j++)
+            bad = fprintf(fp, "%zu,%.17g\n", j, img->af_phase[j]) < 0;
+        if (fclose(fp) != 0 || bad) st = sarbp_error(SARBP_ERR_IO, "cannot write '%s'", path);
+    }
+    if (!st) return sarbp_output_file_commit(f);
+    sarbp_output_file_discard(f);
+    return st;
+}
+
 static void af_iteration(void *user, int stage, int it, double sharpness, double step)
 {
     (void)user;
@@ -377,6 +402,7 @@ static sarbp_status form_autofocused(sarbp_reader *rd, sarbp_form_plan *plan, co
     if (!st) st = sarbp_form_plan_execute(plan, NULL, p, prog, img->data, 1, stats);
     if (!st) st = sarbp_form_plan_attrs(plan, img);
     if (!st) st = sarbp_form_inputs_attr(rd, img);
+    if (!st) st = sarbp_image_set_autofocus(img, phase, P);
     sarbp_phd_free(p);
     free(phase);
     if (st) {
@@ -400,6 +426,7 @@ int cmd_form(int argc, char **argv)
     sarbp_bp_options_default(&bo);
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
+    const char *af_csv = NULL, *af_plot = NULL;
     int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     int have_interp = 0;
     size_t pulses[2];
@@ -583,6 +610,8 @@ int cmd_form(int argc, char **argv)
             break;
         }
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
+        case OPT_AF_CSV: af_csv = optarg; break;
+        case OPT_AF_PLOT: af_plot = optarg; break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
         }
@@ -608,6 +637,10 @@ int cmd_form(int argc, char **argv)
         return cli_usage(cmd, "--algorithm ffbp reads its profiles with the cubic (or linear) "
                          "B-spline: not --interp quadratic");
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
+    if ((af_csv || af_plot) && autofocus != 2)
+        return cli_usage(cmd, "--autofocus-csv and --autofocus-plot go with --autofocus estimate");
+    if (af_plot && sarbp_image_format_from_name(af_plot) != SARBP_IMG_PNG)
+        return cli_usage(cmd, "--autofocus-plot '%s': the plot is a .png", af_plot);
     if (autofocus == 2 && sarbp_mpi_size() > 1)
         return cli_usage(cmd, "--autofocus estimate runs in one process (not under mpirun)");
     bo.verbose = cli_verbosity;
@@ -715,6 +748,8 @@ int cmd_form(int argc, char **argv)
         const sarbp_output_image oi = {&g, sarbp_reader_collection(rd), meta, sarbp_reader_times(rd),
                                        prf, collect_start, db_range, tiff_complex};
         st = sarbp_output_check_images(outputs, nout, &oi);
+        if (!st && af_csv) st = sarbp_output_check_path(af_csv);
+        if (!st && af_plot) st = sarbp_output_check_path(af_plot);
     }
     int out_peer = 0;
     if (!sarbp_mpi_check(st != SARBP_OK, &out_peer)) {
@@ -821,6 +856,14 @@ int cmd_form(int argc, char **argv)
     }
     if (!st && collect_start) st = sarbp_image_set_attr(img, "collect_start", collect_start);
     if (!st) st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
+    /* the estimate's own outputs, once the image is written */
+    if (!st && af_csv) st = write_af_csv(af_csv, img);
+    if (!st && af_plot) {
+        char title[160];
+        snprintf(title, sizeof title, "autofocus estimate: phase per pulse (rad), %.3f rad rms",
+                 pv.af_rms);
+        st = sarbp_phase_plot(af_plot, title, img->af_phase, img->af_npulses, 900, 360);
+    }
     free(times);
     sarbp_reader_free(rd);
     if (st) {

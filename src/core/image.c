@@ -34,7 +34,20 @@ void sarbp_image_free(sarbp_image *img)
 {
     if (!img) return;
     free(img->data);
+    free(img->af_phase);
     free(img);
+}
+
+sarbp_status sarbp_image_set_autofocus(sarbp_image *img, const double *phase, size_t n)
+{
+    double *v = NULL;
+    if (n && !(v = malloc(n * sizeof *v)))
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu autofocus phases", n);
+    if (n) memcpy(v, phase, n * sizeof *v);
+    free(img->af_phase);
+    img->af_phase = v;
+    img->af_npulses = n;
+    return SARBP_OK;
 }
 
 /* Copies src into dst[n], truncating, always NUL-terminated. */

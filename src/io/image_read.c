@@ -14,6 +14,7 @@
  * allocated (h5_check.h; the .npy length against the file's), and an HDF5
  * image's metadata is read first in a probe child (probe.h). */
 #include "sarbp/image.h"
+#include "sarbp/phd_io.h" /* SARBP_PHD_MAX_PULSES */
 
 #include <ctype.h>
 #include <errno.h>
@@ -85,6 +86,31 @@ static int h5_coords(const char *path, hid_t file, const char *name, size_t n, d
     if (sp >= 0) H5Sclose(sp);
     H5Dclose(d);
     return ok;
+}
+
+/* The autofocus phases (autofocus/phase, written by sarbp form
+ * --autofocus estimate) into img, when the dataset is there and sound (a
+ * 1-D float dataset of at most SARBP_PHD_MAX_PULSES values, stored in
+ * full); otherwise the image goes without them. */
+static void h5_autofocus(const char *path, hid_t file, sarbp_image *img)
+{
+    if (H5Lexists(file, "autofocus", H5P_DEFAULT) <= 0 ||
+        H5Lexists(file, "autofocus/phase", H5P_DEFAULT) <= 0)
+        return;
+    hid_t d = H5Dopen2(file, "autofocus/phase", H5P_DEFAULT);
+    if (d < 0) return;
+    hid_t sp = H5Dget_space(d);
+    hsize_t dim = 0;
+    if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+        H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 && dim > 0 && dim <= SARBP_PHD_MAX_PULSES) {
+        double *v = malloc((size_t)dim * sizeof *v);
+        if (v && h5_coords(path, file, "autofocus/phase", (size_t)dim, v) &&
+            sarbp_image_set_autofocus(img, v, (size_t)dim) != SARBP_OK)
+            sarbp_error_clear();
+        free(v);
+    }
+    if (sp >= 0) H5Sclose(sp);
+    H5Dclose(d);
 }
 
 /* Grid spacing and centre from pixel-centre coordinates v[n]. */
@@ -261,6 +287,7 @@ static sarbp_status read_h5(const char *path, sarbp_image **out, int meta_only)
         goto done;
     }
     H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_attr_cb, img);
+    h5_autofocus(path, file, img);
 
 done:
     free(cx);
@@ -298,14 +325,18 @@ static sarbp_status probe_walk(const char *path, void *arg)
         sarbp_image_free(img);
         return st;
     }
-    /* the child's memory is its own and ends with it: one block, never freed */
-    size_t npix = img->grid.nx * img->grid.ny, len = sizeof *img + npix * sizeof(sarbp_c32);
+    /* the child's memory is its own and ends with it: one block, never
+     * freed: the header (pointers cleared), the pixels, the autofocus phases */
+    size_t npix = img->grid.nx * img->grid.ny, naf = img->af_npulses,
+           len = sizeof *img + npix * sizeof(sarbp_c32) + naf * sizeof(double);
     unsigned char *msg = malloc(len);
     if (!msg) return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
     sarbp_image head = *img;
     head.data = NULL;
+    head.af_phase = NULL;
     memcpy(msg, &head, sizeof head);
     memcpy(msg + sizeof head, img->data, npix * sizeof(sarbp_c32));
+    if (naf) memcpy(msg + sizeof head + npix * sizeof(sarbp_c32), img->af_phase, naf * sizeof(double));
     probe_reply(msg, len);
     return SARBP_OK;
 }
@@ -319,15 +350,29 @@ static sarbp_status image_from_reply(const char *path, const unsigned char *msg,
     if (len < sizeof head) goto bad;
     memcpy(&head, msg, sizeof head);
     if (sarbp_grid_validate(&head.grid) != SARBP_OK || head.nattrs > SARBP_IMAGE_MAX_ATTRS ||
-        head.grid.nx > SARBP_GRID_MAX_PIXELS / head.grid.ny ||
-        len - sizeof head != head.grid.nx * head.grid.ny * sizeof(sarbp_c32))
+        head.grid.nx > SARBP_GRID_MAX_PIXELS / head.grid.ny || head.af_npulses > SARBP_PHD_MAX_PULSES ||
+        len - sizeof head != head.grid.nx * head.grid.ny * sizeof(sarbp_c32) +
+                                 head.af_npulses * sizeof(double))
         goto bad;
+    const size_t pix = head.grid.nx * head.grid.ny * sizeof(sarbp_c32);
     sarbp_image *img;
     SARBP_TRY(sarbp_image_alloc(&head.grid, &img));
     sarbp_c32 *data = img->data;
     *img = head;
     img->data = data;
-    memcpy(img->data, msg + sizeof head, len - sizeof head);
+    img->af_phase = NULL;
+    img->af_npulses = 0;
+    memcpy(img->data, msg + sizeof head, pix);
+    if (head.af_npulses) {
+        double *af = malloc(head.af_npulses * sizeof *af);
+        if (!af) {
+            sarbp_image_free(img);
+            return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+        }
+        memcpy(af, msg + sizeof head + pix, head.af_npulses * sizeof *af);
+        img->af_phase = af;
+        img->af_npulses = head.af_npulses;
+    }
     for (size_t a = 0; a < img->nattrs; a++) { /* strings end inside their slots */
         img->attrs[a].key[sizeof img->attrs[a].key - 1] = '\0';
         img->attrs[a].value[sizeof img->attrs[a].value - 1] = '\0';

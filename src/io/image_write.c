@@ -187,6 +187,34 @@ static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int i
     return r;
 }
 
+/* The autofocus phases: dataset autofocus/phase [npulses] (rad), with its
+ * units and sign convention as attributes. */
+static herr_t h5_autofocus(hid_t file, const sarbp_image *img, hid_t stype)
+{
+    if (!img->af_phase || !img->af_npulses) return 0;
+    herr_t r = -1;
+    hid_t grp = H5Gcreate2(file, "autofocus", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (grp < 0) return -1;
+    hsize_t dim = img->af_npulses;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    if (sp >= 0) {
+        hid_t d = H5Dcreate2(grp, "phase", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (d >= 0) {
+            r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->af_phase);
+            if (r >= 0 && (h5_string_attr(d, "units", stype, "rad") < 0 ||
+                           h5_string_attr(d, "convention", stype,
+                                          "applied as pulse j's samples times exp(+1j phase[j]) "
+                                          "(as the Gotcha files' af.ph_correct), pulses in input "
+                                          "order after selection") < 0))
+                r = -1;
+            if (H5Dclose(d) < 0) r = -1;
+        }
+        H5Sclose(sp);
+    }
+    if (H5Gclose(grp) < 0) r = -1;
+    return r;
+}
+
 /* HDF5 wants a name: it reopens the temporary (ours, created exclusively)
  * through sarbp_tempfile_open_name and truncates it. */
 static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
@@ -218,6 +246,7 @@ static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image
     H5CHK(stype = H5Tcopy(H5T_C_S1));
     H5CHK(H5Tset_size(stype, H5T_VARIABLE));
     H5CHK(H5Tset_cset(stype, H5T_CSET_UTF8));
+    H5CHK(h5_autofocus(file, img, stype));
     int64_t nx = (int64_t)g->nx, ny = (int64_t)g->ny;
     H5CHK(h5_attr_write(file, "nx", H5T_STD_I64LE, H5T_NATIVE_INT64, &nx));
     H5CHK(h5_attr_write(file, "ny", H5T_STD_I64LE, H5T_NATIVE_INT64, &ny));

@@ -284,3 +284,61 @@ sarbp_status sarbp_pointtarget_plot(const char *path, const sarbp_pt_result *r, 
     free(c.p);
     return st;
 }
+
+sarbp_status sarbp_phase_plot(const char *path, const char *title, const double *v, size_t n,
+                              size_t width, size_t height)
+{
+    if (!path || !v || n == 0) return sarbp_error(SARBP_ERR_INVALID, "sarbp_phase_plot: nothing to plot");
+    if (width < 320 || height < 200 || width > 8192 || height > 8192)
+        return sarbp_error(SARBP_ERR_INVALID, "plot size %zu x %zu is outside 320 x 200 .. 8192 x 8192",
+                           width, height);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return sarbp_error(SARBP_ERR_INVALID, "sarbp_phase_plot: value %zu is not finite", i);
+    canvas c = {malloc(width * height * 3), (int)width, (int)height};
+    if (!c.p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a %zu x %zu plot", width, height);
+    fill(&c, 0, 0, c.w - 1, c.h - 1, WHITE);
+    text(&c, 8, 5, title ? title : "", BLACK);
+    double lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        if (v[i] < lo) lo = v[i];
+        if (v[i] > hi) hi = v[i];
+    }
+    if (hi - lo < 1e-3) { /* a flat line: a band of +-0.1 rad around it */
+        lo -= 0.1;
+        hi += 0.1;
+    }
+    const double ystep = nice_step(hi - lo, 6);
+    lo = floor(lo / ystep) * ystep;
+    hi = ceil(hi / ystep) * ystep;
+    const int x0 = 60, x1 = c.w - 14, y0 = 24, y1 = c.h - 32;
+    const double xspan = n > 1 ? (double)(n - 1) : 1.0;
+#define XP(i) (x0 + (int)lround((double)(i) / xspan * (x1 - x0)))
+#define YP(d) (y1 - (int)lround(((d) - lo) / (hi - lo) * (y1 - y0)))
+    char b[64];
+    for (double d = lo; d <= hi + 1e-9 * ystep; d += ystep) {
+        hline(&c, x0, x1, YP(d), GRID, 0);
+        snprintf(b, sizeof b, "%.3g", fabs(d) < 1e-9 * ystep ? 0.0 : d);
+        text(&c, x0 - 4 - text_width(b), YP(d) - 3, b, BLACK);
+    }
+    const double xstep = nice_step(xspan, 8);
+    for (double s = 0; s <= xspan + 1e-9; s += xstep) {
+        vline(&c, XP(s), y0, y1, GRID);
+        vline(&c, XP(s), y1, y1 + 3, BLACK);
+        snprintf(b, sizeof b, "%.0f", s);
+        text(&c, XP(s) - text_width(b) / 2, y1 + 6, b, BLACK);
+    }
+    for (size_t i = 1; i < n; i++) line(&c, XP(i - 1), YP(v[i - 1]), XP(i), YP(v[i]), CURVE[0]);
+    if (n == 1) px(&c, XP(0), YP(v[0]), CURVE[0]);
+#undef XP
+#undef YP
+    hline(&c, x0, x1, y0, BLACK, 0);
+    hline(&c, x0, x1, y1, BLACK, 0);
+    vline(&c, x0, y0, y1, BLACK);
+    vline(&c, x1, y0, y1, BLACK);
+    const char *xl = "pulse", *yl = "rad";
+    text(&c, (x0 + x1) / 2 - text_width(xl) / 2, y1 + 17, xl, GREYTXT);
+    text(&c, 8, y0 - 12, yl, GREYTXT);
+    sarbp_status st = sarbp_png_write8(path, c.p, width, height, 3);
+    free(c.p);
+    return st;
+}
