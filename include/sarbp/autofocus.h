@@ -12,11 +12,15 @@
  * one reprojection of the weighted image onto the pulses, about one
  * backprojection (Ash 2012, "An autofocus method for backprojection
  * imagery in synthetic aperture radar"). The range profiles are computed
- * once and kept. A quasi-Newton method (L-BFGS) first fits a polynomial in
- * the pulse index (orders 2 to 6: the smooth errors of several radians a
- * per-pulse search would take slowly), then every pulse's phase. The
- * estimate carries no constant and no linear term over the pulses: they
- * only move the image, and no sharpness measure sees them. */
+ * once and kept. The quadratic and cubic coefficients of the pulse index
+ * are scanned (+-16 rad in steps of 2: the sharpness is many-peaked in a
+ * smooth error of several radians), a quasi-Newton method (L-BFGS) fits a
+ * polynomial of orders 2 to 6, then coordinate ascent sweeps the pulses,
+ * each pulse's phase solved exactly with the others held (the sharpness is
+ * a trigonometric polynomial of degree 2 in it; Ash 2012), a sweep costing
+ * about one reprojection. The estimate carries no constant and no linear
+ * term over the pulses: they only move the image, and no sharpness measure
+ * sees them. */
 #ifndef SARBP_AUTOFOCUS_H
 #define SARBP_AUTOFOCUS_H
 
@@ -32,14 +36,16 @@ extern "C" {
 #endif
 
 typedef struct {
-    int iterations;       /* quasi-Newton iterations per stage, at most; 0: 40 */
+    int iterations;       /* quasi-Newton iterations, and sweeps over the pulses, at most;
+                             0: 40 */
     int poly_order;       /* the polynomial stage's highest order (2..12); 0: 6; -1: none */
     double tol;           /* stop a stage when an iteration gains less than this fraction
                              of the sharpness; 0: 1e-5 */
     int threads;          /* 0: all cores */
-    /* Called after every iteration (may be NULL): the stage (0 polynomial, 1 per
-     * pulse), the iteration, the sharpness relative to the uncorrected image's,
-     * and the largest phase change of the step (rad). */
+    /* Called after every iteration (may be NULL): the stage (0 the polynomial,
+     * iteration 0 a scan's result; 2 a sweep over the pulses), the iteration,
+     * the sharpness relative to the uncorrected image's, and the largest phase
+     * change of the step (rad). */
     void (*on_iteration)(void *user, int stage, int iteration, double sharpness, double step);
     void *user;
 } sarbp_autofocus_options;
@@ -47,7 +53,7 @@ typedef struct {
 void sarbp_autofocus_options_default(sarbp_autofocus_options *o);
 
 typedef struct {
-    int iterations;       /* both stages' */
+    int iterations;       /* quasi-Newton iterations and sweeps */
     int evaluations;      /* images formed (line searches included) */
     double sharpness;     /* the corrected image's, relative to the uncorrected one's */
 } sarbp_autofocus_info;

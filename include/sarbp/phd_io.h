@@ -132,6 +132,14 @@ sarbp_status sarbp_reader_read(sarbp_reader *rd, size_t p0, size_t np, sarbp_c32
  * corrections are in r0 and the samples, and must not be applied again. */
 void sarbp_reader_set_autofocus(sarbp_reader *rd, int on);
 
+/* A phase per selected pulse (rad, phase[n], n the selected pulses):
+ * read() multiplies pulse i's samples by exp(j phase[i]) (after the file's
+ * own corrections, when on): an autofocus estimate saved before, or an
+ * error injected to test one. Set after the selection (a new selection
+ * drops it); NULL removes it. SARBP_ERR_INVALID for a count that is not
+ * the selection's or a value that is not a finite angle. */
+sarbp_status sarbp_reader_set_phase(sarbp_reader *rd, const double *phase, size_t n);
+
 void sarbp_reader_free(sarbp_reader *rd); /* NULL is a no-op */
 
 /* Convenience: open, optionally select [i0, i1) (i1 == 0: all), read all. */

@@ -8,9 +8,10 @@
  * FP64 reference backprojector evaluates a pulse's value there. Sharpness
  * and gradients are taken relative to the uncorrected image's sharpness
  * (and the weight scaled by the image's peak) so that no scale of the data
- * overflows a float. L-BFGS with a backtracking line search runs twice:
- * over the coefficients of Legendre polynomials of the pulse index, then
- * over every pulse's phase. */
+ * overflows a float. Three steps: a scan of the quadratic and cubic
+ * coefficients; L-BFGS with a backtracking line search over Legendre
+ * polynomials of the pulse index; coordinate ascent over every pulse's
+ * phase, each solved exactly with the others held. */
 #include "sarbp/autofocus.h"
 
 #include <math.h>
@@ -99,52 +100,53 @@ static sarbp_status image_of(struct af *a, const double *phi, double *S)
     return SARBP_OK;
 }
 
-/* One pulse's reprojection: sum over the pixels of w(x) b_j(x), b_j as the
- * FP64 reference backprojector reads pulse j (bp_cpu_ref.c). */
+/* Pulse j's contribution b_j at pixel (x, y) of the plane z, as the FP64
+ * reference backprojector reads it (bp_cpu_ref.c); 0 off the profile. */
+static inline sarbp_c64 pulse_value(const sarbp_profiles *pr, size_t j, double x, double y, double z)
+{
+    const sarbp_c32 *prof = pr->data32 + j * pr->nbins;
+    const double *ap = pr->pos + 3 * j;
+    const double dx = x - ap[0], dy = y - ap[1], dz = z - ap[2];
+    const double dR = sqrt(dx * dx + dy * dy + dz * dz) - pr->r0[j];
+    const double b = (dR - pr->rstart[j]) / pr->dr[j];
+    const int cubic = pr->interp == SARBP_INTERP_CUBIC, quad = pr->interp == SARBP_INTERP_QUADRATIC;
+    const double fb = quad ? floor(b + 0.5) : floor(b);
+    if (!(fb >= 0.0) || fb >= (double)pr->nbins - 1.0) return (sarbp_c64){0, 0};
+    const size_t n = (size_t)fb;
+    const double t = b - fb;
+    double vr = 0, vi = 0;
+    if (quad || cubic) {
+        double wt[4];
+        if (quad) sarbp_interp_weights_quadratic(t, wt);
+        else sarbp_interp_weights_cubic(t, wt);
+        for (int k = 0; k < (quad ? 3 : 4); k++) {
+            const size_t m = n + (size_t)k - 1;
+            if (n + (size_t)k < 1 || m >= pr->nbins) continue;
+            vr += wt[k] * prof[m].re;
+            vi += wt[k] * prof[m].im;
+        }
+    } else {
+        vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
+        vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);
+    }
+    const double ph = 4.0 * M_PI / SARBP_C * pr->fref[j] * dR, cs = cos(ph), sn = sin(ph);
+    return (sarbp_c64){vr * cs - vi * sn, vr * sn + vi * cs};
+}
+
+/* One pulse's reprojection: sum over the pixels of w(x) b_j(x). */
 static void reproject_pulse(void *vctx, size_t j, int worker)
 {
     (void)worker;
     struct af *a = vctx;
-    const sarbp_profiles *pr = a->pr;
     const sarbp_grid *g = a->g;
-    const sarbp_c32 *prof = pr->data32 + j * pr->nbins;
-    const double *ap = pr->pos + 3 * j;
-    const double r0 = pr->r0[j], rs = pr->rstart[j], dr = pr->dr[j];
-    const double kph = 4.0 * M_PI / SARBP_C * pr->fref[j];
-    const int cubic = pr->interp == SARBP_INTERP_CUBIC, quad = pr->interp == SARBP_INTERP_QUADRATIC;
-    const double hi = (double)pr->nbins - 1.0;
     double sr = 0, si = 0;
     for (size_t iy = 0; iy < g->ny; iy++) {
-        const double y = sarbp_grid_y(g, iy), dy = y - ap[1], dz = g->zc - ap[2];
-        const double h2 = dy * dy + dz * dz;
+        const double y = sarbp_grid_y(g, iy);
         const sarbp_c64 *wr = a->w + iy * g->nx;
         for (size_t ix = 0; ix < g->nx; ix++) {
-            const double dx = sarbp_grid_x(g, ix) - ap[0];
-            const double dR = sqrt(dx * dx + h2) - r0;
-            const double b = (dR - rs) / dr;
-            const double fb = quad ? floor(b + 0.5) : floor(b);
-            if (!(fb >= 0.0) || fb >= hi) continue;
-            const size_t n = (size_t)fb;
-            const double t = b - fb;
-            double vr = 0, vi = 0;
-            if (quad || cubic) {
-                double wt[4];
-                if (quad) sarbp_interp_weights_quadratic(t, wt);
-                else sarbp_interp_weights_cubic(t, wt);
-                for (int k = 0; k < (quad ? 3 : 4); k++) {
-                    const size_t m = n + (size_t)k - 1;
-                    if (n + (size_t)k < 1 || m >= pr->nbins) continue;
-                    vr += wt[k] * prof[m].re;
-                    vi += wt[k] * prof[m].im;
-                }
-            } else {
-                vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
-                vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);
-            }
-            const double ph = kph * dR, cs = cos(ph), sn = sin(ph);
-            const double br = vr * cs - vi * sn, bi = vr * sn + vi * cs;
-            sr += wr[ix].re * br - wr[ix].im * bi;
-            si += wr[ix].re * bi + wr[ix].im * br;
+            const sarbp_c64 b = pulse_value(a->pr, j, sarbp_grid_x(g, ix), y, g->zc);
+            sr += wr[ix].re * b.re - wr[ix].im * b.im;
+            si += wr[ix].re * b.im + wr[ix].im * b.re;
         }
     }
     a->acc[j] = (sarbp_c64){sr, si};
@@ -177,21 +179,17 @@ static sarbp_status gradient_of(struct af *a, const double *phi, double *grad)
     return SARBP_OK;
 }
 
-/* ---- L-BFGS over parameters x: phi = B x (B: [P][n], NULL: the identity) ---- */
+/* ---- L-BFGS over the coefficients x of a basis: phi = B x (B: [P][n]) ---- */
 
 struct stage {
     struct af *a;
     size_t n;
-    const double *B;       /* [P][n] or NULL */
+    const double *B;       /* [P][n] */
     double *phi, *gphi;    /* [P] scratch */
 };
 
 static void phases_of(const struct stage *s, const double *x, double *phi)
 {
-    if (!s->B) {
-        memcpy(phi, x, s->a->P * sizeof *phi);
-        return;
-    }
     for (size_t j = 0; j < s->a->P; j++) {
         double v = 0;
         for (size_t k = 0; k < s->n; k++) v += s->B[j * s->n + k] * x[k];
@@ -208,13 +206,6 @@ static sarbp_status eval(struct stage *s, const double *x, double *f, double *g)
     *f = -S;
     if (!g) return SARBP_OK;
     SARBP_TRY(gradient_of(s->a, s->phi, s->gphi));
-    if (!s->B) {
-        /* no constant or linear term: they only move the image, and moving
-         * energy from outside the grid into it would pass for focus */
-        memcpy(g, s->gphi, s->n * sizeof *g);
-        sarbp_phase_detrend(g, s->n);
-        return SARBP_OK;
-    }
     for (size_t k = 0; k < s->n; k++) {
         double v = 0;
         for (size_t j = 0; j < s->a->P; j++) v += s->B[j * s->n + k] * s->gphi[j];
@@ -229,9 +220,7 @@ static double step_phase(const struct stage *s, const double *dx)
     double m = 0;
     for (size_t j = 0; j < s->a->P; j++) {
         double v = 0;
-        if (!s->B) v = dx[j];
-        else
-            for (size_t k = 0; k < s->n; k++) v += s->B[j * s->n + k] * dx[k];
+        for (size_t k = 0; k < s->n; k++) v += s->B[j * s->n + k] * dx[k];
         if (fabs(v) > m) m = fabs(v);
     }
     return m;
@@ -248,7 +237,7 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
     double *g = mem, *d = g + n, *xt = d + n, *gt = xt + n, *S = gt + n, *Y = S + LBFGS_M * n;
     double *rho = Y + LBFGS_M * n, *alpha = rho + LBFGS_M;
     int head = 0, have = 0;
-    double f;
+    double f = 0;
     sarbp_status err = eval(st, x, &f, g);
     for (int it = 0; !err && it < maxit; it++) {
         /* the direction: two-loop recursion over the pairs kept */
@@ -302,15 +291,11 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
         if (err || !ok) break;
         err = gradient_of(st->a, st->phi, st->gphi); /* the image of xt is in a->img */
         if (err) break;
-        if (!st->B) {
-            memcpy(gt, st->gphi, n * sizeof *gt);
-            sarbp_phase_detrend(gt, n);
-        } else
-            for (size_t k = 0; k < n; k++) {
-                double v = 0;
-                for (size_t j = 0; j < st->a->P; j++) v += st->B[j * n + k] * st->gphi[j];
-                gt[k] = v;
-            }
+        for (size_t k = 0; k < n; k++) {
+            double v = 0;
+            for (size_t j = 0; j < st->a->P; j++) v += st->B[j * n + k] * st->gphi[j];
+            gt[k] = v;
+        }
         double sy = 0;
         for (size_t i = 0; i < n; i++) {
             S[head * n + i] = xt[i] - x[i];
@@ -323,13 +308,11 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
             if (have < LBFGS_M) have++;
         }
         const double gain = (f - ft) / fabs(f);
-        const double step = step_phase(st, S + ((head - 1 + LBFGS_M) % LBFGS_M) * n);
         memcpy(x, xt, n * sizeof *x);
         memcpy(g, gt, n * sizeof *g);
         f = ft;
         (*iters)++;
         if (o->on_iteration) o->on_iteration(o->user, stage_no, it + 1, -f, t * dmax);
-        (void)step;
         if (gain < tol) break;
     }
     free(mem);
@@ -365,6 +348,154 @@ static sarbp_status scan(struct stage *st, double *c, const sarbp_autofocus_opti
         if (o->on_iteration) o->on_iteration(o->user, 0, 0, -fbest, fabs(best));
     }
     return SARBP_OK;
+}
+
+/* The linear term of phases d[n] given modulo 2 pi (each within a turn of
+ * zero): a least-squares line refitted to the residuals wrapped into
+ * (-pi, pi], so that a phase that came out a turn away does not tilt it,
+ * removed from d. */
+static void detrend_wrapped(double *d, size_t n)
+{
+    if (n < 2) return;
+    const double jm = 0.5 * (double)(n - 1);
+    double sjj = 0, a = 0, b = 0;
+    for (size_t j = 0; j < n; j++) sjj += ((double)j - jm) * ((double)j - jm);
+    for (int it = 0; it < 8; it++) {
+        double sr = 0, sjr = 0;
+        for (size_t j = 0; j < n; j++) {
+            const double r = remainder(d[j] - a - b * ((double)j - jm), 2.0 * M_PI);
+            sr += r;
+            sjr += ((double)j - jm) * r;
+        }
+        a += sr / (double)n;
+        b += sjr / sjj;
+    }
+    for (size_t j = 0; j < n; j++) d[j] -= a + b * ((double)j - jm);
+}
+
+/* ---- coordinate ascent, pulse by pulse (Ash 2012) ----
+ * With every other pulse held, the sharpness is a trigonometric polynomial
+ * of degree 2 in the pulse's phase: with u the image without pulse j and
+ * v = b_j, |u + e^{i phi} v|^4 = (a + 2 Re(e^{i phi} c))^2, a = |u|^2 + |v|^2,
+ * c = conj(u) v, so
+ *     S(phi) = K + Re(e^{i phi} C1) + Re(e^{2 i phi} C2),
+ *     C1 = sum 4 a c,  C2 = sum 2 c^2,
+ * whose maximum is found on a grid of angles and polished by Newton. One
+ * sweep over the pulses costs about one reprojection and climbs out of the
+ * shallow valleys a gradient method stops in. */
+struct sweep_ctx {
+    struct af *a;
+    size_t j;
+    sarbp_c64 *v;      /* [N]: b_j */
+};
+
+static void values_row(void *vctx, size_t iy, int worker)
+{
+    (void)worker;
+    const struct sweep_ctx *c = vctx;
+    const sarbp_grid *g = c->a->g;
+    const double y = sarbp_grid_y(g, iy);
+    for (size_t ix = 0; ix < g->nx; ix++)
+        c->v[iy * g->nx + ix] = pulse_value(c->a->pr, c->j, sarbp_grid_x(g, ix), y, g->zc);
+}
+
+/* The best phase of S(phi) = Re(e^{i phi} C1) + Re(e^{2 i phi} C2) (and
+ * a constant): the best of a grid of angles, refined by golden section. */
+static double best_phase(sarbp_c64 C1, sarbp_c64 C2)
+{
+#define FVAL(p) (C1.re * cos(p) - C1.im * sin(p) + C2.re * cos(2 * (p)) - C2.im * sin(2 * (p)))
+    double best = 0, fbest = -INFINITY;
+    for (int k = 0; k < 64; k++) {
+        const double p = 2.0 * M_PI * k / 64.0, f = FVAL(p);
+        if (f > fbest) {
+            fbest = f;
+            best = p;
+        }
+    }
+    /* golden-section refinement within a grid step either side */
+    double lo = best - 2.0 * M_PI / 64.0, hi = best + 2.0 * M_PI / 64.0;
+    const double gr = 0.5 * (sqrt(5.0) - 1.0);
+    double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo), f1 = FVAL(x1), f2 = FVAL(x2);
+    for (int it = 0; it < 30; it++) {
+        if (f1 > f2) {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - gr * (hi - lo);
+            f1 = FVAL(x1);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + gr * (hi - lo);
+            f2 = FVAL(x2);
+        }
+    }
+    const double m = 0.5 * (lo + hi);
+    return FVAL(m) > fbest ? m : best;
+#undef FVAL
+}
+
+/* Sweeps over the pulses until a sweep gains less than tol; img: the image
+ * of phi, kept current in FP64. */
+static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, sarbp_c64 *img,
+                           const sarbp_autofocus_options *o, int *iters)
+{
+    const int maxit = o->iterations > 0 ? o->iterations : 40;
+    const double tol = o->tol > 0 ? o->tol : 1e-5;
+    sarbp_c64 *v = malloc(a->N * sizeof *v);
+    if (!v) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    struct sweep_ctx c = {a, 0, v};
+    double S_prev = 0;
+    for (size_t i = 0; i < a->N; i++) {
+        const double p = img[i].re * img[i].re + img[i].im * img[i].im;
+        S_prev += p * p;
+    }
+    sarbp_status st = SARBP_OK;
+    for (int it = 0; !st && it < maxit; it++) {
+        double moved = 0;
+        for (size_t j = 0; !st && j < a->P; j++) {
+            c.j = j;
+            st = sarbp_parallel_for(a->threads, a->g->ny, values_row, &c);
+            if (st) break;
+            const double zr = cos(phi[j]), zi = sin(phi[j]);
+            sarbp_c64 C1 = {0, 0}, C2 = {0, 0};
+            for (size_t i = 0; i < a->N; i++) {
+                const double vr = zr * v[i].re - zi * v[i].im, vi = zr * v[i].im + zi * v[i].re;
+                const double ur = img[i].re - vr, ui = img[i].im - vi;
+                const double aa = ur * ur + ui * ui + v[i].re * v[i].re + v[i].im * v[i].im;
+                const double cr = ur * v[i].re + ui * v[i].im, ci = ur * v[i].im - ui * v[i].re;
+                C1.re += 4 * aa * cr;
+                C1.im += 4 * aa * ci;
+                C2.re += 2 * (cr * cr - ci * ci);
+                C2.im += 4 * cr * ci;
+            }
+            const double np = best_phase(C1, C2);
+            const double dr = cos(np) - zr, di = sin(np) - zi;
+            for (size_t i = 0; i < a->N; i++) {
+                img[i].re += dr * v[i].re - di * v[i].im;
+                img[i].im += dr * v[i].im + di * v[i].re;
+            }
+            const double d = fabs(remainder(np - phi[j], 2.0 * M_PI));
+            if (d > moved) moved = d;
+            /* the pulse's own part, a turn at most either side of the
+             * smooth estimate it started from */
+            phi[j] = smooth[j] + remainder(np - smooth[j], 2.0 * M_PI);
+        }
+        if (st) break;
+        double S = 0;
+        for (size_t i = 0; i < a->N; i++) {
+            const double p = img[i].re * img[i].re + img[i].im * img[i].im;
+            S += p * p;
+        }
+        (*iters)++;
+        if (o->on_iteration) o->on_iteration(o->user, 2, it + 1, S / a->S0, moved);
+        const double gain = (S - S_prev) / S_prev;
+        S_prev = S;
+        if (gain < tol) break;
+    }
+    free(v);
+    return st;
 }
 
 /* Legendre polynomials of orders 2 .. order at the pulses, t in [-1, 1]. */
@@ -444,13 +575,27 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
         if (!st) st = lbfgs(&sg, c, 0, o, &iters);
         if (!st) phases_of(&sg, c, x);
     }
-    if (!st) { /* every pulse, in the space without constant and linear terms */
+    if (!st) { /* every pulse: coordinate ascent from the polynomial's phases */
         sarbp_phase_detrend(x, P);
-        struct stage sg = {&a, P, NULL, phi, gphi};
-        st = lbfgs(&sg, x, 1, o, &iters);
+        st = image_of(&a, x, &S);
+        sarbp_c64 *img = st ? NULL : malloc(N * sizeof *img);
+        if (!st && !img) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+        for (size_t i = 0; img && i < N; i++) img[i] = (sarbp_c64){a.img[i].re, a.img[i].im};
+        double *smooth = st ? NULL : malloc(P * sizeof *smooth);
+        if (!st && !smooth) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+        if (!st) {
+            memcpy(smooth, x, P * sizeof *smooth);
+            st = sweeps(&a, smooth, x, img, o, &iters);
+        }
+        if (!st) { /* x = smooth + its per-pulse part, each without a linear term */
+            for (size_t j = 0; j < P; j++) x[j] -= smooth[j];
+            detrend_wrapped(x, P);
+            for (size_t j = 0; j < P; j++) x[j] += smooth[j];
+        }
+        free(smooth);
+        free(img);
     }
     if (!st) {
-        sarbp_phase_detrend(x, P);
         memcpy(phase, x, P * sizeof *phase);
         st = image_of(&a, x, &S);
     }

@@ -1,11 +1,13 @@
 /* cmd_form.c - sarbp form: phase histories in, images out. */
+#include <errno.h>
 #include <math.h>
-#include <unistd.h> /* dup */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h> /* dup */
 
 #include "cli.h"
 #include "sarbp/date.h"
@@ -45,6 +47,9 @@ static void help(void)
 "                        phase_rad; pulses in input order after --pulses/--azimuth)\n"
 "      --autofocus-plot F.png  --autofocus estimate: also plot the estimate per pulse\n"
 "                        (the .h5 image carries it as autofocus/phase in any case)\n"
+"      --phase-csv F     multiply each selected pulse by exp(j phase) from F (pulse,\n"
+"                        phase_rad rows as --autofocus-csv writes: a saved estimate,\n"
+"                        or an error injected to test autofocus)\n"
 "      --channel ID      CPHD: the channel (Data/Channel/Identifier) to read (default:\n"
 "                        the first)\n"
 "      --polarisation P  HH, VV, HV or VH: read only the inputs of that polarisation\n"
@@ -146,7 +151,7 @@ static void help(void)
 enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
-    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_AF_CSV, OPT_AF_PLOT, OPT_RAWFP16,
+    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_AF_CSV, OPT_AF_PLOT, OPT_PHASE_CSV, OPT_RAWFP16,
     OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX,
     OPT_ALGORITHM, OPT_MAXERR, OPT_POLARISATION
 };
@@ -177,6 +182,7 @@ static const struct option longopts[] = {
     {"raw-fp16", no_argument, NULL, OPT_RAWFP16},
     {"autofocus-csv", required_argument, NULL, OPT_AF_CSV},
     {"autofocus-plot", required_argument, NULL, OPT_AF_PLOT},
+    {"phase-csv", required_argument, NULL, OPT_PHASE_CSV},
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
     {"channel", required_argument, NULL, OPT_CHANNEL},
@@ -202,6 +208,7 @@ struct provenance {
     int autofocus; /* asked: 1 the file's corrections, 2 estimated */
     sarbp_autofocus_info af; /* estimated: how */
     double af_rms;           /* estimated: the correction's rms, rad */
+    char phase_csv[512];     /* --phase-csv: its file */
 };
 
 /* sarbp_image_set_attr with the value printf-formatted (a number) */
@@ -255,6 +262,7 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
     }
     SARBP_TRY(sarbp_image_set_attr(img, "selection", pv->selection));
     SARBP_TRY(sarbp_image_set_attr(img, "autofocus", af));
+    if (pv->phase_csv[0]) SARBP_TRY(sarbp_image_set_attr(img, "phase_applied", pv->phase_csv));
     SARBP_TRY(sarbp_image_set_attr(img, "device", dev));
     /* the command line, shell-quoted where needed */
     size_t n = (size_t)snprintf(buf, sizeof buf, "sarbp");
@@ -337,6 +345,65 @@ static void warn_grid(const char *cmd, const sarbp_phd *meta, const sarbp_grid *
                  "(%.3g m in range, %s): the image is aliased", cmd, g->dx, g->dy,
                  s.range_res, az);
     }
+}
+
+/* A phase per selected pulse from a CSV of "pulse,phase_rad" rows (a
+ * header line allowed), pulses 0 .. n - 1 in order: *out malloc'd. */
+static sarbp_status read_phase_csv(const char *path, size_t n, double **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return sarbp_error(SARBP_ERR_IO, "'%s' is not a regular file", path);
+    }
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        fclose(f);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    char line[256];
+    size_t count = 0, lineno = 0;
+    sarbp_status st = SARBP_OK;
+    while (!st && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu is too long", path, lineno);
+            break;
+        }
+        if (lineno == 1 && !strncmp(line, "pulse,", 6)) continue; /* the header */
+        if (line[0] == '\n' || line[0] == '\0') continue;
+        char *end;
+        errno = 0;
+        const unsigned long long idx = strtoull(line, &end, 10);
+        double ph = NAN;
+        if (end != line && *end == ',') {
+            char *e2;
+            ph = strtod(end + 1, &e2);
+            while (*e2 == ' ' || *e2 == '\r' || *e2 == '\n') e2++;
+            if (*e2) ph = NAN;
+        }
+        if (errno || !isfinite(ph) || fabs(ph) > 1e6)
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu is not 'pulse,phase_rad'", path, lineno);
+        else if (idx != count || count >= n)
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu: pulse %llu where %zu was next (the "
+                             "selection has %zu pulses)", path, lineno, idx, count, n);
+        else
+            v[count++] = ph;
+    }
+    if (!st && ferror(f)) st = sarbp_error(SARBP_ERR_IO, "cannot read '%s'", path);
+    if (!st && count != n)
+        st = sarbp_error(SARBP_ERR_FORMAT, "'%s' has %zu phases; the selection has %zu pulses", path,
+                         count, n);
+    fclose(f);
+    if (st) {
+        free(v);
+        return st;
+    }
+    *out = v;
+    return SARBP_OK;
 }
 
 /* The estimate as CSV, through a temporary committed whole. */
@@ -426,7 +493,7 @@ int cmd_form(int argc, char **argv)
     sarbp_bp_options_default(&bo);
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
-    const char *af_csv = NULL, *af_plot = NULL;
+    const char *af_csv = NULL, *af_plot = NULL, *phase_csv = NULL;
     int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     int have_interp = 0;
     size_t pulses[2];
@@ -612,6 +679,7 @@ int cmd_form(int argc, char **argv)
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
         case OPT_AF_CSV: af_csv = optarg; break;
         case OPT_AF_PLOT: af_plot = optarg; break;
+        case OPT_PHASE_CSV: phase_csv = optarg; break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
         }
@@ -724,6 +792,17 @@ int cmd_form(int argc, char **argv)
         return cli_fail_status(cmd, st);
     }
     meta = sarbp_reader_meta(rd);
+    if (phase_csv) { /* a phase per selected pulse, applied as the samples are read */
+        double *ph = NULL;
+        st = read_phase_csv(phase_csv, meta->npulses, &ph);
+        if (!st) st = sarbp_reader_set_phase(rd, ph, meta->npulses);
+        free(ph);
+        if (st) {
+            sarbp_reader_free(rd);
+            return cli_fail_status(cmd, st);
+        }
+        snprintf(pv.phase_csv, sizeof pv.phase_csv, "%s", phase_csv);
+    }
 
     int sicd_out = 0;
     for (size_t i = 0; i < nout; i++)

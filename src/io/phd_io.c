@@ -37,6 +37,7 @@ struct sarbp_reader_s {
     sarbp_phd view;         /* pulses [sel0, sel1), autofocus applied: what meta() returns */
     size_t sel0, sel1;
     int autofocus;
+    double *phase;          /* [sel1 - sel0] or NULL: a phase per selected pulse (set_phase) */
     size_t open_file;       /* the file whose handle is open, or nfiles for none */
     sarbp_collection coll;  /* the inputs' (or the caller's) geographic reference */
     double *t_all;          /* every pulse's time, NULL unless every file has times */
@@ -837,6 +838,8 @@ sarbp_status sarbp_reader_select(sarbp_reader *rd, size_t i0, size_t i1)
                            i1, rd->all->npulses);
     rd->sel0 = i0;
     rd->sel1 = i1;
+    free(rd->phase); /* it was the old selection's */
+    rd->phase = NULL;
     refresh_view(rd);
     return SARBP_OK;
 }
@@ -951,15 +954,33 @@ sarbp_status sarbp_reader_read(sarbp_reader *rd, size_t p0, size_t np, sarbp_c32
         SARBP_TRY(f->ops->read(f, local, m, dst));
         SARBP_TRY(check_finite(f->path, local, m, k, dst));
         if (rd->autofocus && rd->all->ph_correct) apply_phase(rd->all->ph_correct + g, m, k, dst);
+        if (rd->phase) apply_phase(rd->phase + (g - rd->sel0), m, k, dst);
         dst += m * k;
         g += m;
     }
     return SARBP_OK;
 }
 
+sarbp_status sarbp_reader_set_phase(sarbp_reader *rd, const double *phase, size_t n)
+{
+    free(rd->phase);
+    rd->phase = NULL;
+    if (!phase) return SARBP_OK;
+    if (n != rd->sel1 - rd->sel0)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu phases for %zu selected pulses", n, rd->sel1 - rd->sel0);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(phase[i]) || fabs(phase[i]) > 1e6)
+            return sarbp_error(SARBP_ERR_INVALID, "phase %zu (%g) is not a finite angle", i, phase[i]);
+    if (n && !(rd->phase = malloc(n * sizeof *rd->phase)))
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu phases", n);
+    if (n) memcpy(rd->phase, phase, n * sizeof *rd->phase);
+    return SARBP_OK;
+}
+
 void sarbp_reader_free(sarbp_reader *rd)
 {
     if (!rd) return;
+    free(rd->phase);
     for (size_t i = 0; i < rd->nfiles; i++) file_clear(&rd->files[i]);
     free(rd->files);
     free(rd->first);
