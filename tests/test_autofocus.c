@@ -211,6 +211,28 @@ static void test_cli(void **state)
     assert_int_equal(tu_sh(text, sizeof text, "cat '%s'", csv), 0);
     assert_int_equal(tu_count_lines(text), 65);
     assert_true(tu_exists(png));
+    /* the saved estimate applied with --phase-csv forms the same image, bit
+     * for bit */
+    char img2[600], bad[600];
+    snprintf(img2, sizeof img2, "%s/img2.h5", dir);
+    snprintf(bad, sizeof bad, "%s/bad.csv", dir);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --phase-csv '%s'", in, img2, g, csv), 0);
+    sarbp_image *a, *b;
+    tu_ok(sarbp_image_read(img, &a));
+    tu_ok(sarbp_image_read(img2, &b));
+    assert_memory_equal(a->data, b->data, 64 * 64 * sizeof(sarbp_c32));
+    assert_non_null(sarbp_image_get_attr(b, "phase_applied"));
+    sarbp_image_free(a);
+    sarbp_image_free(b);
+    /* a CSV of the wrong count or form: refused, naming the file and line */
+    assert_int_equal(tu_sh(text, sizeof text, "head -n 10 '%s' > '%s'", csv, bad), 0);
+    remove(img2);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --phase-csv '%s'", in, img2, g, bad), 1);
+    assert_non_null(strstr(err, "has 9 phases; the selection has 64 pulses"));
+    assert_int_equal(tu_sh(text, sizeof text, "printf 'pulse,phase_rad\\n0,nan\\n' > '%s'", bad), 0);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --phase-csv '%s'", in, img2, g, bad), 1);
+    assert_non_null(strstr(err, "line 2 is not 'pulse,phase_rad'"));
+    assert_false(tu_exists(img2));
     /* the bare --autofocus is the file's corrections: none here, so a warning */
     assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus", in, img, g), 0);
     assert_non_null(strstr(err, "carry no autofocus"));
