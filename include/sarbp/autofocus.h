@@ -13,7 +13,7 @@
  * backprojection (Ash 2012, "An autofocus method for backprojection
  * imagery in synthetic aperture radar"). The range profiles are computed
  * once and kept. The quadratic and cubic coefficients of the pulse index
- * are scanned (+-16 rad in steps of 2: the sharpness is many-peaked in a
+ * are scanned (+-15 rad in steps of 3: the sharpness is many-peaked in a
  * smooth error of several radians), a quasi-Newton method (L-BFGS) fits a
  * polynomial of orders 2 to 6, then coordinate ascent sweeps the pulses,
  * each pulse's phase solved exactly with the others held (the sharpness is
@@ -40,7 +40,7 @@ typedef struct {
                              0: 40 */
     int poly_order;       /* the polynomial stage's highest order (2..12); 0: 6; -1: none */
     double tol;           /* stop a stage when an iteration gains less than this fraction
-                             of the sharpness; 0: 1e-5 */
+                             of the sharpness; 0: 1e-4 for the polynomial, 1e-3 for a sweep */
     int threads;          /* 0: all cores */
     /* Called after every iteration (may be NULL): the stage (0 the polynomial,
      * iteration 0 a scan's result; 2 a sweep over the pulses), the iteration,

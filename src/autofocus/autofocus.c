@@ -4,8 +4,8 @@
  * The range profiles are compressed once (FP32). An image for phases phi
  * is the FP32 tiled backprojection of the profiles multiplied by
  * exp(j phi_j); the gradient of the sharpness is one reprojection of the
- * weight |I|^2 conj(I) onto every pulse, evaluated pixel by pixel as the
- * FP64 reference backprojector evaluates a pulse's value there. Sharpness
+ * weight |I|^2 conj(I) onto every pulse, each pulse's contribution made by
+ * the same FP32 tiled backprojector over that pulse alone. Sharpness
  * and gradients are taken relative to the uncorrected image's sharpness
  * (and the weight scaled by the image's peak) so that no scale of the data
  * overflows a float. Three steps: a scan of the quadratic and cubic
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parallel.h"
 #include "sarbp/backproject.h"
 
 #define LBFGS_M 6
@@ -69,6 +68,7 @@ struct af {
     sarbp_c32 *img;        /* [N]: the image of the last evaluation */
     sarbp_c64 *w;          /* [N]: |I|^2 conj(I) / peak^3 */
     sarbp_c64 *acc;        /* [P]: sum_x w(x) b_j(x) */
+    sarbp_c32 *vbuf;       /* [N]: one pulse's contribution */
     double S0;             /* the uncorrected image's sharpness */
     double wscale;         /* peak^3 / S0 of the image w came from */
     int evaluations;
@@ -100,56 +100,14 @@ static sarbp_status image_of(struct af *a, const double *phi, double *S)
     return SARBP_OK;
 }
 
-/* Pulse j's contribution b_j at pixel (x, y) of the plane z, as the FP64
- * reference backprojector reads it (bp_cpu_ref.c); 0 off the profile. */
-static inline sarbp_c64 pulse_value(const sarbp_profiles *pr, size_t j, double x, double y, double z)
+/* Pulse j's contribution b_j to every pixel, into v[N]: the FP32 tiled
+ * backprojector of the image (sarbp_bp_cpu_fp32) over that one pulse, so
+ * that the gradient and the sweeps see exactly the image's arithmetic. */
+static sarbp_status pulse_image(struct af *a, size_t j, sarbp_c32 *v)
 {
-    const sarbp_c32 *prof = pr->data32 + j * pr->nbins;
-    const double *ap = pr->pos + 3 * j;
-    const double dx = x - ap[0], dy = y - ap[1], dz = z - ap[2];
-    const double dR = sqrt(dx * dx + dy * dy + dz * dz) - pr->r0[j];
-    const double b = (dR - pr->rstart[j]) / pr->dr[j];
-    const int cubic = pr->interp == SARBP_INTERP_CUBIC, quad = pr->interp == SARBP_INTERP_QUADRATIC;
-    const double fb = quad ? floor(b + 0.5) : floor(b);
-    if (!(fb >= 0.0) || fb >= (double)pr->nbins - 1.0) return (sarbp_c64){0, 0};
-    const size_t n = (size_t)fb;
-    const double t = b - fb;
-    double vr = 0, vi = 0;
-    if (quad || cubic) {
-        double wt[4];
-        if (quad) sarbp_interp_weights_quadratic(t, wt);
-        else sarbp_interp_weights_cubic(t, wt);
-        for (int k = 0; k < (quad ? 3 : 4); k++) {
-            const size_t m = n + (size_t)k - 1;
-            if (n + (size_t)k < 1 || m >= pr->nbins) continue;
-            vr += wt[k] * prof[m].re;
-            vi += wt[k] * prof[m].im;
-        }
-    } else {
-        vr = prof[n].re + t * (prof[n + 1].re - prof[n].re);
-        vi = prof[n].im + t * (prof[n + 1].im - prof[n].im);
-    }
-    const double ph = 4.0 * M_PI / SARBP_C * pr->fref[j] * dR, cs = cos(ph), sn = sin(ph);
-    return (sarbp_c64){vr * cs - vi * sn, vr * sn + vi * cs};
-}
-
-/* One pulse's reprojection: sum over the pixels of w(x) b_j(x). */
-static void reproject_pulse(void *vctx, size_t j, int worker)
-{
-    (void)worker;
-    struct af *a = vctx;
-    const sarbp_grid *g = a->g;
-    double sr = 0, si = 0;
-    for (size_t iy = 0; iy < g->ny; iy++) {
-        const double y = sarbp_grid_y(g, iy);
-        const sarbp_c64 *wr = a->w + iy * g->nx;
-        for (size_t ix = 0; ix < g->nx; ix++) {
-            const sarbp_c64 b = pulse_value(a->pr, j, sarbp_grid_x(g, ix), y, g->zc);
-            sr += wr[ix].re * b.re - wr[ix].im * b.im;
-            si += wr[ix].re * b.im + wr[ix].im * b.re;
-        }
-    }
-    a->acc[j] = (sarbp_c64){sr, si};
+    const sarbp_profiles one = sarbp_profiles_slice(a->pr, j, 1);
+    memset(v, 0, a->N * sizeof *v);
+    return sarbp_bp_cpu_fp32(&one, a->g, a->threads, v);
 }
 
 /* The gradient of -S / S0 over phi at the image in a->img (formed for phi). */
@@ -168,7 +126,16 @@ static sarbp_status gradient_of(struct af *a, const double *phi, double *grad)
         const double re = a->img[i].re / peak, im = a->img[i].im / peak, p = re * re + im * im;
         a->w[i] = (sarbp_c64){p * re, -p * im};
     }
-    SARBP_TRY(sarbp_parallel_for(a->threads, a->P, reproject_pulse, a));
+    for (size_t j = 0; j < a->P; j++) { /* the reprojection, pulse by pulse */
+        SARBP_TRY(pulse_image(a, j, a->vbuf));
+        double sr = 0, si = 0;
+        for (size_t i = 0; i < a->N; i++) {
+            const sarbp_c32 b = a->vbuf[i];
+            sr += a->w[i].re * b.re - a->w[i].im * b.im;
+            si += a->w[i].re * b.im + a->w[i].im * b.re;
+        }
+        a->acc[j] = (sarbp_c64){sr, si};
+    }
     const double scale = peak * peak * peak / a->S0;
     for (size_t j = 0; j < a->P; j++) {
         /* Im(exp(j phi) acc) */
@@ -231,7 +198,7 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
 {
     const size_t n = st->n;
     const int maxit = o->iterations > 0 ? o->iterations : 40;
-    const double tol = o->tol > 0 ? o->tol : 1e-5;
+    const double tol = o->tol > 0 ? o->tol : 1e-4;
     double *mem = calloc((4 + 2 * LBFGS_M) * n + 2 * LBFGS_M, sizeof *mem);
     if (!mem) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
     double *g = mem, *d = g + n, *xt = d + n, *gt = xt + n, *S = gt + n, *Y = S + LBFGS_M * n;
@@ -324,8 +291,8 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
  * the cubic coefficients are first scanned, one after the other, over
  * +-SCAN_RAD in steps of SCAN_STEP (a residual of at most half a step
  * leaves the image focused enough for the climb), keeping the sharpest. */
-#define SCAN_RAD 16.0
-#define SCAN_STEP 2.0
+#define SCAN_RAD 15.0
+#define SCAN_STEP 3.0
 
 static sarbp_status scan(struct stage *st, double *c, const sarbp_autofocus_options *o)
 {
@@ -383,22 +350,6 @@ static void detrend_wrapped(double *d, size_t n)
  * whose maximum is found on a grid of angles and polished by Newton. One
  * sweep over the pulses costs about one reprojection and climbs out of the
  * shallow valleys a gradient method stops in. */
-struct sweep_ctx {
-    struct af *a;
-    size_t j;
-    sarbp_c64 *v;      /* [N]: b_j */
-};
-
-static void values_row(void *vctx, size_t iy, int worker)
-{
-    (void)worker;
-    const struct sweep_ctx *c = vctx;
-    const sarbp_grid *g = c->a->g;
-    const double y = sarbp_grid_y(g, iy);
-    for (size_t ix = 0; ix < g->nx; ix++)
-        c->v[iy * g->nx + ix] = pulse_value(c->a->pr, c->j, sarbp_grid_x(g, ix), y, g->zc);
-}
-
 /* The best phase of S(phi) = Re(e^{i phi} C1) + Re(e^{2 i phi} C2) (and
  * a constant): the best of a grid of angles, refined by golden section. */
 static double best_phase(sarbp_c64 C1, sarbp_c64 C2)
@@ -442,10 +393,8 @@ static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, sarb
                            const sarbp_autofocus_options *o, int *iters)
 {
     const int maxit = o->iterations > 0 ? o->iterations : 40;
-    const double tol = o->tol > 0 ? o->tol : 1e-5;
-    sarbp_c64 *v = malloc(a->N * sizeof *v);
-    if (!v) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
-    struct sweep_ctx c = {a, 0, v};
+    const double tol = o->tol > 0 ? o->tol : 1e-3;
+    const sarbp_c32 *v = a->vbuf;
     double S_prev = 0;
     for (size_t i = 0; i < a->N; i++) {
         const double p = img[i].re * img[i].re + img[i].im * img[i].im;
@@ -455,8 +404,7 @@ static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, sarb
     for (int it = 0; !st && it < maxit; it++) {
         double moved = 0;
         for (size_t j = 0; !st && j < a->P; j++) {
-            c.j = j;
-            st = sarbp_parallel_for(a->threads, a->g->ny, values_row, &c);
+            st = pulse_image(a, j, a->vbuf);
             if (st) break;
             const double zr = cos(phi[j]), zi = sin(phi[j]);
             sarbp_c64 C1 = {0, 0}, C2 = {0, 0};
@@ -494,7 +442,6 @@ static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, sarb
         S_prev = S;
         if (gain < tol) break;
     }
-    free(v);
     return st;
 }
 
@@ -557,10 +504,11 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
         a.img = malloc(N * sizeof *a.img);
         a.w = malloc(N * sizeof *a.w);
         a.acc = malloc(P * sizeof *a.acc);
+        a.vbuf = malloc(N * sizeof *a.vbuf);
         phi = calloc(P, sizeof *phi);
         gphi = calloc(P, sizeof *gphi);
         x = calloc(P, sizeof *x);
-        if (!a.img || !a.w || !a.acc || !phi || !gphi || !x)
+        if (!a.img || !a.w || !a.acc || !a.vbuf || !phi || !gphi || !x)
             st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus (%zu pixels, %zu pulses)", N, P);
     }
     int iters = 0;
@@ -610,6 +558,7 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
     free(a.img);
     free(a.w);
     free(a.acc);
+    free(a.vbuf);
     free(B);
     free(x);
     free(phi);
