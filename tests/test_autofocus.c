@@ -41,25 +41,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* SER of t against r after the best complex gain on t. */
-static double ser_gain(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
-{
-    double nr = 0, ni = 0, tt = 0;
-    for (size_t i = 0; i < n; i++) { /* <t, r> / <t, t> */
-        nr += (double)t[i].re * r[i].re + (double)t[i].im * r[i].im;
-        ni += (double)t[i].re * r[i].im - (double)t[i].im * r[i].re;
-        tt += (double)t[i].re * t[i].re + (double)t[i].im * t[i].im;
-    }
-    const double gr = tt > 0 ? nr / tt : 0, gi = tt > 0 ? ni / tt : 0;
-    double e = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double er = r[i].re - (gr * t[i].re - gi * t[i].im);
-        const double ei = r[i].im - (gr * t[i].im + gi * t[i].re);
-        e += er * er + ei * ei;
-        s += (double)r[i].re * r[i].re + (double)r[i].im * r[i].im;
-    }
-    return e > 0 ? 10.0 * log10(s / e) : INFINITY;
-}
 
 static double sharp(const sarbp_c32 *x, size_t n)
 {
@@ -106,7 +87,7 @@ static void one_case(const char *name, const double *err_in, double min_img_db, 
     sarbp_autofocus_apply(p, neg);
     sarbp_image *bad = form(p);
     const size_t n = grid.nx * grid.ny;
-    const double ser_bad = ser_gain(bad->data, clean->data, n);
+    const double ser_bad = tu_ser_gain_c32(bad->data, clean->data, n);
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_autofocus_options o;
@@ -117,7 +98,7 @@ static void one_case(const char *name, const double *err_in, double min_img_db, 
     tu_ok(sarbp_autofocus_estimate(p, &grid, &rc, &o, est, &info));
     sarbp_autofocus_apply(p, est);
     sarbp_image *fixed = form(p);
-    const double ser_fixed = ser_gain(fixed->data, clean->data, n);
+    const double ser_fixed = tu_ser_gain_c32(fixed->data, clean->data, n);
     /* the difference wrapped (phases are equal modulo 2 pi), its constant
      * and linear terms removed */
     double d[NP], rms = 0;

@@ -33,24 +33,6 @@ static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g)
     return img;
 }
 
-/* SER of t against r after the best complex gain on t. */
-static double ser_gain(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
-{
-    double nr = 0, ni = 0, tt = 0, e = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        nr += (double)t[i].re * r[i].re + (double)t[i].im * r[i].im;
-        ni += (double)t[i].re * r[i].im - (double)t[i].im * r[i].re;
-        tt += (double)t[i].re * t[i].re + (double)t[i].im * t[i].im;
-    }
-    const double gr = nr / tt, gi = ni / tt;
-    for (size_t i = 0; i < n; i++) {
-        const double er = r[i].re - (gr * t[i].re - gi * t[i].im);
-        const double ei = r[i].im - (gr * t[i].im + gi * t[i].re);
-        e += er * er + ei * ei;
-        s += (double)r[i].re * r[i].re + (double)r[i].im * r[i].im;
-    }
-    return e > 0 ? 10.0 * log10(s / e) : INFINITY;
-}
 
 /* The estimate for p (a copy is corrected and formed into *img). */
 static double *estimate(const sarbp_phd *p, const sarbp_grid *g, sarbp_image **img)
@@ -129,7 +111,7 @@ static void one_case(const char *name, double *err, double ser_measured, double 
     }
     print_message("Gotcha, %s: sum |I|^4 over the corrupted image's: the clean autofocused %.3f, "
                   "this one %.3f\n", name, s_ref / s_bad, s_fix / s_bad);
-    const double ser = ser_gain(fixed->data, ref->data, n), ser_bad = ser_gain(bad->data, ref->data, n);
+    const double ser = tu_ser_gain_c32(fixed->data, ref->data, n), ser_bad = tu_ser_gain_c32(bad->data, ref->data, n);
     print_message("Gotcha, %s: image %.1f dB from the clean data's autofocused image (uncorrected "
                   "%.1f dB); estimate %.2g rad rms from the clean estimate plus the injected error\n",
                   name, ser, ser_bad, rms);

@@ -573,3 +573,21 @@ sarbp_c64 *tu_exact64(const sarbp_phd *p, const sarbp_grid *g)
     sarbp_rc_plan_free(plan);
     return img;
 }
+
+double tu_ser_gain_c32(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
+{
+    double nr = 0, ni = 0, tt = 0, e = 0, sr = 0;
+    for (size_t i = 0; i < n; i++) { /* <t, r> / <t, t> */
+        nr += (double)t[i].re * r[i].re + (double)t[i].im * r[i].im;
+        ni += (double)t[i].re * r[i].im - (double)t[i].im * r[i].re;
+        tt += (double)t[i].re * t[i].re + (double)t[i].im * t[i].im;
+    }
+    const double gr = tt > 0 ? nr / tt : 0, gi = tt > 0 ? ni / tt : 0;
+    for (size_t i = 0; i < n; i++) {
+        const double er = r[i].re - (gr * t[i].re - gi * t[i].im);
+        const double ei = r[i].im - (gr * t[i].im + gi * t[i].re);
+        e += er * er + ei * ei;
+        sr += (double)r[i].re * r[i].re + (double)r[i].im * r[i].im;
+    }
+    return e > 0 ? 10.0 * log10(sr / e) : INFINITY;
+}

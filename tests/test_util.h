@@ -64,6 +64,9 @@ int tu_have_gotcha(void);
  * no SER to speak of. */
 double tu_ser_c32(const sarbp_c32 *t, const sarbp_c32 *r, size_t n);
 double tu_ser_c32_c64(const sarbp_c32 *t, const sarbp_c64 *r, size_t n);
+/* The SER of t against r after the best complex gain on t (a constant
+ * phase and scale are free: autofocus estimates carry no constant). */
+double tu_ser_gain_c32(const sarbp_c32 *t, const sarbp_c32 *r, size_t n);
 
 /* ---- accuracy bars -------------------------------------------------------- */
 
