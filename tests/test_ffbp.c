@@ -613,7 +613,12 @@ static void test_plan(void **state)
     sarbp_cpu_options co;
     sarbp_cpu_options_default(&co);
     co.algorithm = SARBP_ALGO_FFBP;
-    const sarbp_bp_desc d = {p, &g, &rc, {0, g.ny}, 0, NULL, NULL, NULL, NULL};
+    /* plans choose nothing: without its factorization an ffbp plan is refused */
+    sarbp_bp_desc d = {p, &g, &rc, {0, g.ny}, 0, NULL, NULL, NULL, NULL};
+    assert_int_equal(sarbp_cpu_plan_create(&d, &co, &plan, NULL), SARBP_ERR_INVALID);
+    sarbp_ffbp_params prm;
+    tu_ok(sarbp_ffbp_choose_phd(p, &rc, &g, 0, &prm, NULL));
+    d.ffbp = &prm;
     tu_ok(sarbp_cpu_plan_create(&d, &co, &plan, NULL));
     assert_int_equal(sarbp_bp_plan_execute(plan, 8, 8, p->data + 8 * p->nsamples, NULL),
                      SARBP_ERR_INVALID);

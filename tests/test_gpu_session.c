@@ -129,7 +129,9 @@ static void test_budget_is_a_bound(void **state)
         sarbp_rc_params rc;
         sarbp_rc_params_default(&rc);
         sarbp_rc_params_default_for(&rc, o.precision, f);
-        const sarbp_bp_desc d = {scene, &g0, &rc, {0, g0.ny}, 0, NULL, s, NULL, NULL};
+        sarbp_ffbp_params prm; /* ffbp: the factorization the form chose */
+        if (f) tu_ok(sarbp_ffbp_choose_phd(scene, &rc, &g0, 0, &prm, NULL));
+        const sarbp_bp_desc d = {scene, &g0, &rc, {0, g0.ny}, 0, NULL, s, f ? &prm : NULL, NULL};
         sarbp_plan_shape bm;
         tu_ok(sarbp_backend_cuda.shape(&d, &o, 0, &bm));
         sarbp_session_free(s);

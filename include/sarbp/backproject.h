@@ -135,9 +135,9 @@ typedef struct {
     size_t keep_pulses;        /* 0: no profiles kept */
     sarbp_c32 *image;          /* optional: the output image [ny][nx], see above */
     sarbp_session *session;    /* whose resources and budget (NULL: the plan's own) */
-    const sarbp_ffbp_params *ffbp;          /* FFBP plans: the factorization, decided once by
-                                               the caller (form.c); NULL: the plan chooses it
-                                               for its max_error_db (sarbp_ffbp_choose_phd) */
+    const sarbp_ffbp_params *ffbp;          /* FFBP plans: the factorization, decided by the
+                                               caller (the form plan, or sarbp_ffbp_choose_phd);
+                                               an FFBP plan without it is refused */
     const sarbp_ffbp_prediction *ffbp_pred; /* with ffbp: the model's prediction for it, for
                                                reports (the memory model plans the bands'
                                                polar grids itself) */
@@ -159,10 +159,8 @@ typedef struct {
     sarbp_precision precision; /* FP64 (reference), FP32 (tiled), EXACT; default FP32 */
     int threads;               /* 0 = all cores */
     size_t pulse_block;        /* pulses per internal block, 0 = 128 */
-    sarbp_algorithm algorithm; /* SARBP_ALGO_FFBP: an FFBP plan (FP32 only): pulses must
-                                  arrive in order; the factorization is chosen for
-                                  max_error_db by sarbp_ffbp_choose_phd */
-    double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
+    sarbp_algorithm algorithm; /* SARBP_ALGO_FFBP: an FFBP plan (FP32 only) of the
+                                  factorization in sarbp_bp_desc.ffbp */
 } sarbp_cpu_options;
 void sarbp_cpu_options_default(sarbp_cpu_options *o);
 sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_options *o,
@@ -180,8 +178,8 @@ typedef struct {
     sarbp_algorithm algorithm; /* SARBP_ALGO_FFBP: an FFBP plan (FP32): pulses are range-
                                   compressed on the device (cuFFT) as they come, into
                                   resident profiles, and finish runs the GPU FFBP of
-                                  sarbp_ffbp_cuda on the region */
-    double max_error_db;       /* 0 = SARBP_FFBP_DEFAULT_ERROR_DB */
+                                  sarbp_ffbp_cuda on the region (the factorization
+                                  in sarbp_bp_desc.ffbp) */
     size_t band_rows;          /* the memory model's bands have at most this many rows
                                   (sarbp_form_limits.band_rows), 0 = any */
 } sarbp_cuda_options;

@@ -70,7 +70,6 @@ struct af {
     sarbp_c64 *acc;        /* [P]: sum_x w(x) b_j(x) */
     sarbp_c32 *vbuf;       /* [N]: one pulse's contribution */
     double S0;             /* the uncorrected image's sharpness */
-    double wscale;         /* peak^3 / S0 of the image w came from */
     int evaluations;
 };
 

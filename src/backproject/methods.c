@@ -19,7 +19,6 @@ static void cpu_options(const sarbp_bp_options *o, sarbp_cpu_options *c)
     c->threads = o->threads;
     c->pulse_block = o->pulse_block;
     c->algorithm = o->algorithm;
-    c->max_error_db = o->max_error_db;
 }
 
 const char *sarbp_algorithm_name(sarbp_algorithm a)
@@ -63,7 +62,6 @@ static void cuda_options(const sarbp_bp_options *o, int device, sarbp_cuda_optio
     c->pulse_block = o->pulse_block;
     c->raw_fp16 = o->raw_fp16;
     c->algorithm = o->algorithm;
-    c->max_error_db = o->max_error_db;
     c->band_rows = o->limits ? o->limits->band_rows : 0;
 }
 

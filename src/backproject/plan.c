@@ -45,6 +45,15 @@ void sarbp_bp_plan_release(sarbp_bp_plan *p)
     p->host_taken = 0;
 }
 
+sarbp_status sarbp_bp_desc_ffbp(const sarbp_bp_desc *d, sarbp_ffbp_params *out)
+{
+    if (!d->ffbp)
+        return sarbp_error(SARBP_ERR_INVALID, "an ffbp plan needs its factorization decided "
+                           "(sarbp_bp_desc.ffbp: the form plan, or sarbp_ffbp_choose_phd)");
+    *out = *d->ffbp;
+    return SARBP_OK;
+}
+
 size_t sarbp_plan_shape_need(const sarbp_plan_shape *m, size_t rows, size_t keep)
 {
     const size_t rowb = rows && m->per_row > SIZE_MAX / rows ? SIZE_MAX : rows * m->per_row;
@@ -61,9 +70,8 @@ sarbp_status sarbp_bp_plan_stage(sarbp_bp_plan *p, size_t p0, size_t np, sarbp_c
         return sarbp_error(SARBP_ERR_INVALID,
                            "staging pulses %zu to %zu: the plan takes blocks of at most %zu, "
                            "from pulse %zu", p0, p0 + np, p->block, p->next);
-    if (p->ops->stage) {
-        SARBP_TRY(p->ops->stage(p, p0, np, buf));
-    } else {
+    if (p->ops->stage) SARBP_TRY(p->ops->stage(p, p0, np, buf));
+    if (!*buf) { /* no staging of the plan's own (or not for this block): a host block */
         if (!p->stage_buf) {
             p->stage_buf = malloc(p->block * p->meta->nsamples * sizeof(sarbp_c32));
             if (!p->stage_buf)

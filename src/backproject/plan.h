@@ -1,4 +1,4 @@
-/* bp_plan.h - inside a typed plan (private to the back ends): every back
+/* plan.h - inside a typed plan (private to the back ends): every back
  * end's plan struct starts with a sarbp_bp_plan whose ops point at its
  * operations, the way FFTW's plans start with their plan_adt. The public
  * calls (plan.c) check their arguments and dispatch through ops. */
@@ -8,10 +8,11 @@
 #include "sarbp/backproject.h"
 
 typedef struct {
-    /* Where the next block goes (sarbp_bp_plan_stage); NULL: a host block
-     * the base keeps, and samples the caller passes from elsewhere are
-     * checked by the base before execute (a plan with a stage of its own
-     * checks them as it copies them into its staging). */
+    /* Where the next block goes (sarbp_bp_plan_stage); the op NULL, or
+     * *buf left NULL (a CUDA plan converting raw samples to FP16 as it
+     * stages them): a host block the base keeps. Samples the caller passes
+     * from elsewhere are checked by the base before execute when the op is
+     * NULL; a plan with a stage op checks them as it copies them. */
     sarbp_status (*stage)(sarbp_bp_plan *p, size_t p0, size_t np, sarbp_c32 **buf);
     sarbp_status (*execute)(sarbp_bp_plan *p, size_t p0, size_t np, const sarbp_c32 *samples,
                             sarbp_stage_times *stats);
@@ -36,6 +37,10 @@ struct sarbp_bp_plan_s {
     sarbp_session *session; /* whose host budget host_taken came from (NULL: none) */
     size_t host_taken;     /* bytes of it the plan holds, given back by release */
 };
+
+/* The factorization an FFBP plan is given (d->ffbp): plans choose nothing;
+ * SARBP_ERR_INVALID, saying so, without it. */
+sarbp_status sarbp_bp_desc_ffbp(const sarbp_bp_desc *d, sarbp_ffbp_params *out);
 
 /* Fills the common part from d (kept[] allocated when keep_pulses > 0);
  * the back end's create calls it first. */

@@ -168,9 +168,17 @@ static sarbp_status decide_algorithm(sarbp_form_plan *fp, const sarbp_form_reque
     sarbp_form_decision *d = &fp->d;
     const sarbp_algorithm asked = req->bp.algorithm;
     d->bp.algorithm = SARBP_ALGO_BP;
-    d->rc = req->rc;
-    if (!req->interp_given) d->rc.interp = sarbp_interp_default(d->bp.precision, asked == SARBP_ALGO_FFBP);
-    if (!req->upsample_given) d->rc.upsample = sarbp_interp_default_upsample(d->rc.interp);
+    /* the default kernel of each: ffbp reads the cubic (or linear) profiles */
+    sarbp_rc_params rc_bp = req->rc, rc_ffbp = req->rc;
+    if (!req->interp_given) {
+        rc_bp.interp = sarbp_interp_default(d->bp.precision, 0);
+        rc_ffbp.interp = sarbp_interp_default(d->bp.precision, 1);
+    }
+    if (!req->upsample_given) {
+        rc_bp.upsample = sarbp_interp_default_upsample(rc_bp.interp);
+        rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
+    }
+    d->rc = asked == SARBP_ALGO_FFBP ? rc_ffbp : rc_bp;
     const int consider = asked == SARBP_ALGO_FFBP ||
                          (asked == SARBP_ALGO_AUTO && d->backend == &sarbp_backend_cpu);
     if (d->bp.precision != SARBP_FP32 || !consider) {
@@ -182,12 +190,6 @@ static sarbp_status decide_algorithm(sarbp_form_plan *fp, const sarbp_form_reque
                    ? sarbp_error(SARBP_ERR_INVALID, "ffbp runs in fp32 only (not %s)",
                                  sarbp_precision_name(d->bp.precision))
                    : SARBP_OK;
-    }
-    /* ffbp reads the cubic (or linear) profiles: the default kernel for it */
-    sarbp_rc_params rc_ffbp = d->rc;
-    if (!req->interp_given) {
-        rc_ffbp.interp = sarbp_interp_default(d->bp.precision, 1);
-        if (!req->upsample_given) rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
     }
     sarbp_ffbp_params prm;
     sarbp_ffbp_prediction pred;

@@ -4,8 +4,7 @@
  * engine (ffbp/engine.h), which backprojects runs of `base` pulses as they
  * complete and merges sub-images like a binary counter; finish merges what
  * is left. Pulses must arrive in order (the partition layer sends them so).
- * The factorization is chosen at create for the requested accuracy
- * (sarbp_ffbp_choose_phd). A new region (band) starts the engine again:
+ * The factorization arrives decided in the description. A new region (band) starts the engine again:
  * its pulses come again from the kept profiles or the input. It
  * accumulates in the caller's image when the description gives one. */
 #include <stdint.h>
@@ -128,8 +127,7 @@ sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_option
     if (P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
     if (!st && P > SIZE_MAX / (7 * sizeof(double)))
         st = sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
-    if (!st && d->ffbp) p->prm = *d->ffbp; /* decided by the caller (form.c) */
-    else if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
+    if (!st) st = sarbp_bp_desc_ffbp(d, &p->prm);
     if (!st) st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, p->base.block, &p->rc);
     const size_t nbins = st ? 0 : sarbp_rc_plan_nbins(p->rc);
     if (!st && p->base.keep_pulses) {

@@ -494,8 +494,7 @@ static sarbp_status ffbp_memory(const sarbp_bp_desc *d, const sarbp_cuda_options
     m->per_kept_pulse = 0;
     m->row_align = 1;
     sarbp_ffbp_params prm;
-    if (d->ffbp) prm = *d->ffbp; /* decided by the caller (form.c) */
-    else SARBP_TRY(sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &prm, NULL));
+    SARBP_TRY(sarbp_bp_desc_ffbp(d, &prm));
     /* the geometry of every pulse, as the plan's (cffbp_setup) */
     sarbp_profiles *geo = NULL;
     SARBP_TRY(sarbp_profiles_alloc(P ? P : 1, 1, SARBP_FP32, &geo));

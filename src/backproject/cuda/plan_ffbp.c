@@ -880,8 +880,7 @@ sarbp_status sarbp_cuda_ffbp_plan_create(const sarbp_bp_desc *d, const sarbp_cud
     p->base.block = o->pulse_block ? o->pulse_block : SARBP_CUDA_FFBP_BLOCK;
     if (p->base.block > P) p->base.block = P ? P : 1;
     if (!st && P == 0) st = sarbp_error(SARBP_ERR_INVALID, "ffbp: no pulses");
-    if (!st && d->ffbp) p->prm = *d->ffbp; /* decided by the caller (form.c) */
-    else if (!st) st = sarbp_ffbp_choose_phd(meta, d->rc, d->grid, o->max_error_db, &p->prm, NULL);
+    if (!st) st = sarbp_bp_desc_ffbp(d, &p->prm);
     if (!st) st = cffbp_setup(p, d->rc);
     if (st) {
         cffbp_destroy(&p->base);
