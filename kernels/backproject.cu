@@ -115,14 +115,15 @@ __device__ __forceinline__ float inv_scale(const sarbp_bp_launch &a)
     return S && a.d_bound ? ldexpf(1.0f, -sarbp_half_exp(*a.d_bound)) : 1.0f;
 }
 
-template <bool H, bool C, bool M>
+template <bool H, bool C, bool M, bool T>
 __global__ void bp_v1_kernel(sarbp_bp_launch a)
 {
     const size_t row_bytes = SARBP_ROW_BYTES(H, M, C, a.nbins);
     const int ix = blockIdx.x * blockDim.x + threadIdx.x;
     const int iy = blockIdx.y * blockDim.y + threadIdx.y;
     if (ix >= a.nx || iy >= a.ny) return;
-    const double x = a.x0 + ix * a.dx, y = a.y0 + iy * a.dy, z = a.z;
+    const double x = a.x0 + ix * a.dx, y = a.y0 + iy * a.dy;
+    const double z = T ? a.d_height[(size_t)iy * a.nx + ix] : a.z;
     double re = 0, im = 0;
     for (int i = 0; i < a.np; i++) {
         const sarbp_dpulse p = a.d_pulses[i];
@@ -163,6 +164,7 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
 
 struct tile_terms {
     float4 a[CHUNK]; /* Ux, Uy (unit vector a->tile centre, x and y), q = 1/(2 Rc), bin fraction */
+    float uz[CHUNK]; /* terrain: Uz, the unit vector's z */
     float4 b[CHUNK]; /* 1/dr, tile phase (rad, [0, 2pi)), 2 pi * 2 f / c, tile phase (cycles) */
     float2 k[CHUNK]; /* 2 f / c as a float-float (hi, lo) */
     int2 i[CHUNK];   /* integer bin of the tile centre - MAGIC_I; 1 when the whole tile's bins
@@ -192,6 +194,7 @@ __device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse
                             (float)phc);
     s.k[slot] = make_float2(khi, (float)(kc - (double)khi));
     s.i[slot] = make_int2(ic - MAGIC_I, inside);
+    s.uz[slot] = (float)(uz / Rc);
 }
 
 /* One pixel, one pulse. V selects the variant; CHECK the bounds-checked path
@@ -332,30 +335,33 @@ __device__ __forceinline__ void add_sums(const sarbp_bp_launch &a, int ix, int i
 }
 
 /* The pulses of one chunk over a thread's PPT pixels. */
-template <int V, int ORD, int PPT, bool H, bool C, bool M>
+/* T (terrain): each pixel's height offset dz from the tile's reference
+ * height adds Uz dz to the range term (one FMA a pair). */
+template <int V, int ORD, int PPT, bool H, bool C, bool M, bool T>
 __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const char *prof0,
                                             size_t row_bytes, int nbins, float dx, const float *dy,
-                                            const float *dd, float *are, float *aim)
+                                            const float *dz, const float *dd, float *are, float *aim)
 {
     for (int j = 0; j < cnt; j++) {
         const float4 ta = s.a[j], tb = s.b[j];
         const int2 ti = s.i[j];
         const float2 kc = V == SARBP_CUDA_V3A ? s.k[j] : make_float2(0.f, 0.f);
+        const float uz = T ? s.uz[j] : 0.0f;
         const void *prof = prof0 + (size_t)j * row_bytes;
         const void *cd = M ? (const void *)((const float4 *)prof + nbins) : nullptr;
         const float Uxdx = ta.x * dx;
         if (ti.y == 1) {
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<V, ORD, false, H, C, M, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z,
-                                                           tb.w, kc, ti.x, prof, cd, nbins, dy[k],
-                                                           dd[k], are[k], aim[k]);
+                pixel_pulse<V, ORD, false, H, C, M, false>(T ? fmaf(uz, dz[k], Uxdx) : Uxdx, ta.y, ta.z, ta.w,
+                                                           tb.x, tb.y, tb.z, tb.w, kc, ti.x, prof, cd, nbins,
+                                                           dy[k], dd[k], are[k], aim[k]);
         } else {
 #pragma unroll
             for (int k = 0; k < PPT; k++)
-                pixel_pulse<V, ORD, true, H, C, M, false>(Uxdx, ta.y, ta.z, ta.w, tb.x, tb.y, tb.z,
-                                                          tb.w, kc, ti.x, prof, cd, nbins, dy[k],
-                                                          dd[k], are[k], aim[k]);
+                pixel_pulse<V, ORD, true, H, C, M, false>(T ? fmaf(uz, dz[k], Uxdx) : Uxdx, ta.y, ta.z, ta.w,
+                                                          tb.x, tb.y, tb.z, tb.w, kc, ti.x, prof, cd, nbins,
+                                                          dy[k], dd[k], are[k], aim[k]);
         }
     }
 }
@@ -363,11 +369,11 @@ __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const 
 /* A thread's place in its block's tile: the tile centre (FP64), its pixels'
  * offsets from it (FP32, small), and zeroed sums. Thread (tx, ty) owns the
  * PPT pixels (tx, ty + k * blockDim.y). */
-template <int PPT>
+template <int PPT, bool T = false>
 struct tile_thread {
     int tid, ix, iy0, by;
-    double xc, yc, half_diag;
-    float dx, dy[PPT], dd[PPT], are[PPT], aim[PPT];
+    double xc, yc, zc, half_diag;
+    float dx, dy[PPT], dz[T ? PPT : 1], dd[PPT], are[PPT], aim[PPT];
 
     __device__ __forceinline__ explicit tile_thread(const sarbp_bp_launch &a)
     {
@@ -382,52 +388,80 @@ struct tile_thread {
         yc = a.y0 + (blockIdx.y * tile_h + cy) * a.dy;
         half_diag = 0.5 * sqrt((bx * a.dx) * (bx * a.dx) + (tile_h * a.dy) * (tile_h * a.dy));
         dx = (float)((threadIdx.x - cx) * a.dx);
+        zc = a.z;
+        if (T) {
+            /* the tile's reference height: the mean of the (up to) four
+             * pixels about its centre, clamped into the image; each pixel's
+             * offset from it in FP32 (small: the slope across a tile) */
+            const int x0 = blockIdx.x * bx, y0 = blockIdx.y * tile_h;
+            const int xa = min(x0 + (bx - 1) / 2, a.nx - 1), xb = min(x0 + bx / 2, a.nx - 1);
+            const int ya = min(y0 + (tile_h - 1) / 2, a.ny - 1), yb = min(y0 + tile_h / 2, a.ny - 1);
+            const double *h = a.d_height;
+            zc = 0.25 * (h[(size_t)ya * a.nx + xa] + h[(size_t)ya * a.nx + xb] + h[(size_t)yb * a.nx + xa] +
+                         h[(size_t)yb * a.nx + xb]);
+        }
+        float dzmax = 0.0f;
 #pragma unroll
         for (int k = 0; k < PPT; k++) {
             dy[k] = (float)((threadIdx.y + k * by - cy) * a.dy);
             dd[k] = dx * dx + dy[k] * dy[k];
+            if (T) { /* pixels past the image's edge take its nearest pixel's height */
+                const int px = min(ix, a.nx - 1), py = min(iy0 + k * by, a.ny - 1);
+                dz[k] = (float)(a.d_height[(size_t)py * a.nx + px] - zc);
+                dd[k] = fmaf(dz[k], dz[k], dd[k]);
+                dzmax = fmaxf(dzmax, fabsf(dz[k]));
+            }
             are[k] = 0.0f;
             aim[k] = 0.0f;
+        }
+        if (T) { /* the tile's pixels reach further: its largest height offset */
+            __shared__ int dzmax_bits;
+            if (tid == 0) dzmax_bits = 0;
+            __syncthreads();
+            atomicMax(&dzmax_bits, __float_as_int(dzmax)); /* non-negative floats order as ints */
+            __syncthreads();
+            const double m = __int_as_float(dzmax_bits);
+            half_diag = sqrt(half_diag * half_diag + m * m);
         }
     }
 };
 
-template <int V, int PPT, bool H, bool C, bool M>
+template <int V, int PPT, bool H, bool C, bool M, bool T>
 __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
 {
     __shared__ tile_terms s;
-    tile_thread<PPT> t(a);
+    tile_thread<PPT, T> t(a);
 
     const size_t row_bytes = SARBP_ROW_BYTES(H, M, C, a.nbins);
     for (int base = 0; base < a.np; base += CHUNK) {
         const int cnt = min(CHUNK, a.np - base);
         __syncthreads();
         if (t.tid < cnt)
-            compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, a.z, t.half_diag, a.nbins);
+            compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, t.zc, t.half_diag, a.nbins);
         __syncthreads();
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
         if (V != SARBP_CUDA_V2 && a.series1)
-            tiled_chunk<V, 1, PPT, H, C, M>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are,
-                                            t.aim);
+            tiled_chunk<V, 1, PPT, H, C, M, T>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dz, t.dd,
+                                               t.are, t.aim);
         else
-            tiled_chunk<V, 2, PPT, H, C, M>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dd, t.are,
-                                            t.aim);
+            tiled_chunk<V, 2, PPT, H, C, M, T>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dz, t.dd,
+                                               t.are, t.aim);
     }
     add_sums<H || M, PPT>(a, t.ix, t.iy0, t.by, t.are, t.aim);
 }
 
-template <int V, int PPT, bool H, bool C, bool M>
+template <int V, int PPT, bool H, bool C, bool M, bool T>
 __global__ void bp_tiled_kernel(sarbp_bp_launch a)
 {
-    tiled_body<V, PPT, H, C, M>(a);
+    tiled_body<V, PPT, H, C, M, T>(a);
 }
 
 /* The same compiled for blocks of 64 threads with at least MINB of them
  * resident per SM: a register cap that trades registers for warps. */
-template <int V, int PPT, bool H, bool C, bool M, int MINB>
+template <int V, int PPT, bool H, bool C, bool M, bool T, int MINB>
 __global__ void __launch_bounds__(64, MINB) bp_tiled_kernel_b(sarbp_bp_launch a)
 {
-    tiled_body<V, PPT, H, C, M>(a);
+    tiled_body<V, PPT, H, C, M, T>(a);
 }
 
 /* v4: v3 with each chunk's bin windows staged in shared memory. S is the
@@ -598,12 +632,14 @@ static cudaError_t go(bool load, void (*k)(P...), dim3 grid, dim3 block, size_t 
     return cudaGetLastError();
 }
 
-template <int V, bool H, bool C, bool M>
+template <int V, bool H, bool C, bool M, bool T>
 static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launch *a0, cudaStream_t st,
                                 bool load)
 {
     sarbp_bp_launch a = *a0;
-    a.series1 = series1_ok(cfg, &a);
+    /* terrain: a tile's pixels reach past its half diagonal by their height
+     * offsets, which the first-order check does not know: second order */
+    a.series1 = !T && series1_ok(cfg, &a);
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a.nx + cfg->tile_x - 1) / cfg->tile_x, (a.ny + cfg->tile_y - 1) / cfg->tile_y);
     const int b64 = block.x * block.y == 64;
@@ -617,13 +653,15 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
     if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && !(H && C)) ? 16 : -1;
     switch (cfg->ppt) {
-    case 1: return go(load, bp_tiled_kernel<V, 1, H, C, M>, grid, block, 0, st, a);
-    case 2: return go(load, bp_tiled_kernel<V, 2, H, C, M>, grid, block, 0, st, a);
-    case 4: return go(load, bp_tiled_kernel<V, 4, H, C, M>, grid, block, 0, st, a);
+    case 1: return go(load, bp_tiled_kernel<V, 1, H, C, M, T>, grid, block, 0, st, a);
+    case 2: return go(load, bp_tiled_kernel<V, 2, H, C, M, T>, grid, block, 0, st, a);
+    case 4: return go(load, bp_tiled_kernel<V, 4, H, C, M, T>, grid, block, 0, st, a);
     case 8:
-        if (b64 && minb == 12) return go(load, bp_tiled_kernel_b<V, 8, H, C, M, 12>, grid, block, 0, st, a);
-        if (b64 && minb == 16) return go(load, bp_tiled_kernel_b<V, 8, H, C, M, 16>, grid, block, 0, st, a);
-        return go(load, bp_tiled_kernel<V, 8, H, C, M>, grid, block, 0, st, a);
+        if (b64 && minb == 12)
+            return go(load, bp_tiled_kernel_b<V, 8, H, C, M, T, 12>, grid, block, 0, st, a);
+        if (b64 && minb == 16)
+            return go(load, bp_tiled_kernel_b<V, 8, H, C, M, T, 16>, grid, block, 0, st, a);
+        return go(load, bp_tiled_kernel<V, 8, H, C, M, T>, grid, block, 0, st, a);
     }
     return cudaErrorInvalidValue;
 }
@@ -660,6 +698,11 @@ extern "C" int sarbp_bp_launch_check(const sarbp_bp_config *cfg, const sarbp_bp_
                  vt->name, names);
         return -1;
     }
+    if (vt && a->d_height && vt->id != SARBP_CUDA_V1 && vt->id != SARBP_CUDA_V3 && vt->id != SARBP_CUDA_V3A) {
+        snprintf(why, nwhy, "%s does not form on terrain (heights): use v3 (the default), v3a or v1",
+                 vt->name);
+        return -1;
+    }
     if (vt && vt->id == SARBP_CUDA_V4) {
         int S;
         const size_t shm = v4_shm(cfg, a, &S);
@@ -692,19 +735,29 @@ static int launch_v4(const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaS
 /* A cudaError_t, or SARBP_BP_EPRECOND. M: mixed profiles; v4 reads the
  * quadratic's (M without C), not mixed cubic ones (the table's MIXED flag;
  * sarbp_bp_launch_check says so). */
+/* Terrain (a->d_height) is read by v1, v3 and v3a: the others answer
+ * SARBP_BP_EPRECOND (sarbp_bp_launch_check says why). */
 template <bool H, bool C, bool M>
 static int dispatch(int v, const sarbp_bp_config *cfg, const sarbp_bp_launch *a, cudaStream_t st, bool load)
 {
+    const bool terrain = a->d_height != nullptr;
     switch (v) {
     case SARBP_CUDA_V1: {
         const dim3 block(cfg->tile_x, cfg->tile_y);
         const dim3 grid((a->nx + block.x - 1) / block.x, (a->ny + block.y - 1) / block.y);
-        return go(load, bp_v1_kernel<H, C, M>, grid, block, 0, st, *a);
+        return terrain ? go(load, bp_v1_kernel<H, C, M, true>, grid, block, 0, st, *a)
+                       : go(load, bp_v1_kernel<H, C, M, false>, grid, block, 0, st, *a);
     }
-    case SARBP_CUDA_V2: return launch_tiled<SARBP_CUDA_V2, H, C, M>(cfg, a, st, load);
-    case SARBP_CUDA_V3: return launch_tiled<SARBP_CUDA_V3, H, C, M>(cfg, a, st, load);
-    case SARBP_CUDA_V3A: return launch_tiled<SARBP_CUDA_V3A, H, C, M>(cfg, a, st, load);
-    case SARBP_CUDA_V4: return M && C ? SARBP_BP_EPRECOND : launch_v4<H, C, !C && M>(cfg, a, st, load);
+    case SARBP_CUDA_V2:
+        return terrain ? SARBP_BP_EPRECOND : launch_tiled<SARBP_CUDA_V2, H, C, M, false>(cfg, a, st, load);
+    case SARBP_CUDA_V3:
+        return terrain ? launch_tiled<SARBP_CUDA_V3, H, C, M, true>(cfg, a, st, load)
+                       : launch_tiled<SARBP_CUDA_V3, H, C, M, false>(cfg, a, st, load);
+    case SARBP_CUDA_V3A:
+        return terrain ? launch_tiled<SARBP_CUDA_V3A, H, C, M, true>(cfg, a, st, load)
+                       : launch_tiled<SARBP_CUDA_V3A, H, C, M, false>(cfg, a, st, load);
+    case SARBP_CUDA_V4:
+        return M && C || terrain ? SARBP_BP_EPRECOND : launch_v4<H, C, !C && M>(cfg, a, st, load);
     }
     return cudaErrorInvalidValue;
 }

@@ -56,6 +56,9 @@ typedef struct {
     void *d_img;                  /* float2 [ny][nx] */
     int nx, ny;
     double x0, y0, dx, dy, z;
+    const double *d_height;       /* terrain: the absolute z (m) of pixel (ix, iy) at
+                                     d_height[iy * nx + ix] (the band's rows, like d_img);
+                                     NULL: every pixel at z. v1, v3 and v3a only */
     int half;                     /* profiles in FP16 */
     int cubic;                    /* cubic B-spline bins (A, B, C, D) instead of linear (A, B) */
     int mixed;                    /* not half: cubic with A, B FP32 and C, D FP16, or (cubic

@@ -104,7 +104,7 @@ static void test_unit_target_peak(void **state)
     const size_t P = 128;
     sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, P);
-    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     const sarbp_interp kinds[] = {SARBP_INTERP_QUADRATIC, SARBP_INTERP_CUBIC, SARBP_INTERP_LINEAR};
     for (size_t j = 0; j < 3; j++) {
         const double expect =
@@ -140,7 +140,7 @@ static void test_unit_target_peak_issue_bar(void **state)
     const double bar = 1e-3;
     sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, P);
-    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *img = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP32, NULL);
     size_t best = argmax(img);
     assert_int_equal(best, 32 * 65 + 32);
@@ -161,7 +161,7 @@ static void test_coherent_gain(void **state)
     const size_t P = 96;
     sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, P);
-    sarbp_grid g = {33, 33, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {33, 33, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     double *wr = malloc(p->nsamples * sizeof *wr);
     assert_non_null(wr);
     for (int windowed = 0; windowed < 2; windowed++) {
@@ -211,7 +211,7 @@ static void test_targets_off_origin(void **state)
 {
     (void)state;
     const sarbp_target ts[] = {{3.13, -2.71, 0, 1}, {-7.4, 5.05, 0, 1}, {11.02, 9.9, 0, 1}};
-    sarbp_grid g = {301, 301, 0.1, 0.1, 0, 0, 0, 0, 0};
+    sarbp_grid g = {301, 301, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0};
     for (size_t k = 0; k < 3; k++) {
         sarbp_phd *p = tu_targets(&ts[k], 1, 256);
         sarbp_image *img = form(p, &g, SARBP_FP64, 0);
@@ -253,7 +253,7 @@ static void check_fp32_vs_fp64(size_t nx, size_t ny, size_t npulses, double spac
                                double measured_db)
 {
     sarbp_phd *p = scene(npulses);
-    sarbp_grid g = {nx, ny, spacing, spacing, 1.3, -0.7, 0, 0, 0};
+    sarbp_grid g = {nx, ny, spacing, spacing, 1.3, -0.7, 0, 0, 0, NULL, 0};
     sarbp_image *ref = form(p, &g, SARBP_FP64, 0);
     sarbp_image *img = form(p, &g, SARBP_FP32, 0);
     double ser = tu_ser_c32(img->data, ref->data, nx * ny);
@@ -279,7 +279,7 @@ static void test_threads_bit_identical(void **state)
 {
     (void)state;
     sarbp_phd *p = scene(96);
-    sarbp_grid g = {131, 77, 0.25, 0.25, 0, 0, 0, 0, 0};
+    sarbp_grid g = {131, 77, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *a = form(p, &g, SARBP_FP32, 1);
     sarbp_image *b = form(p, &g, SARBP_FP32, 2);
     sarbp_image *c = form(p, &g, SARBP_FP32, 7);
@@ -323,7 +323,7 @@ static void test_linearity(void **state)
             C->data64[i * nb + n] = (sarbp_c64){a * x.re + b * y.re, a * x.im + b * y.im};
         }
     }
-    sarbp_grid g = {40, 30, 0.3, 0.3, 0, 0, 0, 0, 0};
+    sarbp_grid g = {40, 30, 0.3, 0.3, 0, 0, 0, 0, 0, NULL, 0};
     size_t n = g.nx * g.ny;
     sarbp_c64 *ia = calloc(n, sizeof *ia), *ib = calloc(n, sizeof *ib), *ic = calloc(n, sizeof *ic);
     tu_ok(sarbp_bp_cpu_fp64(A, &g, ia));
@@ -356,17 +356,17 @@ static void test_bad_grid(void **state)
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     sarbp_image *img = NULL;
-    sarbp_grid g = {0, 10, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {0, 10, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_INVALID);
-    g = (sarbp_grid){10, 10, -1, 0.2, 0, 0, 0, 0, 0};
+    g = (sarbp_grid){10, 10, -1, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_INVALID);
-    g = (sarbp_grid){10, 10, 0.2, 0.2, NAN, 0, 0, 0, 0};
+    g = (sarbp_grid){10, 10, 0.2, 0.2, NAN, 0, 0, 0, 0, NULL, 0};
     assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_INVALID);
     o.precision = SARBP_FP16;
-    g = (sarbp_grid){10, 10, 0.2, 0.2, 0, 0, 0, 0, 0};
+    g = (sarbp_grid){10, 10, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     assert_int_equal(sarbp_form_phd(NULL, p, &g, &sarbp_backend_cpu, &rc, &o, NULL, &img, NULL),
                      SARBP_ERR_UNSUPPORTED);
     assert_null(img);

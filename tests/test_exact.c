@@ -275,7 +275,7 @@ static void test_exact_termwise_freq(void **state)
     sarbp_rc_params_default(&prm);
     prm.range_window.kind = SARBP_WIN_HAMMING;
     prm.az_window.kind = SARBP_WIN_HANN;
-    const sarbp_grid g = {11, 9, 0.31, 0.27, 0.4, -0.3, 0.1, 0, 0};
+    const sarbp_grid g = {11, 9, 0.31, 0.27, 0.4, -0.3, 0.1, 0, 0, NULL, 0};
     sarbp_c64 *tt = malloc(g.nx * g.ny * sizeof *tt);
     assert_non_null(tt);
     termwise_freq(p, &prm, &g, 0, tt);
@@ -318,7 +318,7 @@ static void test_exact_termwise_chirp(void **state)
     sarbp_rc_plan_free(plan);
     assert_true(nmf >= p->nsamples + 21); /* echo plus chirp: a linear, not circular, filter */
     print_message("CHIRP: %zu samples, matched filter of %zu points\n", p->nsamples, nmf);
-    const sarbp_grid g = {13, 9, 0.9, 0.3, 1.0, 0.2, 0, 0, 0};
+    const sarbp_grid g = {13, 9, 0.9, 0.3, 1.0, 0.2, 0, 0, 0, NULL, 0};
     sarbp_c64 *tt = malloc(g.nx * g.ny * sizeof *tt);
     assert_non_null(tt);
     termwise_chirp(p, &prm, nmf, &g, 0, tt);
@@ -367,7 +367,7 @@ static void check_scene(const scene_case *c)
 {
     const double t0 = sarbp_now_s();
     sarbp_phd *p = tu_clutter_scene(512);
-    const sarbp_grid g = {256, 256, c->spacing, c->spacing, 1.3, -0.7, 0, 0, 0};
+    const sarbp_grid g = {256, 256, c->spacing, c->spacing, 1.3, -0.7, 0, 0, 0, NULL, 0};
     print_message("scene: %zu pulses x %zu samples, 256 x 256 at %.2f m\n", p->npulses,
                   p->nsamples, c->spacing);
     sarbp_image *exact = form_with(p, &g, SARBP_EXACT, SARBP_INTERP_CUBIC, 8);
@@ -459,7 +459,7 @@ static void test_unit_target_peak(void **state)
     for (int m = 0; m < 2; m++) {
         const sarbp_target t = ts[m];
         sarbp_phd *p = tu_targets(&t, 1, P);
-        const sarbp_grid g = {33, 33, 0.2, 0.2, t.x, t.y, 0, 0, 0};
+        const sarbp_grid g = {33, 33, 0.2, 0.2, t.x, t.y, 0, 0, 0, NULL, 0};
         const size_t at = 16 * 33 + 16;
         print_message("unit target at (%.2f, %.2f), %s:\n", t.x, t.y,
                       m ? "off every bin" : "on a bin for every pulse");
@@ -498,7 +498,7 @@ static void test_impulse_response(void **state)
     const size_t P = 256;
     sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, P);
-    const sarbp_grid g = {129, 129, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {129, 129, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     const size_t K = p->nsamples, mid = P / 2;
     const double *a = p->pos + 3 * mid;
     const double el = atan2(a[2], hypot(a[0], a[1]));

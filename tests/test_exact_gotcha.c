@@ -59,7 +59,7 @@ static void check_ser(const char *label, const sarbp_image *t, const sarbp_image
 static void test_gotcha_vs_exact(void **state)
 {
     (void)state;
-    const sarbp_grid g = {128, 128, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {128, 128, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     const sarbp_phd *p = gotcha;
     print_message("Gotcha: %zu pulses x %zu samples, 128 x 128 at 0.2 m\n", p->npulses,
                   p->nsamples);
@@ -115,7 +115,7 @@ static void test_gotcha_unit_target_peak(void **state)
     for (int j = 0; j < 2; j++) {
         sarbp_phd *p = unit_target_on_gotcha(qs[j][0], qs[j][1]);
         const double P = (double)p->npulses;
-        const sarbp_grid g = {33, 33, 0.2, 0.2, qs[j][0], qs[j][1], 0, 0, 0};
+        const sarbp_grid g = {33, 33, 0.2, 0.2, qs[j][0], qs[j][1], 0, 0, 0, NULL, 0};
         const size_t at = 16 * 33 + 16;
         sarbp_image *ex = form_with(p, &g, SARBP_EXACT, SARBP_INTERP_CUBIC);
         sarbp_image *df = form_up(p, &g, SARBP_FP32, SARBP_INTERP_QUADRATIC, 8);

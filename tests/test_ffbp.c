@@ -167,14 +167,14 @@ static void measure(const char *what, sarbp_geometry geom, size_t P, sarbp_grid 
 static void test_circular(void **state)
 {
     (void)state;
-    check_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0}, 73.5,
+    check_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}, 73.5,
                 77.2);
 }
 
 static void test_linear(void **state)
 {
     (void)state;
-    check_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0}, 67.5,
+    check_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, 67.5,
                 68.4);
 }
 
@@ -186,7 +186,7 @@ static void test_point_target(void **state)
     (void)state;
     const sarbp_target t = {1.33, -0.72, 0, 1}; /* off the half-pixel ties */
     sarbp_phd *p = tu_targets(&t, 1, 256);
-    sarbp_grid g = {96, 96, 0.1, 0.1, 0, 0, 0, 0, 0};
+    sarbp_grid g = {96, 96, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     sarbp_c64 *bp, *fb;
@@ -232,7 +232,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     sarbp_profiles *pr = tu_over_image_profiles(SARBP_FP64);
-    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
+    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_c64 img[256] = {{0, 0}};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
@@ -289,9 +289,9 @@ static void test_model_sweep(void **state)
         printf("the model sweep runs with FFBP_MODEL=1\n");
         return;
     }
-    model_sweep("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0});
-    model_sweep("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0});
-    model_sweep("circ512", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){256, 256, 0.1, 0.1, 0, 0, 0, 0, 0});
+    model_sweep("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0});
+    model_sweep("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0});
+    model_sweep("circ512", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){256, 256, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0});
 }
 
 /* ---- the FP32 engine ------------------------------------------------------ */
@@ -360,8 +360,8 @@ static void fp32_scene(const char *what, sarbp_geometry geom, size_t P, sarbp_gr
 static void test_fp32_vs_fp64(void **state)
 {
     (void)state;
-    fp32_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0}, 114.3);
-    fp32_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0}, 117.1);
+    fp32_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}, 114.3);
+    fp32_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, 117.1);
 }
 
 /* The default request (-60 dB) on point targets + clutter: SER against
@@ -419,21 +419,21 @@ static void test_default_circular_odd(void **state)
 {
     (void)state;
     default_scene("circular 257x193", SARBP_GEOM_CIRCULAR, 512,
-                  (sarbp_grid){257, 193, 0.2, 0.2, 0, 0, 0, 0, 0}, 1, 64.8, 66.4);
+                  (sarbp_grid){257, 193, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}, 1, 64.8, 66.4);
 }
 
 static void test_default_linear(void **state)
 {
     (void)state;
     default_scene("linear 256x256", SARBP_GEOM_LINEAR, 512,
-                  (sarbp_grid){256, 256, 0.25, 0.25, 0, 0, 0, 0, 0}, 1, 63.5, 63.4);
+                  (sarbp_grid){256, 256, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, 1, 63.5, 63.4);
 }
 
 static void test_default_512(void **state)
 {
     (void)state;
     default_scene("circular 512x512", SARBP_GEOM_CIRCULAR, 512,
-                  (sarbp_grid){512, 512, 0.1, 0.1, 0, 0, 0, 0, 0}, 0, 66.5, 67.9);
+                  (sarbp_grid){512, 512, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0}, 0, 66.5, 67.9);
 }
 
 /* Point targets at the default request: the peaks where direct BP puts
@@ -487,8 +487,8 @@ static void test_point_targets_fp32(void **state)
 {
     (void)state;
     const sarbp_target tc = {1.33, -0.72, 0, 1}, tl = {-2.11, 3.37, 0, 1};
-    point_scene("circular", SARBP_GEOM_CIRCULAR, 512, tc, (sarbp_grid){96, 96, 0.1, 0.1, 0, 0, 0, 0, 0});
-    point_scene("linear", SARBP_GEOM_LINEAR, 512, tl, (sarbp_grid){97, 95, 0.15, 0.15, 0, 0, 0, 0, 0});
+    point_scene("circular", SARBP_GEOM_CIRCULAR, 512, tc, (sarbp_grid){96, 96, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0});
+    point_scene("linear", SARBP_GEOM_LINEAR, 512, tl, (sarbp_grid){97, 95, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0});
 }
 
 /* The same image bit for bit whatever the thread count. */
@@ -497,7 +497,7 @@ static void test_threads(void **state)
     (void)state;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 256);
     sarbp_profiles *p32 = profiles32_of(p);
-    const sarbp_grid g = {131, 97, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_ffbp_params fp;
     double pred;
     sarbp_c32 *ref = ffbp32(p32, &g, -60, 1, &fp, &pred, NULL);
@@ -560,9 +560,9 @@ static void test_model(void **state)
      * a gain of 10 dB from -45 to -75 */
     const double cd[3] = {4.9, 2.7, 4.8}, cs[3] = {50.1, 63.2, 76.4};
     const double ld[3] = {0.9, 1.5, 0.6}, ls[3] = {53.4, 66.5, 80.3};
-    model_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0}, cd,
+    model_scene("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}, cd,
                 cs, 26.3);
-    model_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0}, ld,
+    model_scene("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, ld,
                 ls, 26.9);
 }
 
@@ -573,7 +573,7 @@ static void test_plan(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 300);
-    const sarbp_grid g = {131, 97, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     const size_t n = g.nx * g.ny;
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
@@ -642,7 +642,7 @@ static void test_gotcha(void **state)
     const char *in[1] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
-    const sarbp_grid g = {256, 256, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {256, 256, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_rc_params_default_for(&rc, SARBP_FP32, 1); /* ffbp reads cubic profiles */
@@ -676,7 +676,7 @@ static void test_refusals_fp32(void **state)
 {
     (void)state;
     sarbp_profiles *pr = tu_over_image_profiles(SARBP_FP32);
-    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
+    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_c32 img[256];
     memset(img, 0, sizeof img);
     sarbp_ffbp_params fp;
@@ -743,9 +743,9 @@ static void test_sweep(void **state)
         printf("the parameter sweep runs with FFBP_SWEEP=1\n");
         return;
     }
-    measure("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0});
-    measure("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0});
-    measure("circular", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){512, 512, 0.1, 0.1, 0, 0, 0, 0, 0});
+    measure("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0});
+    measure("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0});
+    measure("circular", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){512, 512, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0});
 }
 
 int main(void)

@@ -66,14 +66,14 @@ static void check(const char *what, sarbp_geometry geom, size_t P, sarbp_grid g,
 static void test_circular(void **state)
 {
     (void)state;
-    check("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0}, 104.7,
+    check("circular", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){131, 97, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}, 104.7,
           73.4);
 }
 
 static void test_linear(void **state)
 {
     (void)state;
-    check("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0}, 99.3,
+    check("linear", SARBP_GEOM_LINEAR, 512, (sarbp_grid){127, 129, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, 99.3,
           67.5);
 }
 
@@ -87,9 +87,9 @@ static void test_shapes(void **state)
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const double meas[] = {100.5, 110.7, 94.1};
-    const sarbp_grid gs[] = {{77, 1, 0.3, 0.3, 1, -2, 0, 0, 0},
-                             {1, 45, 0.3, 0.3, 0, 0, 0, 0, 0},
-                             {5, 3, 0.5, 0.5, 3, 3, 0, 0, 0}};
+    const sarbp_grid gs[] = {{77, 1, 0.3, 0.3, 1, -2, 0, 0, 0, NULL, 0},
+                             {1, 45, 0.3, 0.3, 0, 0, 0, 0, 0, NULL, 0},
+                             {5, 3, 0.5, 0.5, 3, 3, 0, 0, 0, NULL, 0}};
     for (size_t k = 0; k < 3; k++) {
         const sarbp_grid g = gs[k];
         const size_t n = g.nx * g.ny;
@@ -124,7 +124,7 @@ static void test_cuda_band_memory(void **state)
     sp.npulses = 2048;
     sarbp_phd *p = NULL;
     tu_ok(sarbp_simulate(&sp, &p));
-    const sarbp_grid g = {2048, 2048, 0.05, 0.05, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {2048, 2048, 0.05, 0.05, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_rc_params_default_for(&rc, SARBP_FP32, 1);

@@ -125,7 +125,7 @@ static void test_parse_and_attrs(void **state)
     tu_ok(sarbp_scene_ref_parse(buf, &r2));
     assert_true(dist3(r.ecef, r2.ecef) < 1e-3);
 
-    sarbp_grid g = {4, 3, 1, 1, 0, 0, 0, 0, 0};
+    sarbp_grid g = {4, 3, 1, 1, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *img;
     tu_ok(sarbp_image_alloc(&g, &img));
     assert_int_equal(sarbp_image_scene_ref(img, "x.kmz", &r2), SARBP_ERR_INVALID);

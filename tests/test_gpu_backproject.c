@@ -65,7 +65,7 @@ static const double GOTCHA_DB[SARBP_CUDA_VARIANT_LIMIT] = {
 static void check_sizes(size_t nx, size_t ny, size_t npulses)
 {
     sarbp_phd *p = tu_clutter_scene(npulses);
-    sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+    sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0, 0, 0, NULL, 0};
     sarbp_image *ref = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         static const int ppts[] = {1, 2, 4, 8};
@@ -108,7 +108,7 @@ static double size_4096_with(sarbp_interp k, int up, const double *bars)
 {
     const size_t n = 4096, npulses = 257;
     sarbp_phd *p = tu_clutter_scene(npulses);
-    sarbp_grid g = {n, n, 0.025, 0.025, 0.7, -1.1, 0, 0, 0};
+    sarbp_grid g = {n, n, 0.025, 0.025, 0.7, -1.1, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     rc.interp = k;
@@ -153,7 +153,7 @@ static void test_unit_target(void **state)
     (void)state;
     const sarbp_target t = {0, 0, 0, 1};
     sarbp_phd *p = tu_targets(&t, 1, 257);
-    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     /* the same processing in FP64: a target on a bin reads P times the
      * interpolation kernel's on-bin gain (1.2e-4 above P for cubic 4x) */
     sarbp_image *r = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
@@ -180,7 +180,7 @@ static void test_streaming_and_tiling(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(600);
-    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0};
+    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_bp_options one;
     sarbp_bp_options_default(&one);
     one.pulse_block = 600;
@@ -213,7 +213,7 @@ static void test_gotcha(void **state)
     const char *in[] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
-    sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *ref = tu_form(p, &g, &sarbp_backend_cpu, SARBP_FP64, NULL);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         sarbp_bp_options o;
@@ -266,7 +266,7 @@ static void test_mixed_variants(void **state)
     static const size_t sizes[][3] = {{1, 1, 1}, {17, 33, 257}, {1000, 999, 257}};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         sarbp_phd *p = tu_clutter_scene(sizes[k][2]);
-        sarbp_grid g = {sizes[k][0], sizes[k][1], 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+        sarbp_grid g = {sizes[k][0], sizes[k][1], 0.2, 0.2, 0.7, -1.1, 0, 0, 0, NULL, 0};
         for (size_t v = 0; v < TU_NVARIANTS; v++) {
             const sarbp_cuda_variant *vt = tu_variant(v);
             sarbp_bp_options o;
@@ -305,7 +305,7 @@ static void test_mixed_streaming_and_banding(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(600);
-    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0};
+    sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_bp_options one;
     sarbp_bp_options_default(&one);
     one.pulse_block = 600;
@@ -355,7 +355,7 @@ static void test_mixed_amplitude_scale(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(257);
-    const sarbp_grid g = {256, 256, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+    const sarbp_grid g = {256, 256, 0.2, 0.2, 0.7, -1.1, 0, 0, 0, NULL, 0};
     static const double scales[] = {1e6, 1e-6};
     for (size_t k = 0; k < 2; k++) {
         sarbp_phd *q = scaled_copy(p, scales[k]);
@@ -375,7 +375,7 @@ static void test_quadratic_amplitude_scale(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(257);
-    const sarbp_grid g = {256, 256, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+    const sarbp_grid g = {256, 256, 0.2, 0.2, 0.7, -1.1, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc); /* the quadratic at 8x */
     assert_int_equal(rc.interp, SARBP_INTERP_QUADRATIC);
@@ -410,7 +410,7 @@ static void test_mixed_chirp(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_chirp_stripmap(128);
-    const sarbp_grid g = {96, 64, 0.3, 0.3, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {96, 64, 0.3, 0.3, 0, 0, 0, 0, 0, NULL, 0};
     mixed_vs_fp32(p, &g, NULL, "chirp stripmap 96x64x128");
     sarbp_phd_free(p);
 }
@@ -419,7 +419,7 @@ static void test_bad_config(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(8);
-    sarbp_grid g = {16, 16, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {16, 16, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;

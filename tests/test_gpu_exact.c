@@ -107,7 +107,7 @@ static sarbp_image *quad_bars(const char *what, const sarbp_phd *p, const sarbp_
 static void scene_case(const struct case_ *c)
 {
     sarbp_phd *p = tu_clutter_scene(256);
-    sarbp_grid g = {256, 256, c->spacing, c->spacing, 0, 0, 0, 0, 0};
+    sarbp_grid g = {256, 256, c->spacing, c->spacing, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *ex = exact_of(p, &g);
     const size_t n = g.nx * g.ny;
     char what[96];
@@ -156,7 +156,7 @@ static void test_gotcha(void **state)
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
     assert_int_equal(p->npulses, 469);
-    sarbp_grid g = {128, 128, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {128, 128, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *ex = exact_of(p, &g);
     const size_t n = g.nx * g.ny;
     const int up = sarbp_interp_default_upsample(SARBP_INTERP_CUBIC);
@@ -190,7 +190,7 @@ static void test_point_target(void **state)
     sarbp_phd *p = tu_targets(NULL, 0, P);
     sarbp_phd_summary sum;
     tu_ok(sarbp_phd_summarize(p, &sum));
-    sarbp_grid g = {129, 129, 0.2, 0.2, 0, 0, 0, 0, 0}; /* odd: a pixel on the origin */
+    sarbp_grid g = {129, 129, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}; /* odd: a pixel on the origin */
     static const struct {
         sarbp_precision prec;
         sarbp_interp k;

@@ -163,39 +163,39 @@ static void check(const char *name, sarbp_geometry geom, size_t P, sarbp_grid g,
 static void test_circular_256(void **state)
 {
     (void)state;
-    check("circular 256^2", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){256, 256, 0.2, 0.2, 0, 0, 0, 0, 0}, 1);
+    check("circular 256^2", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){256, 256, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0}, 1);
 }
 
 static void test_linear_256(void **state)
 {
     (void)state;
-    check("linear 256^2", SARBP_GEOM_LINEAR, 512, (sarbp_grid){256, 256, 0.25, 0.25, 0, 0, 0, 0, 0}, 1);
+    check("linear 256^2", SARBP_GEOM_LINEAR, 512, (sarbp_grid){256, 256, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, 1);
 }
 
 static void test_circular_odd(void **state)
 {
     (void)state;
-    check("circular 257x193", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){257, 193, 0.2, 0.2, 1.3, -0.7, 0, 0, 0},
+    check("circular 257x193", SARBP_GEOM_CIRCULAR, 256, (sarbp_grid){257, 193, 0.2, 0.2, 1.3, -0.7, 0, 0, 0, NULL, 0},
           1);
 }
 
 static void test_linear_odd(void **state)
 {
     (void)state;
-    check("linear 257x193", SARBP_GEOM_LINEAR, 512, (sarbp_grid){257, 193, 0.25, 0.25, 0, 0, 0, 0, 0}, 1);
+    check("linear 257x193", SARBP_GEOM_LINEAR, 512, (sarbp_grid){257, 193, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0}, 1);
 }
 
 static void test_circular_1024(void **state)
 {
     (void)state;
-    check("circular 1024^2", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){1024, 1024, 0.1, 0.1, 0, 0, 0, 0, 0},
+    check("circular 1024^2", SARBP_GEOM_CIRCULAR, 1024, (sarbp_grid){1024, 1024, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0},
           0);
 }
 
 static void test_linear_1024(void **state)
 {
     (void)state;
-    check("linear 1024^2", SARBP_GEOM_LINEAR, 1024, (sarbp_grid){1024, 1024, 0.06, 0.06, 0, 0, 0, 0, 0},
+    check("linear 1024^2", SARBP_GEOM_LINEAR, 1024, (sarbp_grid){1024, 1024, 0.06, 0.06, 0, 0, 0, 0, 0, NULL, 0},
           0);
 }
 
@@ -206,7 +206,7 @@ static void test_fp32_linear_profiles(void **state)
     (void)state;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 256);
     sarbp_profiles *pr = tu_profiles(p, SARBP_FP32, SARBP_INTERP_LINEAR, 8);
-    sarbp_grid g = {128, 128, 0.25, 0.25, 0, 0, 0, 0, 0};
+    sarbp_grid g = {128, 128, 0.25, 0.25, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const size_t n = g.nx * g.ny;
@@ -234,7 +234,7 @@ static void test_factorizations(void **state)
     const size_t P = 128;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, P);
     sarbp_profiles *pr = tu_profiles(p, SARBP_FP64, SARBP_INTERP_CUBIC, 4);
-    const sarbp_grid g = {96, 80, 0.25, 0.25, 2, -1, 0, 0, 0};
+    const sarbp_grid g = {96, 80, 0.25, 0.25, 2, -1, 0, 0, 0, NULL, 0};
     const size_t n = g.nx * g.ny;
     struct {
         const char *what;
@@ -276,7 +276,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     sarbp_profiles *pr = tu_over_image_profiles(SARBP_FP32);
-    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0};
+    sarbp_grid g = {16, 16, 1, 1, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_c32 img[256] = {{0, 0}};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
@@ -299,7 +299,7 @@ static void test_timing_4096(void **state)
     const size_t P = 2048, N = 4096;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, P);
     sarbp_profiles *pr = tu_profiles(p, SARBP_FP32, SARBP_INTERP_CUBIC, 4);
-    sarbp_grid g = {N, N, 102.4 / N, 102.4 / N, 0, 0, 0, 0, 0};
+    sarbp_grid g = {N, N, 102.4 / N, 102.4 / N, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_ffbp_params fp;
     sarbp_ffbp_params_default(&fp);
     const size_t n = N * N;
@@ -468,7 +468,7 @@ static void test_gpu_rc_freq(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 300);
-    const sarbp_grid g = {160, 144, 0.25, 0.25, 0.5, -0.3, 0, 0, 0};
+    const sarbp_grid g = {160, 144, 0.25, 0.25, 0.5, -0.3, 0, 0, 0, NULL, 0};
     gpu_rc_case("freq, circular 160x144 from 300 pulses", p, &g);
     sarbp_phd_free(p);
 }
@@ -477,7 +477,7 @@ static void test_gpu_rc_chirp(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_chirp_stripmap(200);
-    const sarbp_grid g = {96, 80, 0.3, 0.3, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {96, 80, 0.3, 0.3, 0, 0, 0, 0, 0, NULL, 0};
     gpu_rc_case("chirp, linear 96x80 from 200 pulses", p, &g);
     sarbp_phd_free(p);
 }
@@ -524,12 +524,12 @@ static void test_form_nonfinite(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_ffbp_scene(SARBP_GEOM_CIRCULAR, 1200);
-    const sarbp_grid g = {96, 80, 0.25, 0.25, 0.5, -0.3, 0, 0, 0};
+    const sarbp_grid g = {96, 80, 0.25, 0.25, 0.5, -0.3, 0, 0, 0, NULL, 0};
     assert_int_equal(p->nsamples, 512);
     nonfinite_case("freq, blocks of 300 pulses of 512 samples", p, &g, 300);
     sarbp_phd_free(p);
     p = tu_chirp_stripmap(800);
-    const sarbp_grid gl = {96, 80, 0.3, 0.3, 0, 0, 0, 0, 0};
+    const sarbp_grid gl = {96, 80, 0.3, 0.3, 0, 0, 0, 0, 0, NULL, 0};
     assert_true(200 * p->nsamples * sizeof(sarbp_c32) > ((size_t)4 << 20));
     nonfinite_case("chirp, blocks of 200 pulses", p, &gl, 200);
     sarbp_phd_free(p);

@@ -120,7 +120,7 @@ static double mag(const sarbp_image *img, size_t ix, size_t iy)
 static void check_sizes(size_t nx, size_t ny, size_t npulses)
 {
     sarbp_phd *p = tu_clutter_scene(npulses);
-    sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+    sarbp_grid g = {nx, ny, 0.2, 0.2, 0.7, -1.1, 0, 0, 0, NULL, 0};
     sarbp_image *ref = ref64(p, &g);
     /* ppt matters at sizes that leave partial tiles: sweep it there */
     const int sweep_ppt = nx * ny < 4096;
@@ -162,7 +162,7 @@ static void test_fp16_unit_target(void **state)
     (void)state;
     const size_t P = 257;
     sarbp_phd *p = tu_targets(NULL, 0, P);
-    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {65, 65, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     /* the same processing in FP64: a target on a bin reads P times the
      * interpolation kernel's on-bin gain, not P */
     sarbp_image *r = ref64(p, &g);
@@ -211,7 +211,7 @@ static void test_fp16_impulse(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_targets(NULL, 0, 512);
-    const sarbp_grid g = {129, 129, 0.15, 0.15, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {129, 129, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *i64 = ref64(p, &g);
     sarbp_pt_result *r64 = measure(i64, "FP64 (CPU)");
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
@@ -269,7 +269,7 @@ static void check_dynamic_range(double sx, double sy, int assert_raw16)
     };
     const size_t nt = sizeof t / sizeof *t;
     sarbp_phd *p = tu_targets(t, nt, 1024);
-    const sarbp_grid g = {401, 401, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {401, 401, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *i64 = ref64(p, &g);
     size_t px[4], py[4];
     double m64[4];
@@ -342,7 +342,7 @@ static void test_fp16_amplitude_scale(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(512);
-    const sarbp_grid g = {512, 512, 0.2, 0.2, 0.7, -1.1, 0, 0, 0};
+    const sarbp_grid g = {512, 512, 0.2, 0.2, 0.7, -1.1, 0, 0, 0, NULL, 0};
     static const double scales[] = {1e6, 1e-6};
     sarbp_phd *ps[2];
     sarbp_image *refs[2];
@@ -400,7 +400,7 @@ static void test_fp16_streaming_and_banding(void **state)
 {
     (void)state;
     sarbp_phd *p = tu_clutter_scene(600);
-    const sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *ref = ref64(p, &g);
     /* the budget depends on the block and the raw format, not the variant */
     size_t budget[2], passes[2];
@@ -452,7 +452,7 @@ static void test_fp16_gotcha(void **state)
     const char *in[] = {tu_gotcha_dir()};
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
-    const sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_image *ref = ref64(p, &g);
     for (size_t v = 0; v < TU_NVARIANTS; v++) {
         for (int raw = 1; raw >= 0; raw--) {

@@ -56,7 +56,7 @@ static void at_least(double ser, const char *what)
 static void test_resident_vs_streaming(void **state)
 {
     (void)state;
-    const sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {700, 650, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
     for (int h = 0; h < 2; h++) {
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
@@ -91,7 +91,7 @@ static void test_resident_vs_streaming(void **state)
 static void test_plan_odd_blocks(void **state)
 {
     (void)state;
-    const sarbp_grid g = {300, 260, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {300, 260, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     const size_t n = g.nx * g.ny;
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
@@ -142,7 +142,7 @@ static void test_two_devices(void **state)
         tu_skip("one CUDA device: the two-device test needs two");
         return;
     }
-    const sarbp_grid g = {900, 700, 0.12, 0.12, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {900, 700, 0.12, 0.12, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_bp_options o;
     sarbp_bp_options_default(&o);
     lim = (sarbp_form_limits){0};

@@ -26,7 +26,7 @@
 #define FFBP_PIECES_DB 50.0
 
 static sarbp_phd *scene;
-static const sarbp_grid g0 = {512, 480, 0.15, 0.15, 0, 0, 0, 0, 0};
+static const sarbp_grid g0 = {512, 480, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
 
 static int setup(void **state)
 {

@@ -87,7 +87,7 @@ static sarbp_phd *circular(void)
  * although 0.1 m is finer than half the resolution. 0.15 m also puts 14
  * sidelobes on each side inside the 64-pixel patch (ISLR about -10.1 dB;
  * at 0.05 m only 5, and ISLR reads -10.9 / -11.0 dB: a truncation effect). */
-static const sarbp_grid CIRC_GRID = {129, 129, 0.15, 0.15, 0, 0, 0, 0, 0};
+static const sarbp_grid CIRC_GRID = {129, 129, 0.15, 0.15, 0, 0, 0, 0, 0, NULL, 0};
 
 static void test_circular_unwindowed(void **state)
 {
@@ -149,7 +149,7 @@ static void test_stripmap_seed004(void **state)
     sarbp_sim_defaults(&sp, SARBP_GEOM_LINEAR, SARBP_DOMAIN_CHIRP);
     sarbp_phd *p;
     tu_ok(sarbp_simulate(&sp, &p));
-    sarbp_grid g = {129, 129, 0.125, 0.5, 0, 4, 0, 0, 0};
+    sarbp_grid g = {129, 129, 0.125, 0.5, 0, 4, 0, 0, 0, NULL, 0};
     double secs = 0;
     sarbp_image *img = form(p, &g, SARBP_FP64, SARBP_WIN_NONE, &secs);
     print_message("stripmap: %zu pulses x %zu samples, grid %zu x %zu at %.3f x %.3f m, "

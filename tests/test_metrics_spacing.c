@@ -120,7 +120,7 @@ static sarbp_phd *rotated(const sarbp_phd *p, double psi_deg)
 static sarbp_image *form(const sarbp_phd *p, double spacing, sarbp_precision prec, int upsample)
 {
     /* the target 0.3 px left of and 0.2 px above the nearest pixel centre */
-    const sarbp_grid g = {NPIX, NPIX, spacing, spacing, 0.3 * spacing, -0.2 * spacing, 0, 0, 0};
+    const sarbp_grid g = {NPIX, NPIX, spacing, spacing, 0.3 * spacing, -0.2 * spacing, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     rc.range_window.kind = SARBP_WIN_NONE;

@@ -56,7 +56,7 @@ static int teardown(void **state)
 
 static sarbp_grid grid(size_t nx, size_t ny)
 {
-    sarbp_grid g = {nx, ny, 0.25, 0.25, 1.5, -2.0, 0, 0, 0};
+    sarbp_grid g = {nx, ny, 0.25, 0.25, 1.5, -2.0, 0, 0, 0, NULL, 0};
     return g;
 }
 

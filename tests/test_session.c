@@ -36,7 +36,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static const sarbp_grid g0 = {200, 150, 0.25, 0.25, 1.5, -2.0, 0, 0, 0};
+static const sarbp_grid g0 = {200, 150, 0.25, 0.25, 1.5, -2.0, 0, 0, 0, NULL, 0};
 
 static sarbp_image *form_in(sarbp_session *s, const sarbp_bp_options *o, sarbp_form_stats *st)
 {
@@ -204,7 +204,7 @@ static void test_ffbp_decision_by_value(void **state)
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_rc_params_default_for(&rc, SARBP_FP32, 1);
-    const sarbp_grid g = {256, 256, 0.1, 0.1, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {256, 256, 0.1, 0.1, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_session *s = NULL;
     tu_ok(sarbp_session_create(NULL, &s));
     sarbp_ffbp_params a, b, fresh;

@@ -1,10 +1,9 @@
 /* test_slow_autofocus_gotcha.c - the autofocus estimator on the real Gotcha
  * files (all pulses of SARBP_GOTCHA_DIR, 256 x 256 at 0.2 m, FP32 CPU)
- * with phase errors injected: 6 rad quadratic and 2.5 rad cubic, and white
- * noise of 1 rad rms (constant and linear terms removed). Not here, for
- * they fail (docs/usage.md, "Autofocus"): orders 4 and 5 of 3 rad each and
- * a random walk of 2 rad rms, where the estimator finds an image sharper
- * than the clean data's and another. The raw files are not focused as
+ * with phase errors injected (constant and linear terms removed): 6 rad
+ * quadratic and 2.5 rad cubic, white noise of 1 rad rms, Legendre orders 4
+ * and 5 of 3 rad each, a random walk of 2 rad rms, a smooth range error of
+ * centimetres (estimated as a range), and PGA on the smooth error. The raw files are not focused as
  * delivered (they carry corrections of their own, af.*), so the reference
  * is the autofocused image of the uncorrupted data and its estimate: the
  * corrupted data's estimate must be that estimate plus the injected error,
@@ -21,6 +20,15 @@
 #define RMS_MEASURED 3e-5   /* rad */
 #define WHITE_SER 63.2
 #define WHITE_RMS 7e-4
+#define HIGH_SER 60.8
+#define HIGH_RMS 0.0009
+#define WALK_SER 35.8
+#define WALK_RMS 0.017
+#define PGA_SER 30.2
+#define PGA_RMS 0.035
+#define RANGE_SER 49.0
+#define RANGE_RMS 0.00056
+#define RANGE_MM 0.045
 
 static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g)
 {
@@ -34,29 +42,39 @@ static sarbp_image *form(const sarbp_phd *p, const sarbp_grid *g)
 }
 
 
-/* The estimate for p (a copy is corrected and formed into *img). */
-static double *estimate(const sarbp_phd *p, const sarbp_grid *g, sarbp_image **img)
+/* The estimate for p by o (NULL: the defaults; with o->range the range
+ * into *range, allocated); a copy is corrected and formed into *img. */
+static double *estimate_by(const sarbp_phd *p, const sarbp_grid *g, const sarbp_autofocus_options *o,
+                           double **range, sarbp_image **img)
 {
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
-    double *ph = malloc(p->npulses * sizeof *ph);
+    double *ph = malloc(p->npulses * sizeof *ph), *rg = NULL;
     assert_non_null(ph);
+    if (o && o->range) assert_non_null(rg = malloc(p->npulses * sizeof *rg));
     sarbp_autofocus_info info;
     const double t0 = sarbp_now_s();
-    tu_ok(sarbp_autofocus_estimate(p, g, &rc, NULL, ph, &info));
+    tu_ok(sarbp_autofocus_estimate(p, g, &rc, o, ph, rg, &info));
     print_message("estimated in %.1f s: %d iterations, %d images, sharpness x%.4f\n",
                   sarbp_now_s() - t0, info.iterations, info.evaluations, info.sharpness);
     sarbp_phd *q;
     tu_ok(sarbp_phd_slice(p, 0, p->npulses, &q));
-    sarbp_autofocus_apply(q, ph);
+    tu_ok(sarbp_autofocus_apply(q, ph, rg));
+    if (range) *range = rg;
+    else free(rg);
     *img = form(q, g);
     sarbp_phd_free(q);
     return ph;
 }
 
+static double *estimate(const sarbp_phd *p, const sarbp_grid *g, sarbp_image **img)
+{
+    return estimate_by(p, g, NULL, NULL, img);
+}
+
 /* The clean data's estimate and image on the test grid, made once. */
 static sarbp_phd *gotcha;
-static const sarbp_grid grid = {256, 256, 0.2, 0.2, 0, 0, 0, 0, 0};
+static const sarbp_grid grid = {256, 256, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
 static sarbp_image *ref;
 static double *ph0;
 
@@ -82,27 +100,56 @@ static int teardown(void **state)
  * image), estimates, and checks image and estimate against the clean
  * data's (bars: the measured figures less their headroom, down to the
  * issue's 25 dB and 0.1 rad). */
-static void one_case(const char *name, double *err, double ser_measured, double rms_measured)
+/* The phase of a range r (m) at pulse j's reference frequency. */
+static double range_phase(size_t j, double r)
+{
+    const double fref = gotcha->f0[j] + 0.5 * (double)(gotcha->nsamples - 1) * gotcha->df[j];
+    return 4.0 * M_PI * fref * r / SARBP_C;
+}
+
+/* With o (NULL: the defaults) and a range error rerr (m, may be NULL)
+ * injected too; the estimate is compared at each pulse's reference
+ * frequency (range and phase together), and with o->range the range
+ * estimate against the clean estimate read as a range plus rerr. */
+static void one_case_ref(const char *name, const sarbp_autofocus_options *o, double *err, double *rerr,
+                         const double *base_ph, const sarbp_image *base_img, double ser_measured, double rms_measured,
+                         double mm_measured)
 {
     const size_t P = gotcha->npulses, n = grid.nx * grid.ny;
     sarbp_phd *p;
     tu_ok(sarbp_phd_slice(gotcha, 0, P, &p));
-    double *neg = malloc(P * sizeof *neg);
-    assert_non_null(neg);
+    double *neg = malloc(P * sizeof *neg), *rneg = calloc(P, sizeof *rneg);
+    assert_true(neg && rneg);
     sarbp_phase_detrend(err, P);
-    for (size_t j = 0; j < P; j++) neg[j] = -err[j];
-    sarbp_autofocus_apply(p, neg);
+    if (rerr) sarbp_phase_detrend(rerr, P);
+    for (size_t j = 0; j < P; j++) neg[j] = -err[j], rneg[j] = rerr ? -rerr[j] : 0;
+    tu_ok(sarbp_autofocus_apply(p, neg, rerr ? rneg : NULL));
     sarbp_image *bad = form(p, &grid);
     sarbp_image *fixed;
-    double *ph1 = estimate(p, &grid, &fixed);
-    double rms = 0;
-    for (size_t j = 0; j < P; j++) neg[j] = remainder(ph1[j] - ph0[j] - err[j], 2.0 * M_PI);
+    double *rg1 = NULL;
+    double *ph1 = estimate_by(p, &grid, o, &rg1, &fixed);
+    double rms = 0, mm = 0;
+    for (size_t j = 0; j < P; j++) {
+        const double got = ph1[j] + (rg1 ? range_phase(j, rg1[j]) : 0);
+        neg[j] = remainder(got - base_ph[j] - err[j] - (rerr ? range_phase(j, rerr[j]) : 0), 2.0 * M_PI);
+        /* the clean estimate read as a range too */
+        if (rg1) rneg[j] = rg1[j] - (rerr ? rerr[j] : 0) - base_ph[j] / range_phase(j, 1.0);
+    }
     sarbp_phase_detrend(neg, P);
-    for (size_t j = 0; j < P; j++) rms += neg[j] * neg[j];
+    if (rg1) sarbp_phase_detrend(rneg, P);
+    for (size_t j = 0; j < P; j++) rms += neg[j] * neg[j], mm += rneg[j] * rneg[j];
     rms = sqrt(rms / (double)P);
+    mm = 1e3 * sqrt(mm / (double)P);
+    if (rg1) {
+        print_message("Gotcha, %s: range estimate %.3g mm rms from the clean estimate plus the injected range\n",
+                      name, mm);
+        tu_bar_max(mm, mm_measured, 1.0 - mm_measured, "mm", "Gotcha %s: range estimate rms", name);
+    }
+    free(rg1);
+    free(rneg);
     double s_ref = 0, s_bad = 0, s_fix = 0;
     for (size_t i = 0; i < n; i++) {
-        const double a = (double)ref->data[i].re * ref->data[i].re + (double)ref->data[i].im * ref->data[i].im;
+        const double a = (double)base_img->data[i].re * base_img->data[i].re + (double)base_img->data[i].im * base_img->data[i].im;
         const double b = (double)bad->data[i].re * bad->data[i].re + (double)bad->data[i].im * bad->data[i].im;
         const double c = (double)fixed->data[i].re * fixed->data[i].re + (double)fixed->data[i].im * fixed->data[i].im;
         s_ref += a * a;
@@ -111,7 +158,7 @@ static void one_case(const char *name, double *err, double ser_measured, double 
     }
     print_message("Gotcha, %s: sum |I|^4 over the corrupted image's: the clean autofocused %.3f, "
                   "this one %.3f\n", name, s_ref / s_bad, s_fix / s_bad);
-    const double ser = tu_ser_gain_c32(fixed->data, ref->data, n), ser_bad = tu_ser_gain_c32(bad->data, ref->data, n);
+    const double ser = tu_ser_gain_c32(fixed->data, base_img->data, n), ser_bad = tu_ser_gain_c32(bad->data, base_img->data, n);
     print_message("Gotcha, %s: image %.1f dB from the clean data's autofocused image (uncorrected "
                   "%.1f dB); estimate %.2g rad rms from the clean estimate plus the injected error\n",
                   name, ser, ser_bad, rms);
@@ -134,16 +181,73 @@ static double normal(unsigned *s)
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
+static void one_case_by(const char *name, const sarbp_autofocus_options *o, double *err, double *rerr,
+                        double ser_measured, double rms_measured, double mm_measured)
+{
+    one_case_ref(name, o, err, rerr, ph0, ref, ser_measured, rms_measured, mm_measured);
+}
+
+static void one_case(const char *name, double *err, double ser_measured, double rms_measured)
+{
+    one_case_by(name, NULL, err, NULL, ser_measured, rms_measured, 0);
+}
+
+static void smooth_error(double *err, size_t P)
+{
+    for (size_t j = 0; j < P; j++) {
+        const double t = 2.0 * (double)j / (double)(P - 1) - 1.0;
+        err[j] = 6.0 * t * t + 2.5 * t * t * t;
+    }
+}
+
+/* PGA on the smooth error. */
+static void test_pga(void **state)
+{
+    (void)state;
+    const size_t P = gotcha->npulses;
+    double *err = malloc(P * sizeof *err);
+    assert_non_null(err);
+    smooth_error(err, P);
+    sarbp_autofocus_options o;
+    sarbp_autofocus_options_default(&o);
+    o.method = SARBP_AF_PGA;
+    /* PGA's own estimate and image of the clean data are its reference:
+     * the estimator's holds a per-pulse part (0.2 rad rms) that PGA does
+     * not look for */
+    sarbp_image *pref;
+    double *pph0 = estimate_by(gotcha, &grid, &o, NULL, &pref);
+    one_case_ref("pga, 6 rad quadratic + 2.5 rad cubic", &o, err, NULL, pph0, pref, PGA_SER, PGA_RMS, 0);
+    free(pph0);
+    sarbp_image_free(pref);
+    free(err);
+}
+
+/* A smooth range error of centimetres, estimated as a range. */
+static void test_range(void **state)
+{
+    (void)state;
+    const size_t P = gotcha->npulses;
+    double *zero = calloc(P, sizeof *zero), *rerr = malloc(P * sizeof *rerr);
+    assert_true(zero && rerr);
+    for (size_t j = 0; j < P; j++) {
+        const double t = 2.0 * (double)j / (double)(P - 1) - 1.0;
+        rerr[j] = 0.03 * t * t - 0.012 * t * t * t;
+    }
+    sarbp_autofocus_options o;
+    sarbp_autofocus_options_default(&o);
+    o.range = 1;
+    one_case_by("range, 3 cm quadratic - 1.2 cm cubic", &o, zero, rerr, RANGE_SER, RANGE_RMS, RANGE_MM);
+    free(zero);
+    free(rerr);
+}
+
 static void test_smooth(void **state)
 {
     (void)state;
     const size_t P = gotcha->npulses;
     double *err = malloc(P * sizeof *err);
     assert_non_null(err);
-    for (size_t j = 0; j < P; j++) {
-        const double t = 2.0 * (double)j / (double)(P - 1) - 1.0;
-        err[j] = 6.0 * t * t + 2.5 * t * t * t;
-    }
+    smooth_error(err, P);
     one_case("6 rad quadratic + 2.5 rad cubic", err, SER_MEASURED, RMS_MEASURED);
     free(err);
 }
@@ -160,11 +264,46 @@ static void test_white(void **state)
     free(err);
 }
 
+/* Legendre orders 4 and 5 of 3 rad each. */
+static void test_high_order(void **state)
+{
+    (void)state;
+    const size_t P = gotcha->npulses;
+    double *err = malloc(P * sizeof *err);
+    assert_non_null(err);
+    for (size_t j = 0; j < P; j++) {
+        const double t = 2.0 * (double)j / (double)(P - 1) - 1.0, t2 = t * t;
+        err[j] = 3.0 * (35 * t2 * t2 - 30 * t2 + 3) / 8 + 3.0 * t * (63 * t2 * t2 - 70 * t2 + 15) / 8;
+    }
+    one_case("Legendre orders 4 and 5, 3 rad each", err, HIGH_SER, HIGH_RMS);
+    free(err);
+}
+
+/* A random walk scaled to 2 rad rms (after its constant and linear terms go). */
+static void test_random_walk(void **state)
+{
+    (void)state;
+    const size_t P = gotcha->npulses;
+    double *err = malloc(P * sizeof *err), w = 0, ss = 0;
+    assert_non_null(err);
+    unsigned s = 99;
+    for (size_t j = 0; j < P; j++) err[j] = w += normal(&s);
+    sarbp_phase_detrend(err, P);
+    for (size_t j = 0; j < P; j++) ss += err[j] * err[j];
+    for (size_t j = 0; j < P; j++) err[j] *= 2.0 / sqrt(ss / (double)P);
+    one_case("random walk, 2 rad rms", err, WALK_SER, WALK_RMS);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_smooth),
         cmocka_unit_test(test_white),
+        cmocka_unit_test(test_high_order),
+        cmocka_unit_test(test_random_walk),
+        cmocka_unit_test(test_pga),
+        cmocka_unit_test(test_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -36,7 +36,7 @@ static void test_gotcha_focus(void **state)
     sarbp_phd *p;
     tu_ok(sarbp_phd_load(in, 1, &p));
     print_message("Gotcha: %zu pulses x %zu samples\n", p->npulses, p->nsamples);
-    const sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0};
+    const sarbp_grid g = {512, 512, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     const size_t n = g.nx * g.ny;
 
     sarbp_image *good = form(p, &g, SARBP_FP32);

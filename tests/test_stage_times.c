@@ -20,7 +20,7 @@ static void check_stages(sarbp_precision prec)
     sp.nsamples = 256;
     sarbp_phd *phd;
     tu_ok(sarbp_simulate(&sp, &phd));
-    sarbp_grid g = {97, 65, 0.2, 0.2, 0, 0, 0, 0, 0};
+    sarbp_grid g = {97, 65, 0.2, 0.2, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;

@@ -29,45 +29,95 @@
 #include "sarbp/grid.h"
 #include "sarbp/phd.h"
 #include "sarbp/rangecomp.h"
+#include "sarbp/session.h"
 #include "sarbp/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* A window of the grid: pixels [x0, x0 + nx) x [y0, y0 + ny). */
 typedef struct {
-    int iterations;       /* quasi-Newton iterations, and sweeps over the pulses, at most;
-                             0: 40 */
+    size_t x0, y0, nx, ny;
+} sarbp_autofocus_window;
+
+typedef enum {
+    SARBP_AF_ESTIMATE = 0, /* the sharpness maximised (above): the default */
+    SARBP_AF_PGA = 1       /* phase gradient autofocus (below) */
+} sarbp_af_method;
+
+typedef struct {
+    sarbp_af_method method;
+    int iterations;       /* quasi-Newton iterations, sweeps over the pulses, or PGA
+                             iterations, at most; 0: 40 (PGA: 20) */
     int poly_order;       /* the polynomial stage's highest order (2..12); 0: 6; -1: none */
     double tol;           /* stop a stage when an iteration gains less than this fraction
-                             of the sharpness; 0: 1e-4 for the polynomial, 1e-3 for a sweep */
-    int threads;          /* 0: all cores */
+                             of the sharpness; 0: 1e-4 for the polynomial, 1e-3 for a sweep
+                             (PGA: when no phase moves more than tol rad; 0: 0.01) */
+    int range;            /* 1: also a range per pulse (frequency-domain samples only) */
+    /* The pixels estimated over: windows of the grid (nwindows of them; NULL:
+     * chosen), or, when none are given, the whole grid if its contributions
+     * fit max_bytes, else the windows of 64 x 64 pixels where the uncorrected
+     * image is sharpest, as many as fit. */
+    const sarbp_autofocus_window *windows;
+    size_t nwindows;
+    size_t max_bytes;     /* the contributions' memory (8 bytes a pulse and pixel);
+                             0: 1 GiB on the CPU, 4 GiB on a GPU */
+    int device;           /* -1: the CPU (threads); >= 0: that CUDA device */
+    sarbp_session *session; /* the session the device's forms run in (the image the windows
+                               are chosen from); NULL: one made for the call */
+    int threads;          /* CPU threads; 0: all cores */
     /* Called after every iteration (may be NULL): the stage (0 the polynomial,
-     * iteration 0 a scan's result; 2 a sweep over the pulses), the iteration,
-     * the sharpness relative to the uncorrected image's, and the largest phase
-     * change of the step (rad). */
+     * iteration 0 a scan's result; 2 a sweep over the pulses; 3 a PGA
+     * iteration; 4 the range stage's sweeps), the iteration, the sharpness
+     * relative to the uncorrected image's, and the largest phase change of
+     * the step (rad). */
     void (*on_iteration)(void *user, int stage, int iteration, double sharpness, double step);
     void *user;
 } sarbp_autofocus_options;
 
+/* Defaults: the estimator, on the CPU (device -1), everything else 0. */
 void sarbp_autofocus_options_default(sarbp_autofocus_options *o);
 
 typedef struct {
-    int iterations;       /* quasi-Newton iterations and sweeps */
-    int evaluations;      /* images formed (line searches included) */
-    double sharpness;     /* the corrected image's, relative to the uncorrected one's */
+    int iterations;       /* quasi-Newton iterations, sweeps and PGA iterations */
+    int evaluations;      /* images formed from the contributions (line searches included) */
+    double sharpness;     /* the corrected image's, relative to the uncorrected one's, over
+                             the pixels estimated on */
+    size_t pixels;        /* the pixels estimated on */
+    size_t nwindows;      /* in that many windows (1: the whole grid) */
+    double seconds;       /* wall clock, of it: */
+    double profiles_s;    /* range compression (CPU threads) */
+    double windows_s;     /* choosing the windows (an image of the whole grid) */
+    double contributions_s; /* every pulse's contribution to the pixels */
 } sarbp_autofocus_info;
 
 /* Estimates phase[npulses] (rad; pulse j's samples are to be multiplied by
- * exp(+j phase[j])) for the phase history phd (with its samples) imaged on
- * grid g with range compression rc, in FP32 on the CPU. A phase history
- * already focused gets a correction near zero. info may be NULL. */
+ * exp(+j phase[j])) and, with o->range, range[npulses] (m; pulse j's sample
+ * at frequency f is to be multiplied by exp(+j 4 pi f range[j] / c), as if
+ * its r0 were r0 - range[j]; the phase then holds what is left at each
+ * pulse's reference frequency after the range) for the phase history phd
+ * (with its samples) imaged on grid g with range compression rc, in FP32.
+ * range may be NULL without o->range. A phase history already focused gets
+ * a correction near zero. Neither estimate has a constant or a linear term
+ * over the pulses. info may be NULL.
+ *
+ * PGA (o->method SARBP_AF_PGA): the classic method moved into the pulse
+ * domain. The image is formed; around its brightest points (one per 32 x
+ * 32 pixels at most, never closer than the window) a square window is kept,
+ * its conjugate reprojected onto every pulse, and the phase of that
+ * reprojection is each pulse's error (the dominant scatterers' phase
+ * history, as PGA reads it from the azimuth-compressed lines); the windows
+ * halve every iteration. Fast and robust for a few bright points on weak
+ * clutter; less accurate than the estimator where no point dominates. */
 sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
                                       const sarbp_rc_params *rc, const sarbp_autofocus_options *o,
-                                      double *phase, sarbp_autofocus_info *info);
+                                      double *phase, double *range, sarbp_autofocus_info *info);
 
-/* Multiplies pulse j's samples of phd by exp(+j phase[j]) (in place). */
-void sarbp_autofocus_apply(sarbp_phd *phd, const double *phase);
+/* Multiplies pulse j's samples of phd by exp(+j phase[j]) and, with range
+ * (may be NULL), each sample at frequency f by exp(+j 4 pi f range[j] / c)
+ * (in place). SARBP_ERR_UNSUPPORTED for a range on chirp samples. */
+sarbp_status sarbp_autofocus_apply(sarbp_phd *phd, const double *phase, const double *range);
 
 /* Removes the constant and the linear term over the pulse index from
  * phase[n] (least squares), in place: what an estimate of a phase error is

@@ -10,7 +10,17 @@
  * row0 and ny_full: its pixels then sit at the whole grid's coordinates bit
  * for bit (a band with a shifted centre would round them differently), so a
  * band formed alone equals the same rows of the whole image. ny_full = 0
- * (what a zeroed or brace-initialised grid holds) means the grid is whole. */
+ * (what a zeroed or brace-initialised grid holds) means the grid is whole.
+ *
+ * Terrain (docs/terrain.md): height, when not NULL, gives every pixel its own
+ * z, absolute in the scene frame (metres), instead of the plane z = zc:
+ * pixel (ix, iy) of the whole grid at height[iy * height_stride + ix]
+ * (height_stride 0 means nx), so a band reads row row0 + iy. The caller owns
+ * the array and keeps it alive while any copy of the grid is used (plans,
+ * images, their writers); copies (sarbp_grid_band, sarbp_grid_window) point
+ * into it. zc is then only the scene's reference height (the GeoTIFF and
+ * KMZ writers place the corners at it). The cpu back end forms on terrain;
+ * cuda and FFBP refuse such a grid at plan create. */
 #ifndef SARBP_GRID_H
 #define SARBP_GRID_H
 
@@ -26,6 +36,8 @@ typedef struct {
     double dx, dy;
     double xc, yc, zc;
     size_t row0, ny_full; /* a band: its first row in, and the rows of, the whole grid */
+    const double *height; /* NULL: flat at zc; else absolute z (m) per pixel, borrowed */
+    size_t height_stride; /* elements between rows of height; 0: nx */
 } sarbp_grid;
 
 #define SARBP_GRID_MAX_PIXELS ((size_t)1 << 34) /* 16 Gpixel: larger is absurd */
@@ -38,6 +50,14 @@ static inline double sarbp_grid_y(const sarbp_grid *g, size_t iy)
 {
     const size_t n = g->ny_full ? g->ny_full : g->ny;
     return g->yc + ((double)(g->row0 + iy) - 0.5 * (double)(n - 1)) * g->dy;
+}
+
+/* The z of pixel (ix, iy) of g (iy counted in g, a band's rows too). */
+static inline double sarbp_grid_z(const sarbp_grid *g, size_t ix, size_t iy)
+{
+    if (!g->height) return g->zc;
+    const size_t stride = g->height_stride ? g->height_stride : g->nx;
+    return g->height[(g->row0 + iy) * stride + ix];
 }
 
 /* nx, ny >= 1, nx*ny <= SARBP_GRID_MAX_PIXELS, spacings finite and > 0,

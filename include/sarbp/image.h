@@ -17,6 +17,9 @@
  *          selection, autofocus, range_window, azimuth_window, interp,
  *          upsample, precision, backend, device, sarbp_version, command_line;
  *          polarisation when the input says ("H:H", transmit:receive).
+ *          Formed on terrain (sarbp/terrain.h): dataset /heights float32
+ *          [ny][nx], the z (m) each pixel was formed at, and the attribute
+ *          heights_source (the heights file, or "dem:FILE").
  *  - .npy: complex64 ('<c8'), shape (ny, nx), C order.
  *  - .png: 8-bit grayscale of 20 log10 |I| over a dB display range
  *          (sarbp_image_display: db_range below the peak -> 0, peak -> 255,
@@ -54,6 +57,9 @@ typedef struct sarbp_image_s {
                             (rad; pulse j's samples times exp(+j af_phase[j]), pulses in input
                             order after selection), written to .h5 as autofocus/phase */
     size_t af_npulses;
+    double *af_range;    /* [af_npulses], owned, or NULL: the autofocus range applied per pulse
+                            (m; pulse j's sample at frequency f times exp(+j 4 pi f af_range[j]
+                            / c)), written to .h5 as autofocus/range */
 } sarbp_image;
 
 /* Zeroed image for grid g. Caller frees with sarbp_image_free. */
@@ -66,6 +72,9 @@ sarbp_status sarbp_image_set_attr(sarbp_image *img, const char *key, const char 
 const char *sarbp_image_get_attr(const sarbp_image *img, const char *key); /* NULL if absent */
 /* Copies phase[n] into img's af_phase (replacing it); n 0: none. */
 sarbp_status sarbp_image_set_autofocus(sarbp_image *img, const double *phase, size_t n);
+/* Copies range[af_npulses] into img's af_range (replacing it); NULL: none.
+ * Set the phases first. */
+sarbp_status sarbp_image_set_autofocus_range(sarbp_image *img, const double *range);
 
 typedef enum {
     SARBP_IMG_UNKNOWN = 0, SARBP_IMG_H5, SARBP_IMG_NPY, SARBP_IMG_PNG,

@@ -139,6 +139,12 @@ void sarbp_reader_set_autofocus(sarbp_reader *rd, int on);
  * drops it); NULL removes it. SARBP_ERR_INVALID for a count that is not
  * the selection's or a value that is not a finite angle. */
 sarbp_status sarbp_reader_set_phase(sarbp_reader *rd, const double *phase, size_t n);
+/* The same with a range per selected pulse (m, range[n]): read() multiplies
+ * pulse i's sample at frequency f by exp(+j 4 pi f range[i] / c), as if its
+ * r0 were r0 - range[i] (sarbp_autofocus_apply's convention). Frequency-
+ * domain samples only (SARBP_ERR_UNSUPPORTED otherwise); a value that is
+ * not finite or past 1 km: SARBP_ERR_INVALID. */
+sarbp_status sarbp_reader_set_range(sarbp_reader *rd, const double *range, size_t n);
 
 void sarbp_reader_free(sarbp_reader *rd); /* NULL is a no-op */
 

@@ -21,5 +21,6 @@
 #include "sarbp/progress.h"
 #include "sarbp/quality.h"
 #include "sarbp/geo.h"
+#include "sarbp/terrain.h"
 
 #endif

@@ -1,44 +1,65 @@
-/* autofocus.c - phase errors per pulse from the data itself, by maximising
- * the image's sharpness in backprojection (sarbp/autofocus.h).
+/* autofocus.c - phase (and range) errors per pulse from the data itself
+ * (sarbp/autofocus.h): the pixels to estimate on, the estimators over an
+ * engine (engine.h: every pulse's contribution to those pixels, kept), and
+ * the corrections applied.
  *
- * The range profiles are compressed once (FP32). An image for phases phi
- * is the FP32 tiled backprojection of the profiles multiplied by
- * exp(j phi_j); the gradient of the sharpness is one reprojection of the
- * weight |I|^2 conj(I) onto every pulse, each pulse's contribution made by
- * the same FP32 tiled backprojector over that pulse alone. Sharpness
- * and gradients are taken relative to the uncorrected image's sharpness
- * (and the weight scaled by the image's peak) so that no scale of the data
- * overflows a float. Three steps: a scan of the quadratic and cubic
- * coefficients; L-BFGS with a backtracking line search over Legendre
- * polynomials of the pulse index; coordinate ascent over every pulse's
- * phase, each solved exactly with the others held. */
+ * The estimator: a scan of the quadratic and cubic coefficients; L-BFGS
+ * with a backtracking line search over Legendre polynomials of the pulse
+ * index; coordinate ascent over every pulse's phase, each solved exactly
+ * with the others held. Sharpness and gradients are taken relative to the
+ * uncorrected image's sharpness. PGA: the phase of the reprojection of the
+ * image's conjugate, windowed about its brightest points. The range: the
+ * phase read as a range at each pulse's reference frequency, applied to
+ * the samples (exact over the band), and the phase estimated again. */
 #include "sarbp/autofocus.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "autofocus/engine.h"
+#include "core/parallel.h"
 #include "sarbp/backproject.h"
+#include "sarbp/form.h"
+#include "sarbp/host.h"
 
 #define LBFGS_M 6
 
 void sarbp_autofocus_options_default(sarbp_autofocus_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->device = -1;
 }
 
-void sarbp_autofocus_apply(sarbp_phd *phd, const double *phase)
+sarbp_status sarbp_autofocus_apply(sarbp_phd *phd, const double *phase, const double *range)
 {
+    if (range && phd->domain != SARBP_DOMAIN_FREQ)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "autofocus: a range correction needs frequency-domain samples");
     const size_t K = phd->nsamples;
     for (size_t j = 0; j < phd->npulses; j++) {
-        const double c = cos(phase[j]), s = sin(phase[j]);
         sarbp_c32 *v = phd->data + j * K;
+        /* the phase at sample k, a + k b: rotated sample to sample, set
+         * exactly every 64 samples (no drift) */
+        const double k4 = 4.0 * M_PI / SARBP_C;
+        const double a = (phase ? phase[j] : 0) + (range ? k4 * phd->f0[j] * range[j] : 0);
+        const double b = range ? k4 * phd->df[j] * range[j] : 0, cb = cos(b), sb = sin(b);
+        double c = cos(a), s = sin(a);
         for (size_t k = 0; k < K; k++) {
+            if (b != 0 && k % 64 == 0) {
+                c = cos(a + (double)k * b);
+                s = sin(a + (double)k * b);
+            }
             const double re = v[k].re * c - v[k].im * s, im = v[k].re * s + v[k].im * c;
             v[k].re = (float)re;
             v[k].im = (float)im;
+            const double c2 = c * cb - s * sb;
+            s = s * cb + c * sb;
+            c = c2;
         }
     }
+    return SARBP_OK;
 }
 
 void sarbp_phase_detrend(double *phase, size_t n)
@@ -57,90 +78,35 @@ void sarbp_phase_detrend(double *phase, size_t n)
     for (size_t j = 0; j < n; j++) phase[j] -= a + b * ((double)j - jm);
 }
 
-/* ---- the image, its sharpness and the gradient ---- */
+/* ---- the image, its sharpness and the gradient, over an engine ---- */
 
 struct af {
-    const sarbp_grid *g;
-    size_t P, N;
-    int threads;
-    sarbp_profiles *pr;    /* the compressed pulses, uncorrected */
-    sarbp_profiles *work;  /* the same times exp(j phi) */
-    sarbp_c32 *img;        /* [N]: the image of the last evaluation */
-    sarbp_c64 *w;          /* [N]: |I|^2 conj(I) / peak^3 */
-    sarbp_c64 *acc;        /* [P]: sum_x w(x) b_j(x) */
-    sarbp_c32 *vbuf;       /* [N]: one pulse's contribution */
+    af_engine *e;
+    size_t P;
+    sarbp_c64 *acc;        /* [P] */
     double S0;             /* the uncorrected image's sharpness */
     int evaluations;
 };
 
-/* The image for phases phi into a->img; its sharpness over S0 (S0 0: sets it). */
+/* The image for phases phi (the engine's last); its sharpness over S0 (S0 0: sets it). */
 static sarbp_status image_of(struct af *a, const double *phi, double *S)
 {
-    const size_t nb = a->pr->nbins;
-    for (size_t j = 0; j < a->P; j++) {
-        const float c = (float)cos(phi[j]), s = (float)sin(phi[j]);
-        const sarbp_c32 *x = a->pr->data32 + j * nb;
-        sarbp_c32 *y = a->work->data32 + j * nb;
-        for (size_t k = 0; k < nb; k++) {
-            y[k].re = x[k].re * c - x[k].im * s;
-            y[k].im = x[k].re * s + x[k].im * c;
-        }
-    }
-    memset(a->img, 0, a->N * sizeof *a->img);
-    SARBP_TRY(sarbp_bp_cpu_fp32(a->work, a->g, a->threads, a->img));
-    double sum = 0;
-    for (size_t i = 0; i < a->N; i++) {
-        const double p = (double)a->img[i].re * a->img[i].re + (double)a->img[i].im * a->img[i].im;
-        sum += p * p;
-    }
+    double sum;
+    SARBP_TRY(a->e->ops->image(a->e, phi, &sum));
     if (a->S0 == 0) a->S0 = sum > 0 ? sum : 1;
     *S = sum / a->S0;
     a->evaluations++;
     return SARBP_OK;
 }
 
-/* Pulse j's contribution b_j to every pixel, into v[N]: the FP32 tiled
- * backprojector of the image (sarbp_bp_cpu_fp32) over that one pulse, so
- * that the gradient and the sweeps see exactly the image's arithmetic. */
-static sarbp_status pulse_image(struct af *a, size_t j, sarbp_c32 *v)
-{
-    const sarbp_profiles one = sarbp_profiles_slice(a->pr, j, 1);
-    memset(v, 0, a->N * sizeof *v);
-    return sarbp_bp_cpu_fp32(&one, a->g, a->threads, v);
-}
-
-/* The gradient of -S / S0 over phi at the image in a->img (formed for phi). */
+/* The gradient of -S / S0 over phi at the engine's last image (phi's):
+ *     dS/dphi_j = -4 Im( exp(j phi_j) sum_x |I|^2 conj(I) b_j ). */
 static sarbp_status gradient_of(struct af *a, const double *phi, double *grad)
 {
-    double peak = 0;
-    for (size_t i = 0; i < a->N; i++) {
-        const double m = hypot(a->img[i].re, a->img[i].im);
-        if (m > peak) peak = m;
-    }
-    if (!(peak > 0)) {
-        memset(grad, 0, a->P * sizeof *grad);
-        return SARBP_OK;
-    }
-    for (size_t i = 0; i < a->N; i++) {
-        const double re = a->img[i].re / peak, im = a->img[i].im / peak, p = re * re + im * im;
-        a->w[i] = (sarbp_c64){p * re, -p * im};
-    }
-    for (size_t j = 0; j < a->P; j++) { /* the reprojection, pulse by pulse */
-        SARBP_TRY(pulse_image(a, j, a->vbuf));
-        double sr = 0, si = 0;
-        for (size_t i = 0; i < a->N; i++) {
-            const sarbp_c32 b = a->vbuf[i];
-            sr += a->w[i].re * b.re - a->w[i].im * b.im;
-            si += a->w[i].re * b.im + a->w[i].im * b.re;
-        }
-        a->acc[j] = (sarbp_c64){sr, si};
-    }
-    const double scale = peak * peak * peak / a->S0;
+    SARBP_TRY(a->e->ops->reproject(a->e, AF_WEIGHT_SHARPNESS, NULL, a->acc));
     for (size_t j = 0; j < a->P; j++) {
-        /* Im(exp(j phi) acc) */
         const double c = cos(phi[j]), s = sin(phi[j]);
-        const double im = s * a->acc[j].re + c * a->acc[j].im;
-        grad[j] = 4.0 * im * scale; /* d(-S/S0)/dphi_j */
+        grad[j] = 4.0 * (s * a->acc[j].re + c * a->acc[j].im) / a->S0;
     }
     return SARBP_OK;
 }
@@ -339,6 +305,35 @@ static void detrend_wrapped(double *d, size_t n)
     for (size_t j = 0; j < n; j++) d[j] -= a + b * ((double)j - jm);
 }
 
+/* Phases x[n] given modulo 2 pi made continuous over the pulses: a
+ * smoothed copy (the phase of the mean of exp(j x) over 17 pulses, whose
+ * steps from pulse to pulse are small for any error an image survives)
+ * is unwrapped step by step, and each pulse put within half a turn of it.
+ * Pulse-to-pulse noise of a radian or more would make a plain unwrap jump
+ * a turn now and then; the smoothed copy does not. The image is unchanged
+ * (each phase moves by whole turns); a range read from the phases needs
+ * them continuous. */
+#define UNWRAP_HALF 8
+
+static sarbp_status unwrap_smooth(double *x, size_t n)
+{
+    if (n < 2) return SARBP_OK;
+    double *s = malloc(n * sizeof *s);
+    if (!s) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    for (size_t j = 0; j < n; j++) {
+        double re = 0, im = 0;
+        const size_t lo = j > UNWRAP_HALF ? j - UNWRAP_HALF : 0, hi = j + UNWRAP_HALF < n ? j + UNWRAP_HALF : n - 1;
+        for (size_t i = lo; i <= hi; i++) re += cos(x[i]), im += sin(x[i]);
+        s[j] = atan2(im, re);
+        if (j > 0) s[j] = s[j - 1] + remainder(s[j] - s[j - 1], 2.0 * M_PI);
+    }
+    /* the smoothed curve starts within half a turn of the first phase */
+    const double shift = x[0] - remainder(x[0] - s[0], 2.0 * M_PI) - s[0];
+    for (size_t j = 0; j < n; j++) x[j] = s[j] + shift + remainder(x[j] - s[j] - shift, 2.0 * M_PI);
+    free(s);
+    return SARBP_OK;
+}
+
 /* ---- coordinate ascent, pulse by pulse (Ash 2012) ----
  * With every other pulse held, the sharpness is a trigonometric polynomial
  * of degree 2 in the pulse's phase: with u the image without pulse j and
@@ -351,7 +346,7 @@ static void detrend_wrapped(double *d, size_t n)
  * shallow valleys a gradient method stops in. */
 /* The best phase of S(phi) = Re(e^{i phi} C1) + Re(e^{2 i phi} C2) (and
  * a constant): the best of a grid of angles, refined by golden section. */
-static double best_phase(sarbp_c64 C1, sarbp_c64 C2)
+double af_best_phase(sarbp_c64 C1, sarbp_c64 C2)
 {
 #define FVAL(p) (C1.re * cos(p) - C1.im * sin(p) + C2.re * cos(2 * (p)) - C2.im * sin(2 * (p)))
     double best = 0, fbest = -INFINITY;
@@ -386,62 +381,25 @@ static double best_phase(sarbp_c64 C1, sarbp_c64 C2)
 #undef FVAL
 }
 
-/* Sweeps over the pulses until a sweep gains less than tol; img: the image
- * of phi, kept current in FP64. */
-static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, sarbp_c64 *img,
-                           const sarbp_autofocus_options *o, int *iters)
+/* Sweeps over the pulses from the engine's last image (phi's) until a
+ * sweep gains less than tol; each pulse kept within half a turn of smooth. */
+static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, double S_prev, int stage_no,
+                           const sarbp_autofocus_options *o, int *iters, double *S_out)
 {
     const int maxit = o->iterations > 0 ? o->iterations : 40;
     const double tol = o->tol > 0 ? o->tol : 1e-3;
-    const sarbp_c32 *v = a->vbuf;
-    double S_prev = 0;
-    for (size_t i = 0; i < a->N; i++) {
-        const double p = img[i].re * img[i].re + img[i].im * img[i].im;
-        S_prev += p * p;
-    }
-    sarbp_status st = SARBP_OK;
-    for (int it = 0; !st && it < maxit; it++) {
-        double moved = 0;
-        for (size_t j = 0; !st && j < a->P; j++) {
-            st = pulse_image(a, j, a->vbuf);
-            if (st) break;
-            const double zr = cos(phi[j]), zi = sin(phi[j]);
-            sarbp_c64 C1 = {0, 0}, C2 = {0, 0};
-            for (size_t i = 0; i < a->N; i++) {
-                const double vr = zr * v[i].re - zi * v[i].im, vi = zr * v[i].im + zi * v[i].re;
-                const double ur = img[i].re - vr, ui = img[i].im - vi;
-                const double aa = ur * ur + ui * ui + v[i].re * v[i].re + v[i].im * v[i].im;
-                const double cr = ur * v[i].re + ui * v[i].im, ci = ur * v[i].im - ui * v[i].re;
-                C1.re += 4 * aa * cr;
-                C1.im += 4 * aa * ci;
-                C2.re += 2 * (cr * cr - ci * ci);
-                C2.im += 4 * cr * ci;
-            }
-            const double np = best_phase(C1, C2);
-            const double dr = cos(np) - zr, di = sin(np) - zi;
-            for (size_t i = 0; i < a->N; i++) {
-                img[i].re += dr * v[i].re - di * v[i].im;
-                img[i].im += dr * v[i].im + di * v[i].re;
-            }
-            const double d = fabs(remainder(np - phi[j], 2.0 * M_PI));
-            if (d > moved) moved = d;
-            /* the pulse's own part, a turn at most either side of the
-             * smooth estimate it started from */
-            phi[j] = smooth[j] + remainder(np - smooth[j], 2.0 * M_PI);
-        }
-        if (st) break;
-        double S = 0;
-        for (size_t i = 0; i < a->N; i++) {
-            const double p = img[i].re * img[i].re + img[i].im * img[i].im;
-            S += p * p;
-        }
+    for (int it = 0; it < maxit; it++) {
+        double S, moved;
+        SARBP_TRY(a->e->ops->sweep(a->e, phi, smooth, &S, &moved));
+        S /= a->S0;
         (*iters)++;
-        if (o->on_iteration) o->on_iteration(o->user, 2, it + 1, S / a->S0, moved);
+        if (o->on_iteration) o->on_iteration(o->user, stage_no, it + 1, S, moved);
         const double gain = (S - S_prev) / S_prev;
         S_prev = S;
         if (gain < tol) break;
     }
-    return st;
+    *S_out = S_prev;
+    return SARBP_OK;
 }
 
 /* Legendre polynomials of orders 2 .. order at the pulses, t in [-1, 1]. */
@@ -463,15 +421,485 @@ static double *legendre_basis(size_t P, int order)
     return B;
 }
 
+/* The estimator over the engine of a: the polynomial stage (with a scan
+ * first when scan_first), then the sweeps; x[P] the estimate. */
+static sarbp_status run_estimator(struct af *a, int order, int scan_first, const sarbp_autofocus_options *o,
+                                  double *x, int *iters, double *S)
+{
+    const size_t P = a->P;
+    double *phi = calloc(P, sizeof *phi), *gphi = calloc(P, sizeof *gphi), *B = NULL;
+    double *smooth = malloc(P * sizeof *smooth);
+    sarbp_status st = SARBP_OK;
+    if (!phi || !gphi || !smooth) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    if (!st && order >= 2) { /* the polynomial stage */
+        B = legendre_basis(P, order);
+        if (!B) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        struct stage sg = {a, (size_t)(order - 1), B, phi, gphi};
+        double c[11] = {0};
+        if (!st && scan_first) st = scan(&sg, c, o);
+        if (!st) st = lbfgs(&sg, c, 0, o, iters);
+        if (!st) phases_of(&sg, c, x);
+    }
+    if (!st) { /* every pulse: coordinate ascent from the polynomial's phases */
+        sarbp_phase_detrend(x, P);
+        st = image_of(a, x, S);
+        if (!st) {
+            memcpy(smooth, x, P * sizeof *smooth);
+            st = sweeps(a, smooth, x, *S, 2, o, iters, S);
+        }
+        if (!st) { /* x = smooth + its per-pulse part, each without a linear term */
+            for (size_t j = 0; j < P; j++) x[j] -= smooth[j];
+            detrend_wrapped(x, P);
+            for (size_t j = 0; j < P; j++) x[j] += smooth[j];
+        }
+    }
+    free(B);
+    free(phi);
+    free(gphi);
+    free(smooth);
+    return st;
+}
+
+/* ---- phase gradient autofocus ----
+ * Classic PGA centres each range line's brightest point, windows it, and
+ * reads the point's phase history from the line's azimuth spectrum; the
+ * pulse-to-pulse phase differences, summed over the points (weighted by
+ * their energy), integrate to the error. A backprojected image on a ground
+ * grid has no azimuth axis to transform along; the same history is the
+ * windowed image projected onto each pulse's own pattern about the point:
+ * pulse j adds to a pixel x near the point t its value times
+ *     exp(+j 4 pi fref_j (|a_j - x| - |a_j - t|) / c),
+ * so the windowed image times the conjugate of that, summed over the
+ * window, is (for a window wide enough to hold the point's blur) the
+ * pulse's contribution to the point: its reflectivity times
+ * exp(j (phi_j - e_j)), the residual error. The windows start at an
+ * eighth of the smallest estimation window's side and halve every
+ * iteration down to 5 x 5 pixels. */
+#define PGA_MIN_HALF 2   /* the narrowest window: 5 x 5 pixels */
+#define PGA_MAX_POINTS 64
+#define PGA_DYNAMIC 0.1f /* points at most 20 dB below the brightest */
+
+struct peak {
+    float mag;
+    size_t m;
+};
+
+static int peak_cmp(const void *pa, const void *pb)
+{
+    const struct peak *a = pa, *b = pb;
+    return a->mag < b->mag ? 1 : a->mag > b->mag ? -1 : (a->m > b->m) - (a->m < b->m);
+}
+
+struct pga {
+    const af_pixels *px;
+    const sarbp_c32 *img;      /* [M] */
+    size_t P;
+    const double *pos, *fref;  /* the pulses' */
+    size_t h;                  /* the windows' half width */
+    size_t npts;
+    size_t pt[PGA_MAX_POINTS]; /* the points' pixels */
+    sarbp_c64 *G;              /* [npts][P] */
+};
+
+/* Pixel m's window, column and row in it, and its offset. */
+static void pixel_at(const af_pixels *px, size_t m, size_t *w, size_t *ix, size_t *iy, size_t *off)
+{
+    size_t k = 0, o = 0;
+    while (m >= o + px->win[k].nx * px->win[k].ny) o += px->win[k].nx * px->win[k].ny, k++;
+    *w = k;
+    *off = o;
+    *ix = (m - o) % px->win[k].nx;
+    *iy = (m - o) / px->win[k].nx;
+}
+
+/* The brightest points, no two within 2 h + 1 pixels of each other (nor
+ * in another's square), at most one per 32 x 32 pixels and PGA_MAX_POINTS. */
+static sarbp_status pga_points(struct pga *pg)
+{
+    const af_pixels *px = pg->px;
+    const size_t M = px->M, h = pg->h;
+    size_t want = M / 1024;
+    if (want < 4) want = 4;
+    if (want > PGA_MAX_POINTS) want = PGA_MAX_POINTS;
+    struct peak *pk = malloc(M * sizeof *pk);
+    unsigned char *taken = calloc(M, 1);
+    if (!pk || !taken) {
+        free(pk);
+        free(taken);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    }
+    for (size_t m = 0; m < M; m++) pk[m] = (struct peak){hypotf(pg->img[m].re, pg->img[m].im), m};
+    qsort(pk, M, sizeof *pk, peak_cmp);
+    pg->npts = 0;
+    /* points within PGA_DYNAMIC of the brightest: weaker ones are mostly clutter */
+    const float floor_mag = M ? pk[0].mag * PGA_DYNAMIC : 0;
+    for (size_t k = 0; k < M && pg->npts < want && pk[k].mag > 0 && pk[k].mag >= floor_mag; k++) {
+        const size_t m = pk[k].m;
+        if (taken[m]) continue;
+        size_t w, ix, iy, off;
+        pixel_at(px, m, &w, &ix, &iy, &off);
+        const sarbp_autofocus_window *wi = &px->win[w];
+        const size_t r = 2 * h + 1;
+        for (size_t y = iy > r ? iy - r : 0; y <= iy + r && y < wi->ny; y++)
+            for (size_t x = ix > r ? ix - r : 0; x <= ix + r && x < wi->nx; x++) taken[off + y * wi->nx + x] = 1;
+        pg->pt[pg->npts++] = m;
+    }
+    free(taken);
+    free(pk);
+    return SARBP_OK;
+}
+
+/* Point k's history: G[k][j] = sum over its square of I(x) exp(-j 4 pi
+ * fref_j (|a_j - x| - |a_j - t|) / c). */
+static void pga_history(void *vctx, size_t k, int worker)
+{
+    (void)worker;
+    const struct pga *pg = vctx;
+    const af_pixels *px = pg->px;
+    const sarbp_grid *g = px->g;
+    size_t w, ix, iy, off;
+    pixel_at(px, pg->pt[k], &w, &ix, &iy, &off);
+    const sarbp_autofocus_window *wi = &px->win[w];
+    const size_t h = pg->h;
+    const size_t x0 = ix > h ? ix - h : 0, x1 = ix + h < wi->nx ? ix + h : wi->nx - 1;
+    const size_t y0 = iy > h ? iy - h : 0, y1 = iy + h < wi->ny ? iy + h : wi->ny - 1;
+    const double tx = sarbp_grid_x(g, wi->x0 + ix), ty = sarbp_grid_y(g, wi->y0 + iy);
+    const double tz = sarbp_grid_z(g, wi->x0 + ix, wi->y0 + iy);
+    for (size_t j = 0; j < pg->P; j++) {
+        const double *a = pg->pos + 3 * j, kph = 4.0 * M_PI * pg->fref[j] / SARBP_C;
+        const double rt = sqrt((tx - a[0]) * (tx - a[0]) + (ty - a[1]) * (ty - a[1]) + (tz - a[2]) * (tz - a[2]));
+        double sr = 0, si = 0;
+        for (size_t y = y0; y <= y1; y++) {
+            const double py = sarbp_grid_y(g, wi->y0 + y) - a[1];
+            for (size_t x = x0; x <= x1; x++) {
+                const double pxx = sarbp_grid_x(g, wi->x0 + x) - a[0];
+                const double pz = sarbp_grid_z(g, wi->x0 + x, wi->y0 + y) - a[2];
+                const double ph = kph * (sqrt(pxx * pxx + py * py + pz * pz) - rt);
+                const sarbp_c32 v = pg->img[off + y * wi->nx + x];
+                const double c = cos(ph), s = sin(ph);
+                sr += v.re * c + v.im * s;
+                si += v.im * c - v.re * s;
+            }
+        }
+        pg->G[k * pg->P + j] = (sarbp_c64){sr, si};
+    }
+}
+
+static sarbp_status run_pga(struct af *a, const af_pixels *px, const double *pos, const double *fref,
+                            const sarbp_autofocus_options *o, double *x, int *iters, double *S)
+{
+    const size_t P = a->P, M = px->M;
+    const int maxit = o->iterations > 0 ? o->iterations : 20;
+    const double tol = o->tol > 0 ? o->tol : 0.01;
+    sarbp_c32 *img = malloc(M * sizeof *img);
+    double *r = malloc(P * sizeof *r);
+    struct pga pg = {.px = px, .img = img, .P = P, .pos = pos, .fref = fref};
+    pg.G = malloc(PGA_MAX_POINTS * P * sizeof *pg.G);
+    sarbp_status st = SARBP_OK;
+    if (!img || !r || !pg.G) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    size_t side = SIZE_MAX;
+    for (size_t w = 0; w < px->nwin; w++) {
+        if (px->win[w].nx < side) side = px->win[w].nx;
+        if (px->win[w].ny < side) side = px->win[w].ny;
+    }
+    pg.h = side / 8 > PGA_MIN_HALF ? side / 8 : PGA_MIN_HALF;
+    /* the sharpest estimate is kept, no correction the first: PGA's own
+     * noise (clutter in the windows) must not blur a focused image */
+    double *best = malloc(P * sizeof *best), Sbest;
+    if (!st && !best) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    memset(x, 0, P * sizeof *x);
+    if (!st) st = image_of(a, x, S);
+    if (!st) {
+        memcpy(best, x, P * sizeof *best);
+        Sbest = *S;
+    }
+    for (int it = 0; !st && it < maxit; it++) {
+        st = a->e->ops->read_image(a->e, img);
+        if (!st) st = pga_points(&pg);
+        if (!st) st = sarbp_parallel_for(o->threads, pg.npts, pga_history, &pg);
+        if (st) break;
+        /* the pulse-to-pulse differences summed over the points, integrated */
+        r[0] = 0;
+        for (size_t j = 1; j < P; j++) {
+            double dr = 0, di = 0;
+            for (size_t k = 0; k < pg.npts; k++) {
+                const sarbp_c64 u = pg.G[k * P + j], v = pg.G[k * P + j - 1];
+                dr += u.re * v.re + u.im * v.im;
+                di += u.im * v.re - u.re * v.im;
+            }
+            r[j] = r[j - 1] + atan2(di, dr);
+        }
+        sarbp_phase_detrend(r, P);
+        double moved = 0;
+        for (size_t j = 0; j < P; j++) {
+            x[j] -= r[j];
+            if (fabs(r[j]) > moved) moved = fabs(r[j]);
+        }
+        st = image_of(a, x, S);
+        if (!st && *S > Sbest) {
+            memcpy(best, x, P * sizeof *best);
+            Sbest = *S;
+        }
+        (*iters)++;
+        if (o->on_iteration) o->on_iteration(o->user, 3, it + 1, *S, moved);
+        if (moved < tol && pg.h == PGA_MIN_HALF) break;
+        if (pg.h > PGA_MIN_HALF) pg.h = pg.h / 2 > PGA_MIN_HALF ? pg.h / 2 : PGA_MIN_HALF;
+    }
+    if (!st) {
+        memcpy(x, best, P * sizeof *x);
+        *S = Sbest;
+    }
+    free(best);
+    free(img);
+    free(r);
+    free(pg.G);
+    return st;
+}
+
+/* ---- the pixels estimated on ---- */
+
+#define AUTO_SIDE 64
+
+struct block {
+    double score;
+    size_t x0, y0;
+};
+
+static int block_cmp(const void *pa, const void *pb)
+{
+    const struct block *a = pa, *b = pb;
+    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    return a->y0 != b->y0 ? (a->y0 > b->y0) - (a->y0 < b->y0) : (a->x0 > b->x0) - (a->x0 < b->x0);
+}
+
+/* The uncorrected image of the whole grid, on the CPU or the device. */
+static sarbp_status whole_image(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_rc_params *rc,
+                                const sarbp_profiles *pr, const sarbp_autofocus_options *o, sarbp_c32 *img)
+{
+    if (o->device < 0) {
+        memset(img, 0, g->nx * g->ny * sizeof *img);
+        return sarbp_bp_cpu_fp32(pr, g, o->threads, img);
+    }
+    sarbp_bp_options bo;
+    sarbp_bp_options_default(&bo);
+    bo.device = o->device;
+    sarbp_image *im = NULL;
+    SARBP_TRY(sarbp_form_phd(o->session, phd, g, &sarbp_backend_cuda, rc, &bo, NULL, &im, NULL));
+    memcpy(img, im->data, g->nx * g->ny * sizeof *img);
+    sarbp_image_free(im);
+    return SARBP_OK;
+}
+
+/* The windows: the caller's (checked), the whole grid when it fits
+ * max_bytes, else the AUTO_SIDE^2 blocks where the uncorrected image is
+ * sharpest (sum |I|^4), as many as fit, in the grid's order. *win is the
+ * caller's or allocated (*owned). */
+static sarbp_status choose_windows(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_rc_params *rc,
+                                   const sarbp_profiles *pr, const sarbp_autofocus_options *o,
+                                   af_pixels *px, sarbp_autofocus_window **owned)
+{
+    *owned = NULL;
+    px->g = g;
+    const size_t P = phd->npulses;
+    if (o->nwindows) {
+        if (!o->windows) return sarbp_error(SARBP_ERR_INVALID, "autofocus: %zu windows but none given", o->nwindows);
+        px->win = o->windows;
+        px->nwin = o->nwindows;
+        px->M = 0;
+        for (size_t w = 0; w < o->nwindows; w++) {
+            const sarbp_autofocus_window *wi = &o->windows[w];
+            if (wi->nx == 0 || wi->ny == 0 || wi->x0 >= g->nx || wi->nx > g->nx - wi->x0 || wi->y0 >= g->ny ||
+                wi->ny > g->ny - wi->y0)
+                return sarbp_error(SARBP_ERR_INVALID,
+                                   "autofocus window %zu (%zu x %zu pixels at %zu, %zu) is not inside the "
+                                   "%zu x %zu grid", w + 1, wi->nx, wi->ny, wi->x0, wi->y0, g->nx, g->ny);
+            px->M += wi->nx * wi->ny;
+        }
+        return SARBP_OK;
+    }
+    const size_t budget = o->max_bytes ? o->max_bytes : o->device < 0 ? (size_t)1 << 30 : (size_t)4 << 30;
+    const size_t maxpix = budget / (8 * P);
+    const size_t N = g->nx * g->ny;
+    if (N <= maxpix) {
+        sarbp_autofocus_window *w = malloc(sizeof *w);
+        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+        *w = (sarbp_autofocus_window){0, 0, g->nx, g->ny};
+        *owned = w;
+        *px = (af_pixels){g, w, 1, N};
+        return SARBP_OK;
+    }
+    const size_t side = AUTO_SIDE, bx = (g->nx + side - 1) / side, by = (g->ny + side - 1) / side;
+    if (maxpix < side * side)
+        return sarbp_error(SARBP_ERR_NOMEM,
+                           "autofocus: %zu pulses leave room for %zu pixels in %zu MiB, fewer than one "
+                           "window of %zu x %zu", P, maxpix, budget >> 20, side, side);
+    sarbp_c32 *img = malloc(N * sizeof *img);
+    struct block *bl = calloc(bx * by, sizeof *bl);
+    sarbp_status st = (!img || !bl) ? sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus") : SARBP_OK;
+    if (!st) st = whole_image(phd, g, rc, pr, o, img);
+    for (size_t i = 0; !st && i < by * bx; i++) {
+        struct block *b = &bl[i];
+        b->x0 = (i % bx) * side;
+        b->y0 = (i / bx) * side;
+        for (size_t y = b->y0; y < b->y0 + side && y < g->ny; y++)
+            for (size_t x = b->x0; x < b->x0 + side && x < g->nx; x++) {
+                const double p = (double)img[y * g->nx + x].re * img[y * g->nx + x].re +
+                                 (double)img[y * g->nx + x].im * img[y * g->nx + x].im;
+                b->score += p * p;
+            }
+    }
+    sarbp_autofocus_window *w = NULL;
+    size_t nw = 0, M = 0;
+    if (!st) {
+        qsort(bl, bx * by, sizeof *bl, block_cmp);
+        w = malloc(bx * by * sizeof *w);
+        if (!w) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+        for (size_t i = 0; !st && i < bx * by; i++) {
+            const size_t nx = g->nx - bl[i].x0 < side ? g->nx - bl[i].x0 : side;
+            const size_t ny = g->ny - bl[i].y0 < side ? g->ny - bl[i].y0 : side;
+            if (M + nx * ny > maxpix) break;
+            w[nw++] = (sarbp_autofocus_window){bl[i].x0, bl[i].y0, nx, ny};
+            M += nx * ny;
+        }
+    }
+    free(img);
+    free(bl);
+    if (st) {
+        free(w);
+        return st;
+    }
+    *owned = w;
+    *px = (af_pixels){g, w, nw, M};
+    return SARBP_OK;
+}
+
+/* ---- the estimate ---- */
+
+static sarbp_status engine_for(const sarbp_profiles *pr, const af_pixels *px, const sarbp_autofocus_options *o,
+                               af_engine **e)
+{
+    return o->device < 0 ? af_engine_cpu_create(pr, px, o->threads, e)
+                         : af_engine_cuda_create(pr, px, o->device, e);
+}
+
+/* The FP32 profiles of phd (all its pulses), blocks of pulses compressed
+ * on threads, each with a plan of its own (a plan holds its work buffers). */
+struct rc_ctx {
+    const sarbp_phd *phd;
+    sarbp_rc_plan **plan;
+    sarbp_profiles *pr;
+    size_t block;
+    sarbp_status *st;
+};
+
+static void rc_block(void *vctx, size_t t, int worker)
+{
+    (void)worker;
+    const struct rc_ctx *c = vctx;
+    const size_t p0 = t * c->block, n = c->phd->npulses - p0 < c->block ? c->phd->npulses - p0 : c->block;
+    sarbp_profiles view = sarbp_profiles_slice(c->pr, p0, n);
+    c->st[t] = sarbp_rc_execute(c->plan[t], p0, n, c->phd->data + p0 * c->phd->nsamples, &view);
+}
+
+static sarbp_status profiles_of(const sarbp_phd *phd, const sarbp_rc_params *rc, int threads,
+                                sarbp_profiles **out)
+{
+    const size_t P = phd->npulses;
+    if (threads <= 0) threads = sarbp_cpu_count();
+    size_t nt = (size_t)threads;
+    if (nt > 64) nt = 64;
+    if (nt > (P + 63) / 64) nt = (P + 63) / 64; /* at least 64 pulses a thread */
+    const size_t block = (P + nt - 1) / nt;
+    nt = (P + block - 1) / block;
+    sarbp_rc_plan *plan[64] = {NULL};
+    sarbp_status pst[64] = {SARBP_OK};
+    sarbp_profiles *pr = NULL;
+    sarbp_status st = SARBP_OK;
+    for (size_t t = 0; !st && t < nt; t++) st = sarbp_rc_plan_create(phd, rc, SARBP_FP32, block, &plan[t]);
+    if (!st) st = sarbp_profiles_alloc(P, sarbp_rc_plan_nbins(plan[0]), SARBP_FP32, &pr);
+    if (!st) {
+        struct rc_ctx c = {phd, plan, pr, block, pst};
+        st = sarbp_parallel_for((int)nt, nt, rc_block, &c);
+        for (size_t t = 0; !st && t < nt; t++) st = pst[t];
+    }
+    if (!st) {
+        pr->npulses = P;
+        pr->interp = sarbp_rc_plan_interp(plan[0]);
+    }
+    for (size_t t = 0; t < nt; t++) sarbp_rc_plan_free(plan[t]);
+    if (st) {
+        sarbp_profiles_free(pr);
+        return st;
+    }
+    *out = pr;
+    return SARBP_OK;
+}
+
+/* One method over the pulses of phd: x[P]; scan_first for the estimator. */
+static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_rc_params *rc,
+                                  const sarbp_autofocus_options *o, int order, int scan_first, double *x,
+                                  sarbp_autofocus_info *info, double *fref_out)
+{
+    sarbp_profiles *pr = NULL;
+    af_engine *e = NULL;
+    sarbp_autofocus_window *owned = NULL;
+    af_pixels px;
+    struct af a = {.P = phd->npulses};
+    double t = sarbp_now_s();
+    sarbp_status st = profiles_of(phd, rc, o->threads, &pr);
+    info->profiles_s += sarbp_now_s() - t;
+    t = sarbp_now_s();
+    if (!st) st = choose_windows(phd, g, rc, pr, o, &px, &owned);
+    info->windows_s += sarbp_now_s() - t;
+    t = sarbp_now_s();
+    if (!st) st = engine_for(pr, &px, o, &e);
+    info->contributions_s += sarbp_now_s() - t;
+    if (!st && fref_out) memcpy(fref_out, pr->fref, phd->npulses * sizeof *fref_out);
+    double *geo = st ? NULL : malloc(4 * phd->npulses * sizeof *geo); /* PGA's: pos, fref */
+    if (!st && !geo) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    if (!st) {
+        memcpy(geo, pr->pos, 3 * phd->npulses * sizeof *geo);
+        memcpy(geo + 3 * phd->npulses, pr->fref, phd->npulses * sizeof *geo);
+    }
+    sarbp_profiles_free(pr);
+    a.e = e;
+    a.acc = st ? NULL : malloc(a.P * sizeof *a.acc);
+    if (!st && !a.acc) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    double S = 0;
+    int iters = 0;
+    const double *zero = x; /* the first image: no correction */
+    memset(x, 0, a.P * sizeof *x);
+    if (!st) st = image_of(&a, zero, &S); /* S0 */
+    if (!st) st = o->method == SARBP_AF_PGA ? run_pga(&a, &px, geo, geo + 3 * a.P, o, x, &iters, &S)
+                                           : run_estimator(&a, order, scan_first, o, x, &iters, &S);
+    if (!st) st = unwrap_smooth(x, a.P);
+    if (!st) sarbp_phase_detrend(x, a.P);
+    if (!st) st = image_of(&a, x, &S);
+    if (!st) {
+        info->iterations += iters;
+        info->evaluations += a.evaluations;
+        info->sharpness = S;
+        info->pixels = px.M;
+        info->nwindows = px.nwin;
+    }
+    if (e) e->ops->destroy(e);
+    free(geo);
+    free(a.acc);
+    free(owned);
+    return st;
+}
+
 sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
                                       const sarbp_rc_params *rc, const sarbp_autofocus_options *o,
-                                      double *phase, sarbp_autofocus_info *info)
+                                      double *phase, double *range, sarbp_autofocus_info *info)
 {
     sarbp_autofocus_options dflt;
     if (!o) {
         sarbp_autofocus_options_default(&dflt);
         o = &dflt;
     }
+    sarbp_autofocus_info inf = {0};
+    const double t0 = sarbp_now_s();
     if (info) memset(info, 0, sizeof *info);
     if (!phd || !phd->data) return sarbp_error(SARBP_ERR_INVALID, "autofocus needs the samples");
     SARBP_TRY(sarbp_grid_validate(g));
@@ -480,87 +908,44 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
     if (order > 12 || (order < 2 && order != -1))
         return sarbp_error(SARBP_ERR_INVALID, "autofocus: polynomial order %d (2 to 12, or -1: none)",
                            o->poly_order);
-    const size_t P = phd->npulses, N = g->nx * g->ny;
-    struct af a = {.g = g, .P = P, .N = N, .threads = o->threads};
-    sarbp_rc_plan *plan = NULL;
-    double *B = NULL, *x = NULL, *phi = NULL, *gphi = NULL;
-    sarbp_status st = sarbp_rc_plan_create(phd, rc, SARBP_FP32, P, &plan);
-    const size_t nb = st ? 0 : sarbp_rc_plan_nbins(plan);
-    if (!st) st = sarbp_profiles_alloc(P, nb, SARBP_FP32, &a.pr);
-    if (!st) st = sarbp_profiles_alloc(P, nb, SARBP_FP32, &a.work);
-    if (!st) st = sarbp_rc_execute(plan, 0, P, phd->data, a.pr);
-    if (!st) {
-        a.pr->interp = sarbp_rc_plan_interp(plan);
-        /* the corrected copy shares the geometry */
-        sarbp_profiles *w = a.work;
-        w->npulses = P;
-        w->interp = a.pr->interp;
-        memcpy(w->pos, a.pr->pos, 3 * P * sizeof *w->pos);
-        memcpy(w->r0, a.pr->r0, P * sizeof *w->r0);
-        memcpy(w->rstart, a.pr->rstart, P * sizeof *w->rstart);
-        memcpy(w->dr, a.pr->dr, P * sizeof *w->dr);
-        memcpy(w->fref, a.pr->fref, P * sizeof *w->fref);
-        a.img = malloc(N * sizeof *a.img);
-        a.w = malloc(N * sizeof *a.w);
-        a.acc = malloc(P * sizeof *a.acc);
-        a.vbuf = malloc(N * sizeof *a.vbuf);
-        phi = calloc(P, sizeof *phi);
-        gphi = calloc(P, sizeof *gphi);
-        x = calloc(P, sizeof *x);
-        if (!a.img || !a.w || !a.acc || !a.vbuf || !phi || !gphi || !x)
-            st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus (%zu pixels, %zu pulses)", N, P);
+    if (o->method != SARBP_AF_ESTIMATE && o->method != SARBP_AF_PGA)
+        return sarbp_error(SARBP_ERR_INVALID, "autofocus: unknown method %d", (int)o->method);
+    if (o->range && !range) return sarbp_error(SARBP_ERR_INVALID, "autofocus: a range estimate needs its array");
+    if (o->range && phd->domain != SARBP_DOMAIN_FREQ)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED,
+                           "autofocus: a range per pulse is estimated for frequency-domain samples only");
+    const size_t P = phd->npulses;
+    /* Pixels finer than half the resolution add cost and nothing the
+     * sharpness sees: without windows of the caller's, the estimate runs
+     * on the same scene at the default grid's spacing (half the resolution). */
+    sarbp_grid ge = *g, gd;
+    if (!o->nwindows && !g->height && sarbp_grid_default(phd, &gd) == SARBP_OK && g->dx < 0.75 * gd.dx &&
+        g->dy < 0.75 * gd.dy && !g->ny_full) {
+        ge.nx = (size_t)ceil((double)g->nx * g->dx / gd.dx);
+        ge.ny = (size_t)ceil((double)g->ny * g->dy / gd.dy);
+        ge.dx = gd.dx;
+        ge.dy = gd.dy;
     }
-    int iters = 0;
-    double S = 0;
-    if (!st) st = image_of(&a, phi, &S); /* S0 */
-    if (!st && order >= 2) { /* the polynomial stage */
-        B = legendre_basis(P, order);
-        if (!B) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-        struct stage sg = {&a, (size_t)(order - 1), B, phi, gphi};
-        double c[11] = {0};
-        if (!st) st = scan(&sg, c, o);
-        if (!st) st = lbfgs(&sg, c, 0, o, &iters);
-        if (!st) phases_of(&sg, c, x);
+    sarbp_error_clear();
+    g = &ge;
+    double *fref = o->range ? malloc(P * sizeof *fref) : NULL;
+    if (o->range && !fref) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    sarbp_status st = estimate_once(phd, g, rc, o, order, 1, phase, &inf, fref);
+    if (!st && o->range) {
+        /* the phase read as a range at each pulse's reference frequency,
+         * applied over the whole band, then what is left estimated again */
+        for (size_t j = 0; j < P; j++) range[j] = phase[j] * SARBP_C / (4.0 * M_PI * fref[j]);
+        sarbp_phase_detrend(range, P);
+        sarbp_phd *q = NULL;
+        st = sarbp_phd_slice(phd, 0, P, &q);
+        if (!st) st = sarbp_autofocus_apply(q, NULL, range);
+        sarbp_autofocus_options o2 = *o;
+        o2.method = SARBP_AF_ESTIMATE;
+        if (!st) st = estimate_once(q, g, rc, &o2, order, 0, phase, &inf, NULL);
+        sarbp_phd_free(q);
     }
-    if (!st) { /* every pulse: coordinate ascent from the polynomial's phases */
-        sarbp_phase_detrend(x, P);
-        st = image_of(&a, x, &S);
-        sarbp_c64 *img = st ? NULL : malloc(N * sizeof *img);
-        if (!st && !img) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
-        for (size_t i = 0; img && i < N; i++) img[i] = (sarbp_c64){a.img[i].re, a.img[i].im};
-        double *smooth = st ? NULL : malloc(P * sizeof *smooth);
-        if (!st && !smooth) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
-        if (!st) {
-            memcpy(smooth, x, P * sizeof *smooth);
-            st = sweeps(&a, smooth, x, img, o, &iters);
-        }
-        if (!st) { /* x = smooth + its per-pulse part, each without a linear term */
-            for (size_t j = 0; j < P; j++) x[j] -= smooth[j];
-            detrend_wrapped(x, P);
-            for (size_t j = 0; j < P; j++) x[j] += smooth[j];
-        }
-        free(smooth);
-        free(img);
-    }
-    if (!st) {
-        memcpy(phase, x, P * sizeof *phase);
-        st = image_of(&a, x, &S);
-    }
-    if (!st && info) {
-        info->iterations = iters;
-        info->evaluations = a.evaluations;
-        info->sharpness = S;
-    }
-    sarbp_rc_plan_free(plan);
-    sarbp_profiles_free(a.pr);
-    sarbp_profiles_free(a.work);
-    free(a.img);
-    free(a.w);
-    free(a.acc);
-    free(a.vbuf);
-    free(B);
-    free(x);
-    free(phi);
-    free(gphi);
+    free(fref);
+    inf.seconds = sarbp_now_s() - t0;
+    if (!st && info) *info = inf;
     return st;
 }

@@ -26,6 +26,18 @@ const char *sarbp_algorithm_name(sarbp_algorithm a)
     return a == SARBP_ALGO_FFBP ? "ffbp" : a == SARBP_ALGO_AUTO ? "auto" : "bp";
 }
 
+/* A grid with heights (terrain) is formed by direct backprojection (cpu
+ * and cuda): FFBP would form the flat plane z = zc, so it refuses it here,
+ * before any plan exists. */
+static sarbp_status terrain_refused(const sarbp_bp_desc *d, sarbp_algorithm a)
+{
+    if (!d || !d->grid || !d->grid->height) return SARBP_OK;
+    if (a == SARBP_ALGO_FFBP)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "--heights: FFBP forms on a plane; use "
+                           "--algorithm bp");
+    return SARBP_OK;
+}
+
 static int cpu_available(const sarbp_bp_options *o)
 {
     (void)o;
@@ -36,6 +48,7 @@ static sarbp_status cpu_shape(const sarbp_bp_desc *d, const sarbp_bp_options *o,
                                sarbp_plan_shape *m)
 {
     (void)device;
+    SARBP_TRY(terrain_refused(d, o->algorithm));
     sarbp_cpu_options c;
     cpu_options(o, &c);
     return sarbp_cpu_plan_shape(d, &c, o->limits ? o->limits->host_mem : 0, m);
@@ -45,6 +58,8 @@ static sarbp_status cpu_create(const sarbp_bp_desc *d, const sarbp_bp_options *o
                                sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
     (void)device;
+    *out = NULL;
+    SARBP_TRY(terrain_refused(d, o->algorithm));
     sarbp_cpu_options c;
     cpu_options(o, &c);
     return sarbp_cpu_plan_create(d, &c, out, stats);
@@ -79,6 +94,7 @@ static int cuda_available(const sarbp_bp_options *o)
 static sarbp_status cuda_shape(const sarbp_bp_desc *d, const sarbp_bp_options *o, int device,
                                 sarbp_plan_shape *m)
 {
+    SARBP_TRY(terrain_refused(d, o->algorithm));
     sarbp_cuda_options c;
     cuda_options(o, device, &c);
     return sarbp_cuda_plan_shape(d, &c, o->gpu_mem, m);
@@ -88,6 +104,7 @@ static sarbp_status cuda_create(const sarbp_bp_desc *d, const sarbp_bp_options *
                                 sarbp_bp_plan **out, sarbp_stage_times *stats)
 {
     *out = NULL;
+    SARBP_TRY(terrain_refused(d, o->algorithm));
     sarbp_cuda_options c;
     cuda_options(o, device, &c);
     return sarbp_cuda_plan_create(d, &c, out, stats);

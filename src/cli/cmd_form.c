@@ -37,20 +37,32 @@ static void help(void)
 "                        .kmz (KML ground overlay of the dB PNG)\n"
 "      --pulses I0:I1    use pulses I0 (inclusive) to I1 (exclusive)\n"
 "      --azimuth A0:A1   use pulses whose azimuth (degrees) lies in [A0, A1]\n"
-"      --autofocus [M]   M: estimate: estimate a phase correction per pulse from the\n"
-"                        data (the image's sharpness, sum |I|^4, maximised over a\n"
-"                        polynomial, then pulse by pulse; on the cpu, over the form's\n"
-"                        grid: give a grid over bright, focused content; one\n"
-"                        process; on top of --phase-csv when both are given); file\n"
-"                        (the bare --autofocus): apply the Gotcha corrections the\n"
-"                        input carries; none (default)\n"
-"      --autofocus-csv F --autofocus estimate: also write the estimate as CSV (pulse,\n"
-"                        phase_rad; pulses in input order after --pulses/--azimuth)\n"
-"      --autofocus-plot F.png  --autofocus estimate: also plot the estimate per pulse\n"
-"                        (the .h5 image carries it as autofocus/phase in any case)\n"
+"      --autofocus [M]   M: estimate: a phase correction per pulse from the data (the\n"
+"                        image's sharpness, sum |I|^4, maximised over a polynomial,\n"
+"                        then pulse by pulse: the most accurate); pga: phase gradient\n"
+"                        autofocus (the brightest points' phase history: fast, for a\n"
+"                        few bright points on weak clutter); file (the bare\n"
+"                        --autofocus): apply the Gotcha corrections the input\n"
+"                        carries; none (default). estimate and pga run on the form's\n"
+"                        back end (the cpu, or the first cuda device), in one process,\n"
+"                        on top of --phase-csv when both are given, over the whole\n"
+"                        grid when it fits 1 GiB (4 GiB on a GPU) at 8 bytes a pulse\n"
+"                        and pixel, else over its sharpest 64 x 64 windows\n"
+"      --autofocus-range estimate a range per pulse too (frequency-domain data): the\n"
+"                        correction applied over the whole band, for navigation\n"
+"                        errors of centimetres\n"
+"      --autofocus-window X0,Y0,NX,NY  estimate over these pixels of the grid (NX x NY\n"
+"                        from column X0, row Y0; repeat for several, at most 64)\n"
+"      --autofocus-iterations N  at most N iterations per stage (default 40, pga 20)\n"
+"      --autofocus-csv F also write the estimate as CSV (pulse, phase_rad, and range_m\n"
+"                        with --autofocus-range; pulses in input order after\n"
+"                        --pulses/--azimuth)\n"
+"      --autofocus-plot F.png  also plot the estimated phase per pulse (the .h5 image\n"
+"                        carries it as autofocus/phase, and autofocus/range, anyway)\n"
 "      --phase-csv F     multiply each selected pulse by exp(j phase) from F (pulse,\n"
-"                        phase_rad rows as --autofocus-csv writes: a saved estimate,\n"
-"                        or an error injected to test autofocus)\n"
+"                        phase_rad rows as --autofocus-csv writes, with range_m when\n"
+"                        present: a saved estimate, or an error injected to test\n"
+"                        autofocus)\n"
 "      --channel ID      CPHD: the channel (Data/Channel/Identifier) to read (default:\n"
 "                        the first)\n"
 "      --polarisation P  HH, VV, HV or VH: read only the inputs of that polarisation\n"
@@ -75,6 +87,15 @@ static void help(void)
 "      --grid NXxNY      pixels, e.g. 512x512\n"
 "      --spacing D|DX,DY pixel spacing in metres\n"
 "      --center X,Y[,Z]  grid centre in metres (scene frame; default 0,0,0)\n"
+"\n"
+"terrain (form each pixel where the ground is; cpu and cuda, --algorithm bp; docs/terrain.md):\n"
+"      --heights FILE    the z of every pixel (m, scene frame): FILE.npy or FILE.h5[:/DSET]\n"
+"                        (default dataset /heights), float32/float64 [ny][nx], rows = y\n"
+"                        as the image; the .h5 image records it (heights, heights_source)\n"
+"      --dem FILE.tif    a GeoTIFF DEM in WGS-84 geographic coordinates (EPSG:4326,\n"
+"                        heights above the ellipsoid), sampled bilinearly at each\n"
+"                        pixel's latitude and longitude (needs the scene reference)\n"
+"      --geoid-offset M  --dem: metres added to every DEM height (orthometric DEMs)\n"
 "\n");
     /* the help is longer than stdio's buffer: a flush between the parts
      * keeps the reason of a failed write (sarbp form --help >/dev/full) */
@@ -152,9 +173,11 @@ static void help(void)
 enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
-    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_AF_CSV, OPT_AF_PLOT, OPT_PHASE_CSV, OPT_RAWFP16,
+    OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_AF_CSV, OPT_AF_PLOT, OPT_PHASE_CSV,
+    OPT_AF_RANGE, OPT_AF_WINDOW, OPT_AF_ITER, OPT_RAWFP16,
     OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX,
-    OPT_ALGORITHM, OPT_MAXERR, OPT_POLARISATION
+    OPT_ALGORITHM, OPT_MAXERR, OPT_POLARISATION,
+    OPT_HEIGHTS, OPT_DEM, OPT_GEOID /* terrain */
 };
 
 static const struct option longopts[] = {
@@ -184,6 +207,9 @@ static const struct option longopts[] = {
     {"autofocus-csv", required_argument, NULL, OPT_AF_CSV},
     {"autofocus-plot", required_argument, NULL, OPT_AF_PLOT},
     {"phase-csv", required_argument, NULL, OPT_PHASE_CSV},
+    {"autofocus-range", no_argument, NULL, OPT_AF_RANGE},
+    {"autofocus-window", required_argument, NULL, OPT_AF_WINDOW},
+    {"autofocus-iterations", required_argument, NULL, OPT_AF_ITER},
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
     {"channel", required_argument, NULL, OPT_CHANNEL},
@@ -195,9 +221,54 @@ static const struct option longopts[] = {
     {"complex", no_argument, NULL, OPT_COMPLEX},
     {"algorithm", required_argument, NULL, OPT_ALGORITHM},
     {"max-error-db", required_argument, NULL, OPT_MAXERR},
+    {"heights", required_argument, NULL, OPT_HEIGHTS},
+    {"dem", required_argument, NULL, OPT_DEM},
+    {"geoid-offset", required_argument, NULL, OPT_GEOID},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
+
+/* Terrain (--heights, --dem): the options, and the heights the grid points
+ * to once read. The array lives until the image is written; a run that
+ * fails on the way leaves it to the process's exit (still reachable). */
+static struct {
+    const char *heights, *dem; /* at most one */
+    double geoid_offset;
+    int have_offset;
+    double *h;                 /* [ny][nx], or NULL */
+    char source[600];          /* the .h5 image's heights_source */
+} terrain;
+
+/* The heights of grid g from --heights or --dem into terrain.h, g pointing
+ * to them. */
+static sarbp_status terrain_load(const sarbp_reader *rd, sarbp_grid *g)
+{
+    if (terrain.heights) {
+        SARBP_TRY(sarbp_heights_read(terrain.heights, g, &terrain.h));
+        snprintf(terrain.source, sizeof terrain.source, "%s", terrain.heights);
+    } else {
+        const sarbp_collection *col = sarbp_reader_collection(rd);
+        if (!col || !col->has_ref)
+            return sarbp_error(SARBP_ERR_INVALID, "--dem '%s': the input does not say where the "
+                               "scene is on the Earth (hint: give --scene-ref LAT,LON,HEIGHT)",
+                               terrain.dem);
+        SARBP_TRY(sarbp_dem_heights(terrain.dem, g, &col->ref, terrain.geoid_offset, &terrain.h));
+        if (terrain.geoid_offset != 0)
+            snprintf(terrain.source, sizeof terrain.source, "dem:%s (geoid offset %.17g m)",
+                     terrain.dem, terrain.geoid_offset);
+        else
+            snprintf(terrain.source, sizeof terrain.source, "dem:%s", terrain.dem);
+    }
+    g->height = terrain.h;
+    g->height_stride = g->nx;
+    double lo = terrain.h[0], hi = terrain.h[0];
+    for (size_t i = 1; i < g->nx * g->ny; i++) {
+        lo = terrain.h[i] < lo ? terrain.h[i] : lo;
+        hi = terrain.h[i] > hi ? terrain.h[i] : hi;
+    }
+    cli_info(2, "sarbp: form: terrain: heights from %s, z %.2f to %.2f m", terrain.source, lo, hi);
+    return SARBP_OK;
+}
 
 /* What was applied, for the image's provenance (sarbp/image.h) and -v. */
 struct provenance {
@@ -206,9 +277,10 @@ struct provenance {
     sarbp_ffbp_prediction pd;
     double max_error_db;
     char selection[128];
-    int autofocus; /* asked: 1 the file's corrections, 2 estimated */
+    int autofocus; /* asked: 1 the file's corrections, 2 estimated, 3 pga */
     sarbp_autofocus_info af; /* estimated: how */
     double af_rms;           /* estimated: the correction's rms, rad */
+    double af_range_rms;     /* estimated with a range: its rms, m (else 0) */
     char phase_csv[512];     /* --phase-csv: its file */
 };
 
@@ -234,10 +306,12 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
 {
     char buf[976], dev[96] = "";
     const int has_af = meta->r_correct || meta->ph_correct;
-    char est[160];
-    snprintf(est, sizeof est, "estimated (phase per pulse, %.3f rad rms; sharpness x%.3f in %d "
-             "iterations)", pv->af_rms, pv->af.sharpness, pv->af.iterations);
-    const char *af = pv->autofocus == 2 ? est
+    char est[224], rng[48] = "";
+    if (pv->af_range_rms > 0) snprintf(rng, sizeof rng, " and range, %.4f m rms", pv->af_range_rms);
+    snprintf(est, sizeof est, "estimated by %s (phase per pulse, %.3f rad rms%s; sharpness x%.3f in %d "
+             "iterations over %zu pixels)", pv->autofocus == 3 ? "pga" : "sharpness", pv->af_rms, rng,
+             pv->af.sharpness, pv->af.iterations, pv->af.pixels);
+    const char *af = pv->autofocus >= 2 ? est
                      : pv->autofocus ? (has_af ? "applied (Gotcha r0 and phase corrections)"
                                                : "not applied (asked; the input has no corrections)")
                      : has_af ? "not applied (the input has corrections)"
@@ -348,11 +422,14 @@ static void warn_grid(const char *cmd, const sarbp_phd *meta, const sarbp_grid *
     }
 }
 
-/* A phase per selected pulse from a CSV of "pulse,phase_rad" rows (a
- * header line allowed), pulses 0 .. n - 1 in order: *out malloc'd. */
-static sarbp_status read_phase_csv(const char *path, size_t n, double **out)
+/* --phase-csv: a phase per selected pulse from F, rows 'pulse,phase_rad'
+ * (the header line optional) or, under the header 'pulse,phase_rad,range_m',
+ * rows with a range (m) too (*range then allocated, else NULL): pulses 0..n-1
+ * in order, every value finite. */
+static sarbp_status read_phase_csv(const char *path, size_t n, double **out, double **range)
 {
     *out = NULL;
+    *range = NULL;
     FILE *f = fopen(path, "r");
     if (!f) return sarbp_error(SARBP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     struct stat sb;
@@ -360,13 +437,14 @@ static sarbp_status read_phase_csv(const char *path, size_t n, double **out)
         fclose(f);
         return sarbp_error(SARBP_ERR_IO, "'%s' is not a regular file", path);
     }
-    double *v = malloc((n ? n : 1) * sizeof *v);
+    double *v = malloc((n ? n : 1) * sizeof *v), *r = NULL;
     if (!v) {
         fclose(f);
         return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     char line[256];
     size_t count = 0, lineno = 0;
+    int with_range = 0;
     sarbp_status st = SARBP_OK;
     while (!st && fgets(line, sizeof line, f)) {
         lineno++;
@@ -374,25 +452,36 @@ static sarbp_status read_phase_csv(const char *path, size_t n, double **out)
             st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu is too long", path, lineno);
             break;
         }
-        if (lineno == 1 && !strncmp(line, "pulse,", 6)) continue; /* the header */
+        if (lineno == 1 && !strncmp(line, "pulse,", 6)) { /* the header */
+            with_range = !strncmp(line, "pulse,phase_rad,range_m", 23);
+            if (with_range && !(r = malloc((n ? n : 1) * sizeof *r))) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+            continue;
+        }
         if (line[0] == '\n' || line[0] == '\0') continue;
         char *end;
         errno = 0;
         const unsigned long long idx = strtoull(line, &end, 10);
-        double ph = NAN;
+        double ph = NAN, rg = 0;
         if (end != line && *end == ',') {
             char *e2;
             ph = strtod(end + 1, &e2);
+            if (with_range) {
+                if (*e2 == ',') rg = strtod(e2 + 1, &e2);
+                else ph = NAN;
+            }
             while (*e2 == ' ' || *e2 == '\r' || *e2 == '\n') e2++;
             if (*e2) ph = NAN;
         }
-        if (errno || !isfinite(ph) || fabs(ph) > 1e6)
-            st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu is not 'pulse,phase_rad'", path, lineno);
+        if (errno || !isfinite(ph) || fabs(ph) > 1e6 || !isfinite(rg) || fabs(rg) > 1e3)
+            st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu is not 'pulse,phase_rad%s'", path, lineno,
+                             with_range ? ",range_m" : "");
         else if (idx != count || count >= n)
             st = sarbp_error(SARBP_ERR_FORMAT, "'%s' line %zu: pulse %llu where %zu was next (the "
                              "selection has %zu pulses)", path, lineno, idx, count, n);
-        else
+        else {
+            if (r) r[count] = rg;
             v[count++] = ph;
+        }
     }
     if (!st && ferror(f)) st = sarbp_error(SARBP_ERR_IO, "cannot read '%s'", path);
     if (!st && count != n)
@@ -401,9 +490,11 @@ static sarbp_status read_phase_csv(const char *path, size_t n, double **out)
     fclose(f);
     if (st) {
         free(v);
+        free(r);
         return st;
     }
     *out = v;
+    *range = r;
     return SARBP_OK;
 }
 
@@ -415,9 +506,10 @@ static sarbp_status write_af_csv(const char *path, const sarbp_image *img)
     FILE *fp = fdopen(dup(sarbp_output_file_fd(f)), "w");
     sarbp_status st = fp ? SARBP_OK : sarbp_error(SARBP_ERR_IO, "cannot write '%s'", path);
     if (fp) {
-        int bad = fprintf(fp, "pulse,phase_rad\n") < 0;
+        int bad = fprintf(fp, img->af_range ? "pulse,phase_rad,range_m\n" : "pulse,phase_rad\n") < 0;
         for (size_t j = 0; !bad && j < img->af_npulses; j++)
-            bad = fprintf(fp, "%zu,%.17g\n", j, img->af_phase[j]) < 0;
+            bad = (img->af_range ? fprintf(fp, "%zu,%.17g,%.17g\n", j, img->af_phase[j], img->af_range[j])
+                                 : fprintf(fp, "%zu,%.17g\n", j, img->af_phase[j])) < 0;
         if (fclose(fp) != 0 || bad) st = sarbp_error(SARBP_ERR_IO, "cannot write '%s'", path);
     }
     if (!st) return sarbp_output_file_commit(f);
@@ -428,51 +520,85 @@ static sarbp_status write_af_csv(const char *path, const sarbp_image *img)
 static void af_iteration(void *user, int stage, int it, double sharpness, double step)
 {
     (void)user;
+    static const char *const names[] = {"polynomial", "", "per pulse", "pga"};
     if (it == 0) cli_info(2, "sarbp: form: autofocus: scan: sharpness x%.4f at %.1f rad", sharpness, step);
     else cli_info(2, "sarbp: form: autofocus: %s iteration %d: sharpness x%.4f, step %.3f rad",
-                  stage ? "per pulse" : "polynomial", it, sharpness, step);
+                  stage >= 0 && stage <= 3 ? names[stage] : "", it, sharpness, step);
 }
 
-/* --autofocus estimate: every selected pulse read into memory, the phase
- * correction estimated on the form's grid, applied, and the image formed
- * from memory (one process). */
-static sarbp_status form_autofocused(sarbp_reader *rd, sarbp_form_plan *plan, const sarbp_rc_params *rc,
-                                     sarbp_progress *prog, sarbp_image **out, sarbp_form_stats *stats,
-                                     sarbp_autofocus_info *info, double *rms)
+/* What --autofocus estimate|pga was asked (the library's options less the
+ * back end, which is the form's). */
+struct af_request {
+    int method;         /* 2 the estimator, 3 pga */
+    int range;
+    int iterations;
+    sarbp_autofocus_window win[64];
+    size_t nwin;
+};
+
+/* --autofocus estimate|pga: every selected pulse read into memory, the
+ * correction estimated on the form's grid (on the form's back end: the cpu,
+ * or its first cuda device), applied, and the image formed from memory (one
+ * process). */
+static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarbp_form_plan *plan,
+                                     const sarbp_rc_params *rc,
+                                     const struct af_request *ar, sarbp_progress *prog, sarbp_image **out,
+                                     sarbp_form_stats *stats, struct provenance *pv)
 {
     *out = NULL;
     const sarbp_phd *meta = sarbp_reader_meta(rd);
     const sarbp_form_decision *d = sarbp_form_plan_decision(plan);
     const size_t P = meta->npulses, K = meta->nsamples;
     sarbp_phd *p = NULL;
-    double *phase = NULL;
+    double *phase = NULL, *range = NULL;
     sarbp_image *img = NULL;
     sarbp_status st = sarbp_phd_slice(meta, 0, P, &p);
     if (!st && !(p->data = malloc(P * K * sizeof *p->data)))
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu pulses of %zu samples", P, K);
-    if (!st && !(phase = malloc(P * sizeof *phase))) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    if (!st && (!(phase = malloc(P * sizeof *phase)) || !(range = calloc(P, sizeof *range))))
+        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     if (!st) st = sarbp_reader_read(rd, 0, P, p->data);
     sarbp_autofocus_options o;
     sarbp_autofocus_options_default(&o);
+    o.method = ar->method == 3 ? SARBP_AF_PGA : SARBP_AF_ESTIMATE;
+    o.range = ar->range;
+    o.iterations = ar->iterations;
+    o.windows = ar->nwin ? ar->win : NULL;
+    o.nwindows = ar->nwin;
     o.threads = d->bp.threads;
+    o.session = sess;
+    if (d->backend == &sarbp_backend_cuda)
+        o.device = d->bp.ndevices > 0 ? d->bp.devices[0] : d->bp.device;
     o.on_iteration = af_iteration;
-    if (!st) st = sarbp_autofocus_estimate(p, &d->grid, rc, &o, phase, info);
+    sarbp_autofocus_info *info = &pv->af;
+    if (!st) st = sarbp_autofocus_estimate(p, &d->grid, rc, &o, phase, o.range ? range : NULL, info);
+    if (!st) st = sarbp_autofocus_apply(p, phase, o.range ? range : NULL);
     if (!st) {
-        sarbp_autofocus_apply(p, phase);
-        double ss = 0;
-        for (size_t j = 0; j < P; j++) ss += phase[j] * phase[j];
-        *rms = sqrt(ss / (double)(P ? P : 1));
-        cli_info(2, "sarbp: form: autofocus: estimated a phase per pulse, %.3f rad rms; sharpness "
-                 "x%.3f in %d iterations (%d images)", *rms,
-                 info->sharpness, info->iterations, info->evaluations);
+        double ss = 0, sr = 0;
+        for (size_t j = 0; j < P; j++) ss += phase[j] * phase[j], sr += range[j] * range[j];
+        pv->af_rms = sqrt(ss / (double)(P ? P : 1));
+        pv->af_range_rms = o.range ? sqrt(sr / (double)(P ? P : 1)) : 0;
+        if (o.range)
+            cli_info(2, "sarbp: form: autofocus: estimated a range per pulse, %.4f m rms, and what is left "
+                     "of the phase, %.3f rad rms", pv->af_range_rms, pv->af_rms);
+        cli_info(2, "sarbp: form: autofocus: %s, %.3f rad rms; sharpness x%.3f in %d iterations (%d images) "
+                 "over %zu pixels in %zu window%s, %.2f s on the %s",
+                 o.range ? "phase left" : "estimated a phase per pulse", pv->af_rms, info->sharpness,
+                 info->iterations, info->evaluations, info->pixels, info->nwindows,
+                 info->nwindows == 1 ? "" : "s", info->seconds, o.device < 0 ? "cpu" : "gpu");
+        cli_info(2, "sarbp: form: autofocus: range compression %.3f s, windows %.3f s, contributions %.3f s, "
+                 "search %.3f s", info->profiles_s, info->windows_s, info->contributions_s,
+                 info->seconds - info->profiles_s - info->windows_s - info->contributions_s);
         st = sarbp_image_alloc(&d->grid, &img);
     }
     if (!st) st = sarbp_form_plan_execute(plan, NULL, p, prog, img->data, 1, stats);
     if (!st) st = sarbp_form_plan_attrs(plan, img);
     if (!st) st = sarbp_form_inputs_attr(rd, img);
     if (!st) st = sarbp_image_set_autofocus(img, phase, P);
+    if (!st && o.range) st = sarbp_image_set_autofocus_range(img, range);
     sarbp_phd_free(p);
     free(phase);
+    free(range);
     if (st) {
         sarbp_image_free(img);
         return st;
@@ -495,6 +621,8 @@ int cmd_form(int argc, char **argv)
     size_t gnx = 0, gny = 0;
     double spacing[2] = {0, 0}, center[3] = {0, 0, 0};
     const char *af_csv = NULL, *af_plot = NULL, *phase_csv = NULL;
+    struct af_request afr = {0};
+    int af_opts = 0; /* an --autofocus-* option of the estimators was given */
     int have_device = 0, have_spacing = 0, have_pulses = 0, have_az = 0, autofocus = 0, have_upsample = 0;
     int have_interp = 0;
     size_t pulses[2];
@@ -669,18 +797,51 @@ int cmd_form(int argc, char **argv)
             /* --autofocus, --autofocus=M or --autofocus M (M one of the modes) */
             const char *m = optarg;
             if (!m && optind < argc && (!strcmp(argv[optind], "estimate") || !strcmp(argv[optind], "file") ||
-                                        !strcmp(argv[optind], "none")))
+                                        !strcmp(argv[optind], "none") || !strcmp(argv[optind], "pga")))
                 m = argv[optind++];
             if (!m || !strcmp(m, "file")) autofocus = 1;
             else if (!strcmp(m, "estimate")) autofocus = 2;
+            else if (!strcmp(m, "pga")) autofocus = 3;
             else if (!strcmp(m, "none")) autofocus = 0;
-            else return cli_usage(cmd, "unknown --autofocus mode '%s' (estimate, file or none)", m);
+            else return cli_usage(cmd, "unknown --autofocus mode '%s' (estimate, pga, file or none)", m);
             break;
         }
         case OPT_RAWFP16: bo.raw_fp16 = 1; break;
         case OPT_AF_CSV: af_csv = optarg; break;
+        case OPT_AF_RANGE: afr.range = 1, af_opts = 1; break;
+        case OPT_AF_ITER: {
+            long v;
+            if (cli_parse_long(optarg, 1, 10000, &v) != 0)
+                return cli_usage(cmd, "--autofocus-iterations wants a whole number from 1 to 10000, not '%s'",
+                                 optarg);
+            afr.iterations = (int)v;
+            af_opts = 1;
+            break;
+        }
+        case OPT_AF_WINDOW: {
+            unsigned long long w[4];
+            int used = 0;
+            if (afr.nwin == sizeof afr.win / sizeof afr.win[0])
+                return cli_usage(cmd, "--autofocus-window: at most %zu windows",
+                                 sizeof afr.win / sizeof afr.win[0]);
+            if (sscanf(optarg, "%llu,%llu,%llu,%llu%n", &w[0], &w[1], &w[2], &w[3], &used) != 4 ||
+                optarg[used] || optarg[0] == '-' || strchr(optarg, '-') || w[2] == 0 || w[3] == 0 ||
+                w[0] > 1u << 20 || w[1] > 1u << 20 || w[2] > 1u << 20 || w[3] > 1u << 20)
+                return cli_usage(cmd, "--autofocus-window wants X0,Y0,NX,NY (pixels, NX and NY > 0), not '%s'",
+                                 optarg);
+            afr.win[afr.nwin++] = (sarbp_autofocus_window){w[0], w[1], w[2], w[3]};
+            af_opts = 1;
+            break;
+        }
         case OPT_AF_PLOT: af_plot = optarg; break;
         case OPT_PHASE_CSV: phase_csv = optarg; break;
+        case OPT_HEIGHTS: terrain.heights = optarg; break;
+        case OPT_DEM: terrain.dem = optarg; break;
+        case OPT_GEOID:
+            if (cli_parse_double(optarg, -1000, 1000, &terrain.geoid_offset))
+                return cli_usage(cmd, "--geoid-offset wants metres from -1000 to 1000, not '%s'", optarg);
+            terrain.have_offset = 1;
+            break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
         }
@@ -706,12 +867,14 @@ int cmd_form(int argc, char **argv)
         return cli_usage(cmd, "--algorithm ffbp reads its profiles with the cubic (or linear) "
                          "B-spline: not --interp quadratic");
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
-    if ((af_csv || af_plot) && autofocus != 2)
-        return cli_usage(cmd, "--autofocus-csv and --autofocus-plot go with --autofocus estimate");
+    if ((af_csv || af_plot || af_opts) && autofocus < 2)
+        return cli_usage(cmd, "--autofocus-csv, -plot, -range, -window and -iterations go with "
+                         "--autofocus estimate or pga");
+    afr.method = autofocus;
     if (af_plot && sarbp_image_format_from_name(af_plot) != SARBP_IMG_PNG)
         return cli_usage(cmd, "--autofocus-plot '%s': the plot is a .png", af_plot);
-    if (autofocus == 2 && sarbp_mpi_size() > 1)
-        return cli_usage(cmd, "--autofocus estimate runs in one process (not under mpirun)");
+    if (autofocus >= 2 && sarbp_mpi_size() > 1)
+        return cli_usage(cmd, "--autofocus estimate and pga run in one process (not under mpirun)");
     bo.verbose = cli_verbosity;
     if (!have_device && cli_mpi_local_rank() >= 0) bo.device = cli_mpi_local_rank(); /* one GPU a rank */
     if (!bo.threads && cli_mpi_local_size() > 1) /* the node's cores shared by its ranks */
@@ -726,6 +889,12 @@ int cmd_form(int argc, char **argv)
                          sarbp_precision_name(bo.precision));
     if (!strcmp(backend, "auto")) be = sarbp_backend_auto(&bo, &fell_back);
     else be = sarbp_backend_find(backend);
+    const int on_terrain = terrain.heights || terrain.dem;
+    if (terrain.heights && terrain.dem) return cli_usage(cmd, "--heights and --dem exclude each other");
+    if (terrain.have_offset && !terrain.dem) return cli_usage(cmd, "--geoid-offset goes with --dem");
+    if (on_terrain && want_ffbp)
+        return cli_usage(cmd, "--%s: FFBP forms on a plane; use --algorithm bp",
+                         terrain.dem ? "dem" : "heights");
     if (sarbp_mpi_size() > 1) { /* one back end for every band */
         int all_cuda = 1, any_cuda = 0, peer = 0;
         if (!sarbp_mpi_vote(0, be == &sarbp_backend_cuda, &all_cuda, &any_cuda, &peer)) {
@@ -794,10 +963,12 @@ int cmd_form(int argc, char **argv)
     }
     meta = sarbp_reader_meta(rd);
     if (phase_csv) { /* a phase per selected pulse, applied as the samples are read */
-        double *ph = NULL;
-        st = read_phase_csv(phase_csv, meta->npulses, &ph);
+        double *ph = NULL, *rg = NULL;
+        st = read_phase_csv(phase_csv, meta->npulses, &ph, &rg);
         if (!st) st = sarbp_reader_set_phase(rd, ph, meta->npulses);
+        if (!st && rg) st = sarbp_reader_set_range(rd, rg, meta->npulses);
         free(ph);
+        free(rg);
         if (st) {
             sarbp_reader_free(rd);
             return cli_fail_status(cmd, st);
@@ -822,6 +993,10 @@ int cmd_form(int argc, char **argv)
         cli_info(2, "sarbp: form: SICD output: default spacing %g x %g m (2 samples a cycle of "
                  "the ground-plane band)", g.dx, g.dy);
     warn_grid(cmd, meta, &g);
+    if ((terrain.heights || terrain.dem) && (st = terrain_load(rd, &g))) {
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
     /* every output before any pulse is read: its path, its format's limits
      * for this grid, the geolocation it needs (rank 0 writes them) */
     if (sarbp_mpi_rank() == 0) {
@@ -897,8 +1072,8 @@ int cmd_form(int argc, char **argv)
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
-    if (autofocus == 2) /* the estimate applied to the samples in memory, then formed */
-        st = form_autofocused(rd, plan, &rc, prog, &img, &stats, &pv.af, &pv.af_rms);
+    if (autofocus >= 2) /* the estimate applied to the samples in memory, then formed */
+        st = form_autofocused(sess, rd, plan, &rc, &afr, prog, &img, &stats, &pv);
     else
         st = sarbp_form_mpi(sess, rd, plan, prog, &img, &stats, &peer_failed);
     sarbp_form_plan_free(plan);
@@ -912,6 +1087,7 @@ int cmd_form(int argc, char **argv)
     st = sarbp_image_set_collection(img, sarbp_reader_collection(rd));
     pv.autofocus = autofocus;
     if (!st) st = record_provenance(img, &pv, sarbp_reader_meta(rd), be, &bo, argc, argv);
+    if (!st && terrain.h) st = sarbp_image_set_attr(img, "heights_source", terrain.source);
     if (st) {
         sarbp_reader_free(rd);
         sarbp_image_free(img);
@@ -971,5 +1147,7 @@ int cmd_form(int argc, char **argv)
              (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
     cli_report_layout("form", &stats);
     sarbp_image_free(img);
+    free(terrain.h);
+    terrain.h = NULL;
     return CLI_OK;
 }

@@ -5,6 +5,7 @@
  * --clutter), runs sarbp_simulate and writes sarbp's own HDF5 layout through
  * sarbp_phd_write_h5 (temporary name, renamed when complete: a failed run
  * leaves no output file). */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +63,12 @@ static void help(void)
         "      --noise-db DB     add complex Gaussian noise of this power per sample\n"
         "                        relative to a unit target's (default: no noise)\n"
         "      --seed S          seed of the noise and the clutter (default 1)\n"
+        "      --hill H,R        put every target on a Gaussian hill of height H m and\n"
+        "                        radius R m (its standard deviation) at the origin:\n"
+        "                        z = H exp(-(x^2+y^2)/(2 R^2)) plus the target's own z\n"
+        "      --slope SX,SY     and on a plane of slopes SX, SY (m per m): z += SX x + SY y\n"
+        "                        (sarbp form --heights with the same field forms them\n"
+        "                        in focus; docs/terrain.md)\n"
         "  -q, --quiet           no messages but errors\n"
         "  -v, --verbose         say what was simulated\n"
         "  -h, --help            show this help\n"
@@ -72,7 +79,9 @@ static void help(void)
 enum {
     O_GEOMETRY = 256, O_DOMAIN, O_TARGETS, O_CLUTTER, O_CLUTTER_EXTENT, O_PULSES, O_SAMPLES,
     O_FC, O_BANDWIDTH, O_RANGE, O_ELEVATION, O_APERTURE, O_PRF, O_VELOCITY, O_PULSE_LENGTH,
-    O_FS, O_NEAR_RANGE, O_NOISE_DB, O_SEED, O_END
+    O_FS, O_NEAR_RANGE, O_NOISE_DB, O_SEED,
+    O_HILL, O_SLOPE, /* terrain */
+    O_END
 };
 
 static const struct option longopts[] = {
@@ -96,6 +105,8 @@ static const struct option longopts[] = {
     {"near-range", required_argument, NULL, O_NEAR_RANGE},
     {"noise-db", required_argument, NULL, O_NOISE_DB},
     {"seed", required_argument, NULL, O_SEED},
+    {"hill", required_argument, NULL, O_HILL},
+    {"slope", required_argument, NULL, O_SLOPE},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -199,10 +210,23 @@ int cmd_simulate(int argc, char **argv)
         return cli_usage(CMD, "invalid --clutter-extent '%s' (expected a number from 0 to 1e6)",
                          val[O_CLUTTER_EXTENT]);
 
+    /* terrain: the targets on a hill and a slope */
+    double hill[2] = {0, 0}, slope[2] = {0, 0};
+    if (val[O_HILL] && (cli_parse_list(val[O_HILL], ',', hill, 2, 2) < 0 || fabs(hill[0]) > 1e4 ||
+                        !(hill[1] > 0 && hill[1] <= 1e6)))
+        return cli_usage(CMD, "invalid --hill '%s' (expected H,R: a height within +-1e4 m and a "
+                         "radius in (0, 1e6] m)", val[O_HILL]);
+    if (val[O_SLOPE] && (cli_parse_list(val[O_SLOPE], ',', slope, 2, 2) < 0 || fabs(slope[0]) > 10 ||
+                         fabs(slope[1]) > 10))
+        return cli_usage(CMD, "invalid --slope '%s' (expected SX,SY, each within +-10 m per m)",
+                         val[O_SLOPE]);
+    const int on_terrain = val[O_HILL] || val[O_SLOPE];
+
     sarbp_target *given = NULL, *all = NULL, *clutter = NULL;
     size_t ngiven = 0;
     if (val[O_TARGETS] && sarbp_targets_parse(val[O_TARGETS], &given, &ngiven) != SARBP_OK)
         return cli_usage(CMD, "invalid --targets: %s", sarbp_error_detail());
+    sarbp_target deflt = {0, geom == SARBP_GEOM_LINEAR ? 4 : 0, 0, 1}; /* sarbp_sim_params' */
 
     int rc = CLI_FAIL;
     sarbp_phd *phd = NULL;
@@ -225,6 +249,16 @@ int cmd_simulate(int argc, char **argv)
     } else if (ngiven) {
         p.targets = given;
         p.ntargets = ngiven;
+    }
+
+    if (on_terrain) {
+        if (!p.ntargets) {
+            p.targets = &deflt;
+            p.ntargets = 1;
+        }
+        for (size_t i = 0; i < p.ntargets; i++)
+            p.targets[i].z += sarbp_hill_z(hill[0], hill[1], slope[0], slope[1], p.targets[i].x,
+                                           p.targets[i].y);
     }
 
     /* the output before the work: a path that cannot take it fails now */

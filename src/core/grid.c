@@ -18,6 +18,9 @@ sarbp_status sarbp_grid_validate(const sarbp_grid *g)
     if (g->ny_full ? g->row0 > g->ny_full || g->ny > g->ny_full - g->row0 : g->row0 != 0)
         return sarbp_error(SARBP_ERR_INVALID, "band of rows %zu to %zu lies outside its grid of %zu rows",
                            g->row0, g->row0 + g->ny, g->ny_full ? g->ny_full : g->ny);
+    if (g->height && g->height_stride && g->height_stride < g->nx)
+        return sarbp_error(SARBP_ERR_INVALID, "grid heights of %zu a row for %zu pixels a row",
+                           g->height_stride, g->nx);
     if (fabs(g->xc) > 1e6 || fabs(g->yc) > 1e6 || fabs(g->zc) > 1e6)
         return sarbp_error(SARBP_ERR_INVALID, "grid centre (%g, %g, %g) is more than 1000 km from "
                            "the scene reference", g->xc, g->yc, g->zc);
@@ -48,6 +51,8 @@ sarbp_status sarbp_grid_default(const sarbp_phd *meta, sarbp_grid *g)
     g->dx = g->dy = d;
     g->xc = g->yc = g->zc = 0;
     g->row0 = g->ny_full = 0;
+    g->height = NULL;
+    g->height_stride = 0;
     return SARBP_OK;
 }
 
@@ -67,6 +72,10 @@ sarbp_status sarbp_grid_band(const sarbp_grid *g, size_t row0, size_t nrows, sar
 sarbp_grid sarbp_grid_window(const sarbp_grid *g, size_t side, size_t x0, size_t y0)
 {
     sarbp_grid w = *g;
+    if (g->height) { /* the window's pixel (0, 0) is g's (x0, y0) */
+        w.height_stride = g->height_stride ? g->height_stride : g->nx;
+        w.height = g->height + y0 * w.height_stride + x0;
+    }
     w.nx = g->nx < side ? g->nx : side;
     w.ny = g->ny < side ? g->ny : side;
     w.xc = sarbp_grid_x(g, x0) + 0.5 * (double)(w.nx - 1) * g->dx;

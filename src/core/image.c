@@ -35,6 +35,7 @@ void sarbp_image_free(sarbp_image *img)
     if (!img) return;
     free(img->data);
     free(img->af_phase);
+    free(img->af_range);
     free(img);
 }
 
@@ -47,6 +48,22 @@ sarbp_status sarbp_image_set_autofocus(sarbp_image *img, const double *phase, si
     free(img->af_phase);
     img->af_phase = v;
     img->af_npulses = n;
+    if (!n) {
+        free(img->af_range);
+        img->af_range = NULL;
+    }
+    return SARBP_OK;
+}
+
+sarbp_status sarbp_image_set_autofocus_range(sarbp_image *img, const double *range)
+{
+    const size_t n = img->af_npulses;
+    double *v = NULL;
+    if (range && n && !(v = malloc(n * sizeof *v)))
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu autofocus ranges", n);
+    if (v) memcpy(v, range, n * sizeof *v);
+    free(img->af_range);
+    img->af_range = v;
     return SARBP_OK;
 }
 

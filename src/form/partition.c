@@ -179,6 +179,15 @@ static sarbp_status decide_algorithm(sarbp_form_plan *fp, const sarbp_form_reque
         rc_ffbp.upsample = sarbp_interp_default_upsample(rc_ffbp.interp);
     }
     d->rc = asked == SARBP_ALGO_FFBP ? rc_ffbp : rc_bp;
+    if (req->grid.height) { /* terrain: direct backprojection only (methods.c) */
+        if (asked == SARBP_ALGO_FFBP)
+            return sarbp_error(SARBP_ERR_UNSUPPORTED, "--heights: FFBP forms on a plane; use "
+                               "--algorithm bp");
+        if (asked == SARBP_ALGO_AUTO)
+            snprintf(d->why, sizeof d->why, "direct backprojection (ffbp forms on a plane, not "
+                     "on terrain heights)");
+        return SARBP_OK;
+    }
     const int consider = asked == SARBP_ALGO_FFBP ||
                          (asked == SARBP_ALGO_AUTO && d->backend == &sarbp_backend_cpu);
     if (d->bp.precision != SARBP_FP32 || !consider) {

@@ -107,6 +107,18 @@ static void h5_autofocus(const char *path, hid_t file, sarbp_image *img)
         if (v && h5_coords(path, file, "autofocus/phase", (size_t)dim, v) &&
             sarbp_image_set_autofocus(img, v, (size_t)dim) != SARBP_OK)
             sarbp_error_clear();
+        /* the range, when there is one of the same length */
+        if (v && img->af_phase && H5Lexists(file, "autofocus/range", H5P_DEFAULT) > 0) {
+            hid_t dr = H5Dopen2(file, "autofocus/range", H5P_DEFAULT);
+            hid_t sr = dr >= 0 ? H5Dget_space(dr) : -1;
+            hsize_t n = 0;
+            if (sr >= 0 && H5Sget_simple_extent_ndims(sr) == 1 && H5Sget_simple_extent_dims(sr, &n, NULL) == 1 &&
+                n == dim && h5_coords(path, file, "autofocus/range", (size_t)dim, v) &&
+                sarbp_image_set_autofocus_range(img, v) != SARBP_OK)
+                sarbp_error_clear();
+            if (sr >= 0) H5Sclose(sr);
+            if (dr >= 0) H5Dclose(dr);
+        }
         free(v);
     }
     if (sp >= 0) H5Sclose(sp);
@@ -328,15 +340,21 @@ static sarbp_status probe_walk(const char *path, void *arg)
     /* the child's memory is its own and ends with it: one block, never
      * freed: the header (pointers cleared), the pixels, the autofocus phases */
     size_t npix = img->grid.nx * img->grid.ny, naf = img->af_npulses,
-           len = sizeof *img + npix * sizeof(sarbp_c32) + naf * sizeof(double);
+           nafv = naf * (img->af_range ? 2 : 1),
+           len = sizeof *img + npix * sizeof(sarbp_c32) + nafv * sizeof(double);
     unsigned char *msg = malloc(len);
     if (!msg) return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
     sarbp_image head = *img;
     head.data = NULL;
     head.af_phase = NULL;
+    /* a range follows the phases: said by a non-NULL pointer never followed */
+    head.af_range = img->af_range ? (double *)&head : NULL;
     memcpy(msg, &head, sizeof head);
     memcpy(msg + sizeof head, img->data, npix * sizeof(sarbp_c32));
     if (naf) memcpy(msg + sizeof head + npix * sizeof(sarbp_c32), img->af_phase, naf * sizeof(double));
+    if (naf && img->af_range)
+        memcpy(msg + sizeof head + npix * sizeof(sarbp_c32) + naf * sizeof(double), img->af_range,
+               naf * sizeof(double));
     probe_reply(msg, len);
     return SARBP_OK;
 }
@@ -352,7 +370,7 @@ static sarbp_status image_from_reply(const char *path, const unsigned char *msg,
     if (sarbp_grid_validate(&head.grid) != SARBP_OK || head.nattrs > SARBP_IMAGE_MAX_ATTRS ||
         head.grid.nx > SARBP_GRID_MAX_PIXELS / head.grid.ny || head.af_npulses > SARBP_PHD_MAX_PULSES ||
         len - sizeof head != head.grid.nx * head.grid.ny * sizeof(sarbp_c32) +
-                                 head.af_npulses * sizeof(double))
+                                 head.af_npulses * (head.af_range ? 2 : 1) * sizeof(double))
         goto bad;
     const size_t pix = head.grid.nx * head.grid.ny * sizeof(sarbp_c32);
     sarbp_image *img;
@@ -361,6 +379,7 @@ static sarbp_status image_from_reply(const char *path, const unsigned char *msg,
     *img = head;
     img->data = data;
     img->af_phase = NULL;
+    img->af_range = NULL;
     img->af_npulses = 0;
     memcpy(img->data, msg + sizeof head, pix);
     if (head.af_npulses) {
@@ -372,6 +391,15 @@ static sarbp_status image_from_reply(const char *path, const unsigned char *msg,
         memcpy(af, msg + sizeof head + pix, head.af_npulses * sizeof *af);
         img->af_phase = af;
         img->af_npulses = head.af_npulses;
+        if (head.af_range) {
+            double *r = malloc(head.af_npulses * sizeof *r);
+            if (!r) {
+                sarbp_image_free(img);
+                return sarbp_error(SARBP_ERR_NOMEM, "cannot read '%s': out of memory", path);
+            }
+            memcpy(r, msg + sizeof head + pix + head.af_npulses * sizeof *r, head.af_npulses * sizeof *r);
+            img->af_range = r;
+        }
     }
     for (size_t a = 0; a < img->nattrs; a++) { /* strings end inside their slots */
         img->attrs[a].key[sizeof img->attrs[a].key - 1] = '\0';

@@ -209,9 +209,50 @@ static herr_t h5_autofocus(hid_t file, const sarbp_image *img, hid_t stype)
                 r = -1;
             if (H5Dclose(d) < 0) r = -1;
         }
+        if (r >= 0 && img->af_range) {
+            r = -1;
+            d = H5Dcreate2(grp, "range", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            if (d >= 0) {
+                r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->af_range);
+                if (r >= 0 && (h5_string_attr(d, "units", stype, "m") < 0 ||
+                               h5_string_attr(d, "convention", stype,
+                                              "applied as pulse j's sample at frequency f times "
+                                              "exp(+1j 4 pi f range[j] / c), as if its r0 were "
+                                              "r0 - range[j]; pulses in input order after "
+                                              "selection") < 0))
+                    r = -1;
+                if (H5Dclose(d) < 0) r = -1;
+            }
+        }
         H5Sclose(sp);
     }
     if (H5Gclose(grp) < 0) r = -1;
+    return r;
+}
+
+/* Terrain: dataset heights float32 [ny][nx], the z (m, scene frame) each
+ * pixel was formed at (sarbp/terrain.h; the source is the attribute
+ * heights_source). */
+static herr_t h5_heights(hid_t file, const sarbp_grid *g, hid_t stype)
+{
+    if (!g->height) return 0;
+    float *h = malloc(g->nx * g->ny * sizeof *h);
+    if (!h) return -1;
+    for (size_t iy = 0; iy < g->ny; iy++)
+        for (size_t ix = 0; ix < g->nx; ix++) h[iy * g->nx + ix] = (float)sarbp_grid_z(g, ix, iy);
+    herr_t r = -1;
+    hsize_t dims[2] = {g->ny, g->nx};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    if (sp >= 0) {
+        hid_t d = H5Dcreate2(file, "heights", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (d >= 0) {
+            r = H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, h);
+            if (r >= 0 && h5_string_attr(d, "units", stype, "m") < 0) r = -1;
+            if (H5Dclose(d) < 0) r = -1;
+        }
+        H5Sclose(sp);
+    }
+    free(h);
     return r;
 }
 
@@ -247,6 +288,7 @@ static sarbp_status h5_to(sarbp_tempfile *t, const char *path, const sarbp_image
     H5CHK(H5Tset_size(stype, H5T_VARIABLE));
     H5CHK(H5Tset_cset(stype, H5T_CSET_UTF8));
     H5CHK(h5_autofocus(file, img, stype));
+    H5CHK(h5_heights(file, g, stype));
     int64_t nx = (int64_t)g->nx, ny = (int64_t)g->ny;
     H5CHK(h5_attr_write(file, "nx", H5T_STD_I64LE, H5T_NATIVE_INT64, &nx));
     H5CHK(h5_attr_write(file, "ny", H5T_STD_I64LE, H5T_NATIVE_INT64, &ny));

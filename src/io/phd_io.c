@@ -38,6 +38,7 @@ struct sarbp_reader_s {
     size_t sel0, sel1;
     int autofocus;
     double *phase;          /* [sel1 - sel0] or NULL: a phase per selected pulse (set_phase) */
+    double *range;          /* [sel1 - sel0] or NULL: a range per selected pulse (set_range) */
     size_t open_file;       /* the file whose handle is open, or nfiles for none */
     sarbp_collection coll;  /* the inputs' (or the caller's) geographic reference */
     double *t_all;          /* every pulse's time, NULL unless every file has times */
@@ -840,6 +841,8 @@ sarbp_status sarbp_reader_select(sarbp_reader *rd, size_t i0, size_t i1)
     rd->sel1 = i1;
     free(rd->phase); /* it was the old selection's */
     rd->phase = NULL;
+    free(rd->range);
+    rd->range = NULL;
     refresh_view(rd);
     return SARBP_OK;
 }
@@ -925,6 +928,21 @@ static void apply_phase(const double *ph, size_t np, size_t k, sarbp_c32 *d)
     }
 }
 
+/* Pulse p's sample i (at frequency f0[p] + i df[p]) times exp(+j 4 pi f r[p] / c). */
+static void apply_range(const double *r, const double *f0, const double *df, size_t np, size_t k,
+                        sarbp_c32 *d)
+{
+    for (size_t p = 0; p < np; p++)
+        for (size_t i = 0; i < k; i++) {
+            const double ph = 4.0 * M_PI * (f0[p] + (double)i * df[p]) * r[p] / SARBP_C;
+            const double c = cos(ph), s = sin(ph);
+            sarbp_c32 *v = &d[p * k + i];
+            const double re = v->re * c - v->im * s, im = v->re * s + v->im * c;
+            v->re = (float)re;
+            v->im = (float)im;
+        }
+}
+
 /* The file holding pulse g of the concatenation. */
 static size_t file_of(const sarbp_reader *rd, size_t g)
 {
@@ -955,6 +973,7 @@ sarbp_status sarbp_reader_read(sarbp_reader *rd, size_t p0, size_t np, sarbp_c32
         SARBP_TRY(check_finite(f->path, local, m, k, dst));
         if (rd->autofocus && rd->all->ph_correct) apply_phase(rd->all->ph_correct + g, m, k, dst);
         if (rd->phase) apply_phase(rd->phase + (g - rd->sel0), m, k, dst);
+        if (rd->range) apply_range(rd->range + (g - rd->sel0), rd->all->f0 + g, rd->all->df + g, m, k, dst);
         dst += m * k;
         g += m;
     }
@@ -977,10 +996,31 @@ sarbp_status sarbp_reader_set_phase(sarbp_reader *rd, const double *phase, size_
     return SARBP_OK;
 }
 
+sarbp_status sarbp_reader_set_range(sarbp_reader *rd, const double *range, size_t n)
+{
+    free(rd->range);
+    rd->range = NULL;
+    if (!range) return SARBP_OK;
+    if (rd->all->domain != SARBP_DOMAIN_FREQ)
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "a range per pulse is applied to frequency-domain "
+                           "samples only");
+    if (n != rd->sel1 - rd->sel0)
+        return sarbp_error(SARBP_ERR_INVALID, "%zu ranges for %zu selected pulses", n, rd->sel1 - rd->sel0);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(range[i]) || fabs(range[i]) > 1e3)
+            return sarbp_error(SARBP_ERR_INVALID, "range %zu (%g m) is not a correction (at most 1 km)", i,
+                               range[i]);
+    if (n && !(rd->range = malloc(n * sizeof *rd->range)))
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu ranges", n);
+    if (n) memcpy(rd->range, range, n * sizeof *rd->range);
+    return SARBP_OK;
+}
+
 void sarbp_reader_free(sarbp_reader *rd)
 {
     if (!rd) return;
     free(rd->phase);
+    free(rd->range);
     for (size_t i = 0; i < rd->nfiles; i++) file_clear(&rd->files[i]);
     free(rd->files);
     free(rd->first);

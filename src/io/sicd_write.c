@@ -339,6 +339,12 @@ static sarbp_status plan(const char *path, const sarbp_image *img, const sarbp_i
                          struct sicd_geom *s)
 {
     memset(s, 0, sizeof *s);
+    /* SICD's image grid is a plane (Grid/Type PLANE, SCP, row and column
+     * unit vectors); a terrain-formed image is not on one */
+    if (img->grid.height || sarbp_image_get_attr(img, "heights_source"))
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "cannot write '%s': SICD describes an image on a "
+                           "plane, and this one is formed on terrain heights (write .h5, .tif or "
+                           ".kmz, or form without --heights/--dem)", path);
     SARBP_TRY(sarbp_image_scene_ref(img, path, &s->ref));
     const sarbp_phd *m = ctx ? ctx->meta : NULL;
     const char *start = sarbp_image_get_attr(img, "collect_start");

@@ -35,7 +35,14 @@
  * the pixel loop is written with intrinsics, the same operations in the same
  * order in both (gcc 12 does not vectorise the indexed loads of the profile:
  * the loop ran scalar); elsewhere (other CPUs, SARBP_NATIVE=OFF) the same
- * arithmetic runs as plain C. */
+ * arithmetic runs as plain C.
+ *
+ * Terrain (a grid with heights): the tile centre sits at the middle of its
+ * pixels' heights, each pixel's offset d gains its height above that centre
+ * (FP32, small: metres) and x gains U_z d_z, so accuracy holds as on flat
+ * ground; the bound |ddR| <= |d| then counts the heights' spread (the tile
+ * shrinks where that spans too many cycles, as above). Flat grids run the
+ * same loops without the z term. */
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
@@ -107,13 +114,15 @@ struct tile_pulse {
     const float *stage; /* planes A, B (, C, D) of wlast + 1 complex, ps floats apart */
     int wlast, ps;
     float f0;           /* the centre's bin, relative to the window */
-    float ux, uy, q;    /* U (x, y), 1 / (2 Rc) */
+    float ux, uy, uz, q; /* U, 1 / (2 Rc) */
     float inv_dr, kcyc;
 };
 
-static inline float tile_ddr(const struct tile_pulse *tp, int series, float dx, float dy, float dd)
+static inline float tile_ddr(const struct tile_pulse *tp, int series, int terrain, float dx,
+                             float dy, float dz, float dd)
 {
-    const float x = tp->ux * dx + tp->uy * dy + tp->q * dd;
+    float x = tp->ux * dx + tp->uy * dy + tp->q * dd;
+    if (terrain) x += tp->uz * dz;
     const float e = tp->q * x;
     if (series == 1) return x - x * e;
     if (series == 3) return x * (1.0f - e * (1.0f - e * (2.0f - 5.0f * e)));
@@ -122,13 +131,13 @@ static inline float tile_ddr(const struct tile_pulse *tp, int series, float dx, 
 
 /* One pulse over one tile, the portable loop: ncoef 2 (linear), 3
  * (quadratic) or 4 (cubic) complex coefficients per staged bin. */
-static inline void tile_pixels_c(const struct tile_pulse *tp, int ncoef, int series, int n,
-                                 const float *restrict dxs, const float *restrict dys,
-                                 const float *restrict dds, float *restrict are,
-                                 float *restrict aim)
+static inline void tile_pixels_c(const struct tile_pulse *tp, int ncoef, int series, int terrain,
+                                 int n, const float *restrict dxs, const float *restrict dys,
+                                 const float *restrict dzs, const float *restrict dds,
+                                 float *restrict are, float *restrict aim)
 {
     for (int j = 0; j < n; j++) {
-        const float ddR = tile_ddr(tp, series, dxs[j], dys[j], dds[j]);
+        const float ddR = tile_ddr(tp, series, terrain, dxs[j], dys[j], dzs[j], dds[j]);
         const float fb = tp->f0 + ddR * tp->inv_dr;
         const float fl = floorf(fb);
         const float t = fb - fl;
@@ -151,12 +160,14 @@ static inline void tile_pixels_c(const struct tile_pulse *tp, int ncoef, int ser
 
 #if BP_VEC == 16
 /* The same, 16 pixels at a time; n is a multiple of 16. */
-static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, int series, int n,
-                                      const float *restrict dxs, const float *restrict dys,
+static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, int series,
+                                      int terrain, int n, const float *restrict dxs,
+                                      const float *restrict dys, const float *restrict dzs,
                                       const float *restrict dds, float *restrict are,
                                       float *restrict aim)
 {
     const __m512 ux = _mm512_set1_ps(tp->ux), uy = _mm512_set1_ps(tp->uy), q = _mm512_set1_ps(tp->q);
+    const __m512 uz = _mm512_set1_ps(tp->uz);
     const __m512 f0 = _mm512_set1_ps(tp->f0), inv_dr = _mm512_set1_ps(tp->inv_dr);
     const __m512 kcyc = _mm512_set1_ps(tp->kcyc), one = _mm512_set1_ps(1.0f);
     const __m512i wlast = _mm512_set1_epi32(tp->wlast), zero = _mm512_setzero_si512();
@@ -170,7 +181,8 @@ static inline void tile_pixels_avx512(const struct tile_pulse *tp, int ncoef, in
     for (int j = 0; j < n; j += 16) {
         const __m512 dx = _mm512_load_ps(dxs + j), dy = _mm512_load_ps(dys + j);
         const __m512 dd = _mm512_load_ps(dds + j);
-        const __m512 x = _mm512_fmadd_ps(ux, dx, _mm512_fmadd_ps(uy, dy, _mm512_mul_ps(q, dd)));
+        __m512 x = _mm512_fmadd_ps(ux, dx, _mm512_fmadd_ps(uy, dy, _mm512_mul_ps(q, dd)));
+        if (terrain) x = _mm512_fmadd_ps(uz, _mm512_load_ps(dzs + j), x);
         const __m512 e = _mm512_mul_ps(q, x);
         __m512 ddR;
         if (series == 1) {
@@ -274,12 +286,14 @@ static inline __m256 load4x64(const float *plane, const int *ix)
 }
 
 /* The same with AVX2 and FMA, 8 pixels at a time; n is a multiple of 8. */
-static inline void tile_pixels_avx2(const struct tile_pulse *tp, int ncoef, int series, int n,
-                                    const float *restrict dxs, const float *restrict dys,
+static inline void tile_pixels_avx2(const struct tile_pulse *tp, int ncoef, int series,
+                                    int terrain, int n, const float *restrict dxs,
+                                    const float *restrict dys, const float *restrict dzs,
                                     const float *restrict dds, float *restrict are,
                                     float *restrict aim)
 {
     const __m256 ux = _mm256_set1_ps(tp->ux), uy = _mm256_set1_ps(tp->uy), q = _mm256_set1_ps(tp->q);
+    const __m256 uz = _mm256_set1_ps(tp->uz);
     const __m256 f0 = _mm256_set1_ps(tp->f0), inv_dr = _mm256_set1_ps(tp->inv_dr);
     const __m256 kcyc = _mm256_set1_ps(tp->kcyc), one = _mm256_set1_ps(1.0f);
     const __m256i wlast = _mm256_set1_epi32(tp->wlast), zero = _mm256_setzero_si256();
@@ -287,7 +301,8 @@ static inline void tile_pixels_avx2(const struct tile_pulse *tp, int ncoef, int 
     for (int j = 0; j < n; j += 8) {
         const __m256 dx = _mm256_load_ps(dxs + j), dy = _mm256_load_ps(dys + j);
         const __m256 dd = _mm256_load_ps(dds + j);
-        const __m256 x = _mm256_fmadd_ps(ux, dx, _mm256_fmadd_ps(uy, dy, _mm256_mul_ps(q, dd)));
+        __m256 x = _mm256_fmadd_ps(ux, dx, _mm256_fmadd_ps(uy, dy, _mm256_mul_ps(q, dd)));
+        if (terrain) x = _mm256_fmadd_ps(uz, _mm256_load_ps(dzs + j), x);
         const __m256 e = _mm256_mul_ps(q, x);
         __m256 ddR;
         if (series == 1) {
@@ -356,27 +371,35 @@ static inline void tile_pixels_avx2(const struct tile_pulse *tp, int ncoef, int 
 /* One pulse over one tile: n pixels, the scratch padded to a multiple of 16
  * (TILE_NPAD), so the vector loops run n rounded up to their width (padding
  * lanes are never written back); series 1 or 3 (the order of tile_ddr's
- * series) or 0 (its exact form). */
-static void tile_pixels(const struct tile_pulse *tp, int nc, int series, int n,
-                        const float *dxs, const float *dys, const float *dds, float *are,
-                        float *aim)
+ * series) or 0 (its exact form); terrain: the pixels' heights dzs count. */
+static void tile_pixels(const struct tile_pulse *tp, int nc, int series, int terrain, int n,
+                        const float *dxs, const float *dys, const float *dzs, const float *dds,
+                        float *are, float *aim)
 {
 #if BP_VEC == 16
-#define TILE_PIXELS(nc, sr) tile_pixels_avx512(tp, nc, sr, (n + 15) & ~15, dxs, dys, dds, are, aim)
+#define TILE_PIXELS(nc, sr, tr) \
+    tile_pixels_avx512(tp, nc, sr, tr, (n + 15) & ~15, dxs, dys, dzs, dds, are, aim)
 #elif BP_VEC == 8
-#define TILE_PIXELS(nc, sr) tile_pixels_avx2(tp, nc, sr, (n + 7) & ~7, dxs, dys, dds, are, aim)
+#define TILE_PIXELS(nc, sr, tr) \
+    tile_pixels_avx2(tp, nc, sr, tr, (n + 7) & ~7, dxs, dys, dzs, dds, are, aim)
 #else
-#define TILE_PIXELS(nc, sr) tile_pixels_c(tp, nc, sr, n, dxs, dys, dds, are, aim)
+#define TILE_PIXELS(nc, sr, tr) tile_pixels_c(tp, nc, sr, tr, n, dxs, dys, dzs, dds, are, aim)
 #endif
-    if (nc == 4 && series == 1) TILE_PIXELS(4, 1);
-    else if (nc == 4 && series == 3) TILE_PIXELS(4, 3);
-    else if (nc == 4) TILE_PIXELS(4, 0);
-    else if (nc == 3 && series == 1) TILE_PIXELS(3, 1);
-    else if (nc == 3 && series == 3) TILE_PIXELS(3, 3);
-    else if (nc == 3) TILE_PIXELS(3, 0);
-    else if (series == 1) TILE_PIXELS(2, 1);
-    else if (series == 3) TILE_PIXELS(2, 3);
-    else TILE_PIXELS(2, 0);
+#define TILE_CHAIN(tr)                                         \
+    do {                                                       \
+        if (nc == 4 && series == 1) TILE_PIXELS(4, 1, tr);     \
+        else if (nc == 4 && series == 3) TILE_PIXELS(4, 3, tr); \
+        else if (nc == 4) TILE_PIXELS(4, 0, tr);               \
+        else if (nc == 3 && series == 1) TILE_PIXELS(3, 1, tr); \
+        else if (nc == 3 && series == 3) TILE_PIXELS(3, 3, tr); \
+        else if (nc == 3) TILE_PIXELS(3, 0, tr);               \
+        else if (series == 1) TILE_PIXELS(2, 1, tr);           \
+        else if (series == 3) TILE_PIXELS(2, 3, tr);           \
+        else TILE_PIXELS(2, 0, tr);                            \
+    } while (0)
+    if (terrain) TILE_CHAIN(1);
+    else TILE_CHAIN(0);
+#undef TILE_CHAIN
 #undef TILE_PIXELS
 }
 
@@ -450,13 +473,14 @@ static void stage_window(const sarbp_c32 *prof, long n0, int w, sarbp_interp k, 
 #define GROUP_N (GROUP_X * GROUP_Y)
 
 struct tile_scratch {
-    float dx[TILE_NPAD], dy[TILE_NPAD], dd[TILE_NPAD];
+    float dx[TILE_NPAD], dy[TILE_NPAD], dz[TILE_NPAD], dd[TILE_NPAD];
     float are[TILE_NPAD], aim[TILE_NPAD];
 };
 
 struct tile_info {
     size_t x0, y0, nx, ny;
-    double pcx, pcy, hd; /* centre; half diagonal, which bounds |ddR| */
+    double pcx, pcy, pcz, hd; /* centre; the largest |d| (the half diagonal when flat), which
+                                 bounds |ddR| */
 };
 
 /* Floats of one worker's staging buffers: four planes of ps(wmax) floats and
@@ -492,7 +516,7 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
                         struct tile_scratch *s, size_t i0, size_t i1, float *stage, float *raw)
 {
     const sarbp_profiles *pr = c->pr;
-    const double pcx = ti->pcx, pcy = ti->pcy, pcz = c->g->zc, hd = ti->hd;
+    const double pcx = ti->pcx, pcy = ti->pcy, pcz = ti->pcz, hd = ti->hd;
     const int n = (int)(ti->nx * ti->ny);
     const int cubic = pr->interp == SARBP_INTERP_CUBIC, quad = pr->interp == SARBP_INTERP_QUADRATIC;
     const int nc = cubic ? 4 : quad ? 3 : 2;
@@ -503,7 +527,8 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
     const double shift = quad ? 0.5 : 0.0;
     const int np = (int)(i1 - i0);
     double bc[PULSE_BLOCK], wlo[PULSE_BLOCK], whi[PULSE_BLOCK], e[PULSE_BLOCK];
-    float cr[PULSE_BLOCK], ci[PULSE_BLOCK], ux[PULSE_BLOCK], uy[PULSE_BLOCK], q[PULSE_BLOCK];
+    float cr[PULSE_BLOCK], ci[PULSE_BLOCK], ux[PULSE_BLOCK], uy[PULSE_BLOCK], uz[PULSE_BLOCK];
+    float q[PULSE_BLOCK];
     float idr[PULSE_BLOCK], kc[PULSE_BLOCK];
     const double *restrict pos = pr->pos + 3 * i0, *restrict r0 = pr->r0 + i0;
     const double *restrict rs = pr->rstart + i0, *restrict dr = pr->dr + i0, *restrict fr = pr->fref + i0;
@@ -525,6 +550,7 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         ci[k] = sn;
         ux[k] = (float)(vx * iRc);
         uy[k] = (float)(vy * iRc);
+        uz[k] = (float)(vz * iRc);
         q[k] = (float)(0.5 * iRc);
         idr[k] = (float)idr_;
         kc[k] = (float)kcyc;
@@ -545,14 +571,15 @@ static void tile_pulses(const struct fp32_ctx *c, const struct tile_info *ti,
         stage_window(pr->data32 + (i0 + (size_t)k) * pr->nbins, n0, w, pr->interp, cr[k], ci[k], ps,
                      raw, stage);
         const struct tile_pulse tp = {stage, w - 1, ps, (float)(bc[k] - (double)n0), ux[k], uy[k],
-                                      q[k], idr[k], kc[k]};
+                                      uz[k], q[k], idr[k], kc[k]};
         /* the series to e (truncation 2 e^2 x) where that is below 1e-6
          * cycles, else to e^3 (14 e^4 x) where that is below 1e-7 cycles,
          * else the square root */
         const double x = hd * 1.01, ek = e[k], ek2 = ek * ek, kcyc = kc[k];
         const int series = ek >= 0.05 ? 0 : 2.0 * ek2 * x * kcyc < 1e-6 ? 1
                            : 14.0 * ek2 * ek2 * x * kcyc < 1e-7 ? 3 : 0;
-        tile_pixels(&tp, nc, series, n, s->dx, s->dy, s->dd, s->are, s->aim);
+        tile_pixels(&tp, nc, series, c->g->height != NULL, n, s->dx, s->dy, s->dz, s->dd, s->are,
+                    s->aim);
     }
 }
 
@@ -580,16 +607,31 @@ static void run_group(void *vctx, size_t task, int worker)
             t->pcx = 0.5 * (sarbp_grid_x(g, t->x0) + sarbp_grid_x(g, t->x0 + t->nx - 1));
             t->pcy = 0.5 * (sarbp_grid_y(g, t->y0) + sarbp_grid_y(g, t->y0 + t->ny - 1));
             t->hd = 0.5 * hypot((double)(t->nx - 1) * g->dx, (double)(t->ny - 1) * g->dy);
+            t->pcz = g->zc;
+            if (g->height) { /* the centre at the middle of the tile's heights */
+                double zlo = INFINITY, zhi = -INFINITY;
+                for (size_t j = 0; j < n; j++) {
+                    const double z = sarbp_grid_z(g, t->x0 + j % t->nx, t->y0 + j / t->nx);
+                    zlo = z < zlo ? z : zlo;
+                    zhi = z > zhi ? z : zhi;
+                }
+                t->pcz = 0.5 * (zlo + zhi);
+                t->hd = 0;
+            }
             for (size_t j = 0; j < TILE_NPAD; j++) {
                 if (j >= n) {
-                    s->dx[j] = s->dy[j] = s->dd[j] = s->are[j] = s->aim[j] = 0;
+                    s->dx[j] = s->dy[j] = s->dz[j] = s->dd[j] = s->are[j] = s->aim[j] = 0;
                     continue;
                 }
                 const size_t ix = t->x0 + j % t->nx, iy = t->y0 + j / t->nx;
                 const double dx = sarbp_grid_x(g, ix) - t->pcx, dy = sarbp_grid_y(g, iy) - t->pcy;
+                const double dz = g->height ? sarbp_grid_z(g, ix, iy) - t->pcz : 0.0;
+                const double dd = dx * dx + dy * dy + dz * dz;
+                if (g->height && sqrt(dd) > t->hd) t->hd = sqrt(dd);
                 s->dx[j] = (float)dx;
                 s->dy[j] = (float)dy;
-                s->dd[j] = (float)(dx * dx + dy * dy);
+                s->dz[j] = (float)dz;
+                s->dd[j] = (float)dd;
                 const sarbp_c32 v = c->img[(iy - c->row0) * g->nx + ix];
                 s->are[j] = v.re;
                 s->aim[j] = v.im;
@@ -610,6 +652,27 @@ static void run_group(void *vctx, size_t task, int worker)
             c->img[(iy - c->row0) * g->nx + ix].im = scr[k].aim[j];
         }
     }
+}
+
+/* A bound on |d| over every tile of tw x th pixels of rows r: the half
+ * diagonal, and on terrain the half spread of a tile's heights with it. */
+static double tile_reach(const sarbp_grid *g, sarbp_region r, size_t tw, size_t th)
+{
+    const double hd = 0.5 * hypot((double)(tw - 1) * g->dx, (double)(th - 1) * g->dy);
+    if (!g->height) return hd;
+    double spread = 0;
+    for (size_t y0 = r.row0; y0 < r.row0 + r.nrows; y0 += th)
+        for (size_t x0 = 0; x0 < g->nx; x0 += tw) {
+            double zlo = INFINITY, zhi = -INFINITY;
+            for (size_t iy = y0; iy < y0 + th && iy < r.row0 + r.nrows; iy++)
+                for (size_t ix = x0; ix < x0 + tw && ix < g->nx; ix++) {
+                    const double z = sarbp_grid_z(g, ix, iy);
+                    zlo = z < zlo ? z : zlo;
+                    zhi = z > zhi ? z : zhi;
+                }
+            if (zhi - zlo > spread) spread = zhi - zlo;
+        }
+    return hypot(hd, 0.5 * spread) * (1 + 1e-12);
 }
 
 sarbp_status sarbp_bp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g, int threads,
@@ -649,7 +712,7 @@ sarbp_status sarbp_bp_cpu_fp32_rows(const sarbp_profiles *pr, const sarbp_grid *
     c.tw = TILE_X;
     c.th = TILE_Y;
     while (c.tw * c.th > 64 &&
-           0.5 * hypot((double)(c.tw - 1) * g->dx, (double)(c.th - 1) * g->dy) * kmax > TILE_MAX_CYCLES) {
+           tile_reach(g, r, c.tw, c.th) * kmax > TILE_MAX_CYCLES) {
         if ((double)c.tw * g->dx >= (double)c.th * g->dy) c.tw /= 2;
         else c.th /= 2;
     }
@@ -669,7 +732,7 @@ sarbp_status sarbp_bp_cpu_fp32_rows(const sarbp_profiles *pr, const sarbp_grid *
     double drmin = INFINITY;
     for (size_t i = 0; i < pr->npulses; i++)
         if (pr->dr[i] < drmin) drmin = pr->dr[i];
-    const double hd = 0.5 * hypot((double)(c.tw - 1) * g->dx, (double)(c.th - 1) * g->dy);
+    const double hd = tile_reach(g, r, c.tw, c.th);
     double wm = pr->npulses ? 2.0 * ceil(hd / drmin) + 8.0 : 8.0;
     if (!(wm <= (double)pr->nbins + 8.0)) wm = (double)pr->nbins + 8.0;
     c.wmax = (int)wm;

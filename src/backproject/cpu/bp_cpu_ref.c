@@ -1,8 +1,9 @@
 /* bp_cpu_ref.c - the FP64 reference backprojector: the plain loop of the
  * primer, section 1, with linear, quadratic or cubic B-spline interpolation (the taps
  * written out). Simple and obviously right;
- * every fast path is measured against it. Rows are split over threads; each
- * pixel sums its pulses in order, so the result does not depend on threads. */
+ * every fast path is measured against it. On a grid with heights each
+ * pixel sits at its own z (sarbp_grid_z), in range and phase alike. Rows
+ * are split over threads; each pixel sums its pulses in order, so the result does not depend on threads. */
 #include <math.h>
 
 #include "core/parallel.h"
@@ -22,7 +23,7 @@ static void ref_row(void *vctx, size_t r, int worker)
     const size_t iy = c->row0 + r;
     const sarbp_profiles *pr = c->pr;
     const sarbp_grid *g = c->g;
-    const double y = sarbp_grid_y(g, iy), z = g->zc;
+    const double y = sarbp_grid_y(g, iy);
     const double k4pi_c = 4.0 * M_PI / SARBP_C;
     /* segments n = 0 .. nbins - 2, as on the GPU (bp_kernels.h) */
     const int cubic = pr->interp == SARBP_INTERP_CUBIC;
@@ -36,7 +37,7 @@ static void ref_row(void *vctx, size_t r, int worker)
         const double kph = k4pi_c * pr->fref[i];
         for (size_t ix = 0; ix < g->nx; ix++) {
             const double x = sarbp_grid_x(g, ix);
-            const double dx = x - a[0], dy = y - a[1], dz = z - a[2];
+            const double dx = x - a[0], dy = y - a[1], dz = sarbp_grid_z(g, ix, iy) - a[2];
             const double dR = sqrt(dx * dx + dy * dy + dz * dz) - r0;
             const double b = (dR - rs) / dr;
             const double fb = quad ? floor(b + 0.5) : floor(b);

@@ -10,7 +10,8 @@
  * Cost: K times a direct backprojection; it is a reference for small
  * images, not a production path. Rows are split over threads and each pixel
  * sums its pulses in order, so the result does not depend on the thread
- * count. */
+ * count. On a grid with heights each pixel sits at its own z
+ * (sarbp_grid_z). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -36,14 +37,15 @@ static void exact_row(void *vctx, size_t r, int worker)
     double *zr = c->scratch + (size_t)worker * 6 * nx, *zi = zr + nx; /* step z per pixel */
     double *ar = zi + nx, *ai = ar + nx;                             /* Horner's sums */
     double *cr = ai + nx, *ci = cr + nx;                             /* carrier */
-    const double y = sarbp_grid_y(g, iy), z = g->zc;
+    const double y = sarbp_grid_y(g, iy);
     sarbp_c64 *row = c->img + r * nx;
     for (size_t i = 0; i < c->np; i++) {
         const double *a = c->pos + 3 * i;
         const sarbp_c64 *Y = c->Y + i * c->nk;
         const double kd = 2.0 * c->fd[i] / SARBP_C, ka = 2.0 * c->fa[i] / SARBP_C;
         for (size_t ix = 0; ix < nx; ix++) {
-            const double dx = sarbp_grid_x(g, ix) - a[0], dy = y - a[1], dz = z - a[2];
+            const double dx = sarbp_grid_x(g, ix) - a[0], dy = y - a[1];
+            const double dz = sarbp_grid_z(g, ix, iy) - a[2];
             const double dR = sqrt(dx * dx + dy * dy + dz * dz) - c->r0[i];
             double cz = kd * dR, cc = ka * dR; /* cycles, reduced before sin/cos */
             cz -= floor(cz);

@@ -201,6 +201,9 @@ sarbp_status sarbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_optio
     *out = NULL;
     if (!d || !d->meta || !d->grid || !d->rc)
         return sarbp_error(SARBP_ERR_INVALID, "a plan needs a phase history, a grid and range compression");
+    if (o->algorithm == SARBP_ALGO_FFBP && d->grid->height) /* terrain: direct bp only */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "--heights: FFBP forms on a plane; use "
+                           "--algorithm bp");
     sarbp_plan_shape m;
     SARBP_TRY(sarbp_cpu_plan_shape(d, o, 0, &m));
     const size_t need = sarbp_plan_shape_need(&m, d->region.nrows, d->keep_pulses);

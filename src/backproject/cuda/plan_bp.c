@@ -124,6 +124,8 @@ struct cuda_plan {
     float *d_waz;            /* [npulses] */
     void *d_img;             /* [max_rows][nx] float2 (img_alloc bytes) */
     size_t img_alloc;
+    double *d_height;        /* terrain: [max_rows][nx], the region's rows of the grid's heights */
+    double zmin, zmax;       /* the heights min_range assumes: zc, zc flat; any on terrain */
     sarbp_d2h *copier;       /* the image's way back to the caller's memory */
     sarbp_cuda_device *dev;  /* the session's context of the device: memory, kept sets */
     sarbp_session *own;      /* a session of the plan's own, when it was given none */
@@ -430,6 +432,7 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     sarbp_cuda_dfree(p->dev, p->d_filt);
     sarbp_cuda_dfree(p->dev, p->d_waz);
     sarbp_cuda_dfree(p->dev, p->d_img);
+    sarbp_cuda_dfree(p->dev, p->d_height);
     sarbp_d2h_destroy(p->copier);
     sarbp_cuda_dfree(p->dev, p->d_keep);
     sarbp_cuda_dfree(p->dev, p->d_keep_pulses);
@@ -575,7 +578,9 @@ sarbp_status sarbp_cuda_plan_shape(const sarbp_bp_desc *d, const sarbp_cuda_opti
     const size_t per_slot = block * (K * raw_e + prof_row + sizeof(sarbp_dpulse)) +
                             sub * nbins * 8 + block * nmf * 8 + 256;
     m->fixed = NSLOT * (per_slot + fft_work) + meta->npulses * 4 + K * 8 + ((size_t)32 << 20);
-    m->per_row = d->grid->nx * sizeof(sarbp_c32);
+    /* the image row, and on terrain its heights (FP64: the kernels take each
+     * pixel's offset from its tile's height) */
+    m->per_row = d->grid->nx * (sizeof(sarbp_c32) + (d->grid->height ? sizeof(double) : 0));
     m->per_kept_pulse = prof_row + sizeof(sarbp_dpulse) + sizeof(float);
     /* the session's room on the device (what it keeps for a next plan
      * counts as room: a plan frees it before it allocates past it), or
@@ -635,6 +640,16 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     const size_t img_need = p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32);
     SARBP_TRY(kept_or_new(p->dev, &p->d_img, &p->img_alloc, img_need));
     p->setup_bytes[1] += img_need;
+    if (p->base.grid.height) {
+        const size_t h_need = p->base.max_rows * p->base.grid.nx * sizeof(double);
+        SARBP_TRY(sarbp_cuda_dmalloc(p->dev, (void **)&p->d_height, h_need, NULL));
+        p->setup_bytes[1] += h_need;
+        /* a range bound that holds for any height: terrain kernels take the
+         * second-order series always (backproject.cu), and no other bound
+         * reads min_range, so no pass over the heights is worth its time */
+        p->zmin = -INFINITY;
+        p->zmax = INFINITY;
+    }
     SARBP_TRY(sarbp_d2h_create(p->dev, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
@@ -745,6 +760,7 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
         for (int k = 0; k < n; k++) {
             sarbp_bp_launch ac = t[k]->la;
             ac.d_img = (sarbp_c32 *)p->d_img + p->chunk_row[c] * p->base.grid.nx;
+            if (ac.d_height) ac.d_height = p->d_height + p->chunk_row[c] * p->base.grid.nx;
             ac.ny = (int)(p->chunk_row[c + 1] - p->chunk_row[c]);
             ac.y0 = sarbp_grid_y(&p->base.grid, p->band_row0 + p->chunk_row[c]);
             BP_LAUNCH_TRY(&p->cfg, &ac, st);
@@ -817,6 +833,13 @@ static sarbp_status cuda_region(sarbp_bp_plan *bp, sarbp_region r)
      * waits for it (prev_bp), like every later one */
     cudaStream_t st = p->s[p->next].stream;
     CUDA_TRY(cudaMemsetAsync(p->d_img, 0, r.nrows * p->base.grid.nx * sizeof(sarbp_c32), st));
+    if (p->d_height) { /* the region's heights, before its first backprojection (prev_bp) */
+        const sarbp_grid *g = &p->base.grid;
+        const size_t stride = g->height_stride ? g->height_stride : g->nx;
+        CUDA_TRY(cudaMemcpy2DAsync(p->d_height, g->nx * sizeof(double), g->height + (g->row0 + r.row0) * stride,
+                                   stride * sizeof(double), g->nx * sizeof(double), r.nrows,
+                                   cudaMemcpyHostToDevice, st));
+    }
     CUDA_TRY(cudaEventRecord(p->prev_bp, st));
     p->have_prev = 1;
     return SARBP_OK;
@@ -824,7 +847,8 @@ static sarbp_status cuda_region(sarbp_bp_plan *bp, sarbp_region r)
 
 /* A lower bound of the range from any of the pulses to any pixel of rows
  * [row0, row0 + ny) of the grid: the distance to the band's rectangle. */
-static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, size_t row0, size_t ny)
+static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, size_t row0, size_t ny,
+                        double zmin, double zmax)
 {
     double x0 = sarbp_grid_x(g, 0), x1 = sarbp_grid_x(g, g->nx - 1);
     double y0 = sarbp_grid_y(g, row0), y1 = sarbp_grid_y(g, row0 + ny - 1);
@@ -834,7 +858,7 @@ static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, s
     for (size_t j = 0; j < np; j++) {
         double dx = h[j].ax < x0 ? x0 - h[j].ax : h[j].ax > x1 ? h[j].ax - x1 : 0;
         double dy = h[j].ay < y0 ? y0 - h[j].ay : h[j].ay > y1 ? h[j].ay - y1 : 0;
-        double dz = g->zc - h[j].az;
+        double dz = h[j].az < zmin ? zmin - h[j].az : h[j].az > zmax ? h[j].az - zmax : 0;
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         if (r < best) best = r;
     }
@@ -843,7 +867,7 @@ static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, s
 
 /* The launch-wide bounds the dispatcher uses (v4's window, the series order). */
 static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, const sarbp_grid *g,
-                          size_t row0, size_t ny)
+                          size_t row0, size_t ny, double zmin, double zmax)
 {
     a->max_inv_dr = 0;
     a->max_k = 0;
@@ -852,7 +876,7 @@ static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, 
         double k = 2.0 * fabs(h[j].fref) / 299792458.0;
         if (k > a->max_k) a->max_k = k;
     }
-    a->min_range = min_range(h, np, g, row0, ny);
+    a->min_range = min_range(h, np, g, row0, ny, zmin, zmax);
 }
 
 /* Stages a block on the host: pulse table, and raw samples (FP16 when asked:
@@ -950,10 +974,14 @@ static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const s
     s->la = (sarbp_bp_launch){
         prof, d_pulses, (int)np, (int)p->nbins, p->d_img, (int)p->base.grid.nx,
         (int)p->band_ny, sarbp_grid_x(&p->base.grid, 0), sarbp_grid_y(&p->base.grid, p->band_row0),
-        p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->half, p->cubic, p->mixed, bound,
+        p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->d_height, p->half, p->cubic, p->mixed, bound,
         0, 0, 0, 0,
     };
-    launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny);
+    if (p->d_height)
+        launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny, p->zmin, p->zmax);
+    else
+        launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny, p->base.grid.zc,
+                      p->base.grid.zc);
     if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
     p->pend[p->npend++] = s;
     if (p0 + np == end) { /* the aperture's last unit */
@@ -1093,6 +1121,7 @@ static int cmp_double(const void *a, const void *b)
 
 struct bench_bufs {
     void *d_y, *d_prof, *d_img;
+    double *d_height;
     float *d_bound;
     sarbp_dpulse *d_pulses, *h_pulses;
     cudaEvent_t e0, e1;
@@ -1104,6 +1133,7 @@ static void bench_free(struct bench_bufs *b)
     cudaFree(b->d_y);
     cudaFree(b->d_prof);
     cudaFree(b->d_img);
+    cudaFree(b->d_height);
     cudaFree(b->d_bound);
     cudaFree(b->d_pulses);
     free(b->h_pulses);
@@ -1150,10 +1180,20 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
                                      scaled ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
+    double zmin = g->zc, zmax = g->zc;
+    if (g->height) { /* terrain: the grid's heights (a whole grid); any height (the plan's bound) */
+        const size_t stride = g->height_stride ? g->height_stride : g->nx;
+        CUDA_TRY(cudaMalloc((void **)&b->d_height, npix * sizeof(double)));
+        CUDA_TRY(cudaMemcpy2D(b->d_height, g->nx * sizeof(double), g->height + g->row0 * stride,
+                              stride * sizeof(double), g->nx * sizeof(double), g->ny, cudaMemcpyHostToDevice));
+        zmin = -INFINITY;
+        zmax = INFINITY;
+    }
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
-                         sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc,
+                         sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc, b->d_height,
                          kc->half, cubic, mixed, b->d_bound, 0, 0, 0, 0};
-    launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
+    launch_bounds(&a, b->h_pulses, np, g, 0, g->ny, zmin, zmax);
+    if (sarbp_bp_launch_check(&cfg, &a, why, sizeof why)) return sarbp_error(SARBP_ERR_INVALID, "%s", why);
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
         CUDA_TRY(cudaMemset(b->d_img, 0, npix * sizeof(sarbp_c32)));

@@ -663,6 +663,8 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
     *out = NULL;
     SARBP_TRY(ffbp_check_params(prm));
     SARBP_TRY(sarbp_grid_validate(g));
+    if (g->height) /* terrain (sarbp/terrain.h): the polar images lie on a plane */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "FFBP forms on a plane; use --algorithm bp");
     if (r.nrows == 0 || r.row0 >= g->ny || r.nrows > g->ny - r.row0)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu to %zu are not in the grid", r.row0,
                            r.row0 + r.nrows);
@@ -826,6 +828,8 @@ sarbp_status sarbp_ffbp_cpu_fp32(const sarbp_profiles *pr, const sarbp_grid *g,
     if (pr->precision == SARBP_FP64 || !pr->data32)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: sarbp_ffbp_cpu_fp32 needs FP32 profiles");
     SARBP_TRY(sarbp_grid_validate(g));
+    if (g->height) /* terrain (sarbp/terrain.h): the polar images lie on a plane */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "FFBP forms on a plane; use --algorithm bp");
     if (info) memset(info, 0, sizeof *info);
     if (pr->npulses == 0) return SARBP_OK;
     const ffbp_pulses pu = {pr->npulses, pr->pos, pr->fref, pr->dr};

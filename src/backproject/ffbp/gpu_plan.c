@@ -74,6 +74,8 @@ sarbp_status sarbp_ffbp_gpu_plan_make(const sarbp_profiles *pr, const sarbp_grid
 {
     memset(p, 0, sizeof *p);
     SARBP_TRY(sarbp_grid_validate(g));
+    if (g->height) /* terrain (sarbp/terrain.h): the polar images lie on a plane */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "FFBP forms on a plane; use --algorithm bp");
     if (prm->base < 1 || prm->merge < 2 || prm->final_subs < 1 || !(prm->os_theta >= 1.0) ||
         !(prm->os_rho >= 1.0))
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: invalid factorization parameters");
@@ -218,6 +220,8 @@ sarbp_status sarbp_ffbp_cuda_run_bytes(const sarbp_profiles *pr, const sarbp_gri
 {
     *bytes = 0;
     SARBP_TRY(sarbp_grid_validate(g));
+    if (g->height) /* terrain (sarbp/terrain.h): the polar images lie on a plane */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "FFBP forms on a plane; use --algorithm bp");
     if (nrows == 0 || row0 > g->ny || nrows > g->ny - row0 || band_rows == 0)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: rows %zu + %zu in bands of %zu of a grid of %zu rows",
                            row0, nrows, band_rows, g->ny);

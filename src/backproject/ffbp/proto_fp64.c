@@ -311,6 +311,8 @@ sarbp_status sarbp_ffbp_cpu_fp64(const sarbp_profiles *pr, const sarbp_grid *g,
     if (pr->precision != SARBP_FP64 || !pr->data64)
         return sarbp_error(SARBP_ERR_INTERNAL, "ffbp needs FP64 profiles");
     SARBP_TRY(sarbp_grid_validate(g));
+    if (g->height) /* terrain (sarbp/terrain.h): the polar images lie on a plane */
+        return sarbp_error(SARBP_ERR_UNSUPPORTED, "FFBP forms on a plane; use --algorithm bp");
     if (prm->base < 1 || prm->merge < 2 || prm->final_subs < 1 || !(prm->os_theta >= 1.0) ||
         !(prm->os_rho >= 1.0))
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: invalid factorization parameters");

@@ -3,10 +3,13 @@
  * parsing and dispatch; the tables are printed by bench_cpu.c, bench_cuda.c and
  * bench_ffbp.c. Benchmarks are measurements, not tests. */
 #include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
 #include "sarbp/ffbp.h"
+#include "sarbp/terrain.h"
 
 /* bench.h says what it is for; made and freed by cmd_bench. */
 sarbp_session *bench_session;
@@ -39,18 +42,25 @@ static void help(void)
 "from the same range profiles (arithmetic only).\n"
 "\n"
 "  --backend B      cpu (default) or cuda\n"
-"  --algorithm A    bp (default: direct backprojection, the tables below), ffbp\n"
-"                   or bp,ffbp; ffbp is fast factorized backprojection, FP32.\n"
+"  --algorithm A    bp (default: direct backprojection, the tables below), ffbp,\n"
+"                   autofocus, or a list (bp,ffbp); ffbp is fast factorized\n"
+"                   backprojection, FP32.\n"
 "                   cpu: against direct FP32 backprojection (below). cuda: at its\n"
 "                   default parameters, cubic 4x: device time, equivalent Gbp/s,\n"
 "                   SER against exact; then end to end through form, range\n"
 "                   compression on the device and the image copied back: median\n"
 "                   total of --reps runs after a cold one, equivalent Tbp/s, stage\n"
-"                   split, SER against exact\n"
+"                   split, SER against exact; autofocus: the cost of --autofocus\n"
+"                   estimate (estimate, correction, formation) in direct\n"
+"                   formations, with a 6 rad quadratic + 2.5 rad cubic error\n"
+"                   injected, and its image against the uncorrupted pulses' image\n"
 "  --problem P      narrow (default: 512 samples, the grid covers ~102 m, so pixels\n"
 "                   are far finer than the resolution) or wide (2048 samples, a\n"
 "                   480 m swath at 0.117 m, about half the resolution: 4x the bins)\n"
 "  --grid NXxNY     image size (default 1024x1024 cpu, 4096x4096 cuda)\n"
+"  --hill H,R       terrain: the grid's pixels and every target on a Gaussian hill\n"
+"                   of height H m and radius R m at the centre (sarbp form\n"
+"                   --heights); accuracy against the exact image on those pixels\n"
 "  --spacing D      pixel spacing in metres (default: from the problem)\n"
 "  --pulses N       pulses (default 512 cpu, 2048 cuda)\n"
 "  --samples K      samples per pulse (default from the problem)\n"
@@ -191,7 +201,7 @@ int cmd_bench(int argc, char **argv)
         {"problem", required_argument, NULL, 'Q'}, {"exact-window", required_argument, NULL, 'X'},
         {"pulse-block", required_argument, NULL, 'B'},
         {"algorithm", required_argument, NULL, 'A'}, {"max-error-db", required_argument, NULL, 'E'},
-        {"bp-rows", required_argument, NULL, 'R'},
+        {"bp-rows", required_argument, NULL, 'R'}, {"hill", required_argument, NULL, 'H'},
         CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0},
     };
     const char *backend = "cpu";
@@ -207,10 +217,11 @@ int cmd_bench(int argc, char **argv)
     int nic = 4, wide = 0;
     size_t exact_n = 64, pulse_block = 0;
     int prec[NPREC] = {1, 1, 1}; /* fp32, fp16, mixed */
-    int algo_bp = 1, algo_ffbp = 0;
+    int algo_bp = 1, algo_ffbp = 0, algo_af = 0;
     double max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
     size_t bp_rows = FFBP_REF_ROWS;
-    int have_exact_n = 0;
+    int have_exact_n = 0, have_hill = 0;
+    double hill[2] = {0, 0};
     int c;
     while ((c = cli_getopt(cmd, argc, argv, "qvh", lo)) != -1) {
         switch (c) {
@@ -296,13 +307,15 @@ int cmd_bench(int argc, char **argv)
             have_exact_n = 1;
             break;
         case 'A': {
-            algo_bp = algo_ffbp = 0;
+            algo_bp = algo_ffbp = algo_af = 0;
             char buf[64];
             snprintf(buf, sizeof buf, "%s", optarg);
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
                 if (!strcmp(t, "bp")) algo_bp = 1;
                 else if (!strcmp(t, "ffbp")) algo_ffbp = 1;
-                else return cli_usage(cmd, "--algorithm wants bp, ffbp or bp,ffbp, not '%s'", optarg);
+                else if (!strcmp(t, "autofocus")) algo_af = 1;
+                else return cli_usage(cmd, "--algorithm wants bp, ffbp, autofocus or a list of them, not '%s'",
+                                      optarg);
             }
             break;
         }
@@ -314,6 +327,13 @@ int cmd_bench(int argc, char **argv)
         case 'R':
             if (cli_parse_size(optarg, 1, (size_t)1 << 31, &bp_rows))
                 return cli_usage(cmd, "--bp-rows wants a positive number of rows, not '%s'", optarg);
+            break;
+        case 'H':
+            if (cli_parse_list(optarg, ',', hill, 2, 2) != 2 || !(fabs(hill[0]) <= 1000) || !(hill[1] > 0) ||
+                !(hill[1] <= 1e5))
+                return cli_usage(cmd, "--hill wants H,R (metres: height up to 1000, radius above 0), not '%s'",
+                                 optarg);
+            have_hill = 1;
             break;
         case 'h': help(); return CLI_OK;
         default: return CLI_USAGE; /* cli_getopt said why */
@@ -329,12 +349,19 @@ int cmd_bench(int argc, char **argv)
     if (spacing == 0) spacing = (wide ? 480.0 : 102.4) / (double)(nx > ny ? nx : ny);
     if (!nthreads)
         for (int t = 1; t <= sarbp_cpu_count() && nthreads < 64; t++) threads[nthreads++] = t;
-    sarbp_grid g = {nx, ny, spacing, spacing, 0, 0, 0, 0, 0};
+    sarbp_grid g = {nx, ny, spacing, spacing, 0, 0, 0, 0, 0, NULL, 0};
     sarbp_status st = sarbp_grid_validate(&g);
     if (st) return cli_usage(cmd, "%s", sarbp_error_detail());
     sarbp_phd *p = NULL;
     double t0 = sarbp_now_s();
-    st = bench_make_scene(npulses, nsamples, &p);
+    double *heights = NULL;
+    if (have_hill) { /* the grid on the hill, the targets on it too */
+        heights = malloc(g.nx * g.ny * sizeof *heights);
+        if (!heights) return cli_fail(cmd, "out of memory for %zu x %zu heights", g.nx, g.ny);
+        sarbp_hill_heights(&g, hill[0], hill[1], 0, 0, heights);
+        g.height = heights;
+    }
+    st = bench_make_scene(npulses, nsamples, have_hill ? hill : NULL, &p);
     if (!st) st = sarbp_session_create(NULL, &bench_session);
     if (st) {
         sarbp_phd_free(p);
@@ -351,8 +378,10 @@ int cmd_bench(int argc, char **argv)
     if (!cuda && algo_ffbp && rc == CLI_OK)
         rc = bench_ffbp(p, &g, threads, nthreads, reps, max_error_db, bp_rows,
                         have_exact_n ? exact_n : EXACT_WINDOW, json);
+    if (algo_af && rc == CLI_OK) rc = bench_autofocus(p, &g, cuda, devs.device, reps, json);
     sarbp_session_free(bench_session);
     bench_session = NULL;
     sarbp_phd_free(p);
+    free(heights);
     return rc;
 }

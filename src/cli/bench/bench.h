@@ -45,7 +45,8 @@ double bench_window_ser_db(const sarbp_c32 *t, const sarbp_grid *g, const sarbp_
 void bench_jnum(const char *key, double v);
 void bench_jstr(const char *key, const char *v, int first);
 /* The Gotcha-like scene: 200 clutter points and 4 bright targets. */
-sarbp_status bench_make_scene(size_t npulses, size_t nsamples, sarbp_phd **out);
+/* hill (may be NULL): {H, R}, every target on sarbp_hill_z's hill */
+sarbp_status bench_make_scene(size_t npulses, size_t nsamples, const double *hill, sarbp_phd **out);
 /* Range compression of every pulse of p into *out (the caller frees it). */
 sarbp_status bench_compress_with(const sarbp_phd *p, const sarbp_rc_params *rc,
                                  sarbp_precision prec, sarbp_profiles **out);
@@ -74,5 +75,7 @@ int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const in
                int reps, const sarbp_bp_options *devs, int json);
 int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact_n, int reps,
                     double max_error_db, int device, size_t pulse_block, int json);
+/* bench_autofocus.c: autofocus against direct formation (cuda: on device) */
+int bench_autofocus(const sarbp_phd *p, const sarbp_grid *g, int cuda, int device, int reps, int json);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "sarbp/terrain.h"
 
 double bench_ser_db(const sarbp_c32 *t, const sarbp_c32 *r, size_t n)
 {
@@ -33,7 +34,7 @@ void bench_jstr(const char *key, const char *v, int first)
     cli_json_str(v);
 }
 
-sarbp_status bench_make_scene(size_t npulses, size_t nsamples, sarbp_phd **out)
+sarbp_status bench_make_scene(size_t npulses, size_t nsamples, const double *hill, sarbp_phd **out)
 {
     sarbp_target *cl = NULL;
     size_t nc = 200;
@@ -47,6 +48,8 @@ sarbp_status bench_make_scene(size_t npulses, size_t nsamples, sarbp_phd **out)
     const sarbp_target bright[] = {{0, 0, 0, 10}, {20, 10, 0, 5}, {-33.3, 21.7, 0, 8}, {40.1, -44.4, 0, 3}};
     memcpy(all + nc, bright, sizeof bright);
     free(cl);
+    if (hill) /* every target on the hill (H, R) */
+        for (size_t i = 0; i < nc + 4; i++) all[i].z = sarbp_hill_z(hill[0], hill[1], 0, 0, all[i].x, all[i].y);
     sarbp_sim_params sp;
     sarbp_sim_defaults(&sp, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
     sp.npulses = npulses;
