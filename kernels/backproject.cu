@@ -171,9 +171,12 @@ struct tile_terms {
                         are inside, 0 when some may not be, 2 when the tile is far outside */
 };
 
-/* FP64 terms of pulse i for the tile centred at (xc, yc, z). */
-__device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse &p, double xc,
-                                     double yc, double z, double half_diag, int nbins)
+/* FP64 terms of pulse i for the tile centred at (xc, yc, z). Returns
+ * whether the first-order range series holds for this pulse over the tile
+ * (the launcher's series1_ok, with this pulse's own range and frequency):
+ * terrain tiles decide it per chunk of pulses. */
+__device__ static int compute_terms(tile_terms &s, int slot, const sarbp_dpulse &p, double xc,
+                                    double yc, double z, double half_diag, int nbins)
 {
     const double ux = xc - p.ax, uy = yc - p.ay, uz = z - p.az;
     const double Rc = sqrt(ux * ux + uy * uy + uz * uz);
@@ -195,6 +198,9 @@ __device__ static void compute_terms(tile_terms &s, int slot, const sarbp_dpulse
     s.k[slot] = make_float2(khi, (float)(kc - (double)khi));
     s.i[slot] = make_int2(ic - MAGIC_I, inside);
     s.uz[slot] = (float)(uz / Rc);
+    const double x = 1.01 * half_diag, r = Rc - x;
+    const double err = r > 0 ? 2.0 * x * x * x * (0.25 / (r * r)) : INFINITY;
+    return err * kc < 1e-6 && err * p.inv_dr < 1e-5;
 }
 
 /* One pixel, one pulse. V selects the variant; CHECK the bounds-checked path
@@ -436,11 +442,14 @@ __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
     for (int base = 0; base < a.np; base += CHUNK) {
         const int cnt = min(CHUNK, a.np - base);
         __syncthreads();
+        int s1 = 1;
         if (t.tid < cnt)
-            compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, t.zc, t.half_diag, a.nbins);
-        __syncthreads();
+            s1 = compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, t.zc, t.half_diag, a.nbins);
+        /* flat: the launcher's choice for every tile; terrain: this tile's
+         * own (its half diagonal holds its height offsets) for this chunk */
+        s1 = T ? __syncthreads_and(s1) : (__syncthreads(), a.series1);
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
-        if (V != SARBP_CUDA_V2 && a.series1)
+        if (V != SARBP_CUDA_V2 && s1)
             tiled_chunk<V, 1, PPT, H, C, M, T>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dz, t.dd,
                                                t.are, t.aim);
         else
@@ -638,7 +647,7 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
 {
     sarbp_bp_launch a = *a0;
     /* terrain: a tile's pixels reach past its half diagonal by their height
-     * offsets, which the first-order check does not know: second order */
+     * offsets, which this check does not know: the tiles decide (tiled_body) */
     a.series1 = !T && series1_ok(cfg, &a);
     const dim3 block(cfg->tile_x, cfg->tile_y / cfg->ppt);
     const dim3 grid((a.nx + cfg->tile_x - 1) / cfg->tile_x, (a.ny + cfg->tile_y - 1) / cfg->tile_y);

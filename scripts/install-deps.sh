@@ -18,11 +18,13 @@ set -euo pipefail
 # looks) are optional for the build: without them those formats are off and
 # their tests skip. gdal-bin (gdalinfo, gdal_translate, ogrinfo) is for the
 # tests only: GDAL reads back sarbp's SICD, GeoTIFF and KMZ
-# (tests/test_geo_outputs.c skips those checks without it).
+# (tests/test_geo_outputs.c skips those checks without it). python3-dev and
+# python3-venv build the Python package (pip install src/python: Python.h, a
+# venv to install it in; docs/python.md) and run its tests (test_python).
 PACKAGES=(build-essential cmake pkg-config libfftw3-dev libhdf5-dev libpng-dev
           libcmocka-dev libmatio-dev zlib1g-dev clang llvm libclang-rt-dev time
           libopenmpi-dev openmpi-bin libxml2-dev libtiff-dev libgeotiff-dev
-          gdal-bin)
+          gdal-bin python3-dev python3-venv)
 
 usage() {
     cat <<EOF

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 
+#include "sarbp/form.h"
 #include "sarbp/grid.h"
 #include "sarbp/phd.h"
 #include "sarbp/rangecomp.h"
@@ -113,6 +114,19 @@ typedef struct {
 sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
                                       const sarbp_rc_params *rc, const sarbp_autofocus_options *o,
                                       double *phase, double *range, sarbp_autofocus_info *info);
+
+/* A form with autofocus: every pulse of rd (phd NULL) read into memory, or
+ * those of phd (with samples; rd NULL), the correction estimated by o on
+ * fp's grid with fp's range compression, by fp's back end (the cpu with
+ * its threads, or the first cuda device: o's device and threads are not
+ * read), applied, and the image formed by fp from memory into *out
+ * (allocated; its af_phase, and af_range with o->range, hold the estimate;
+ * the attributes as sarbp_form_plan_attrs and, from rd, the inputs). fp
+ * must form every row (one process). info may be NULL. */
+sarbp_status sarbp_form_plan_execute_autofocused(sarbp_form_plan *fp, sarbp_reader *rd, const sarbp_phd *phd,
+                                                 const sarbp_autofocus_options *o, sarbp_progress *progress,
+                                                 sarbp_image **out, sarbp_form_stats *stats,
+                                                 sarbp_autofocus_info *info);
 
 /* Multiplies pulse j's samples of phd by exp(+j phase[j]) and, with range
  * (may be NULL), each sample at frequency f by exp(+j 4 pi f range[j] / c)

@@ -536,28 +536,12 @@ struct af_request {
     size_t nwin;
 };
 
-/* --autofocus estimate|pga: every selected pulse read into memory, the
- * correction estimated on the form's grid (on the form's back end: the cpu,
- * or its first cuda device), applied, and the image formed from memory (one
- * process). */
+/* --autofocus estimate|pga: the library's autofocused form
+ * (sarbp_form_plan_execute_autofocused), and what it found said with -v. */
 static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarbp_form_plan *plan,
-                                     const sarbp_rc_params *rc,
                                      const struct af_request *ar, sarbp_progress *prog, sarbp_image **out,
                                      sarbp_form_stats *stats, struct provenance *pv)
 {
-    *out = NULL;
-    const sarbp_phd *meta = sarbp_reader_meta(rd);
-    const sarbp_form_decision *d = sarbp_form_plan_decision(plan);
-    const size_t P = meta->npulses, K = meta->nsamples;
-    sarbp_phd *p = NULL;
-    double *phase = NULL, *range = NULL;
-    sarbp_image *img = NULL;
-    sarbp_status st = sarbp_phd_slice(meta, 0, P, &p);
-    if (!st && !(p->data = malloc(P * K * sizeof *p->data)))
-        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu pulses of %zu samples", P, K);
-    if (!st && (!(phase = malloc(P * sizeof *phase)) || !(range = calloc(P, sizeof *range))))
-        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
-    if (!st) st = sarbp_reader_read(rd, 0, P, p->data);
     sarbp_autofocus_options o;
     sarbp_autofocus_options_default(&o);
     o.method = ar->method == 3 ? SARBP_AF_PGA : SARBP_AF_ESTIMATE;
@@ -565,45 +549,31 @@ static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarb
     o.iterations = ar->iterations;
     o.windows = ar->nwin ? ar->win : NULL;
     o.nwindows = ar->nwin;
-    o.threads = d->bp.threads;
     o.session = sess;
-    if (d->backend == &sarbp_backend_cuda)
-        o.device = d->bp.ndevices > 0 ? d->bp.devices[0] : d->bp.device;
     o.on_iteration = af_iteration;
     sarbp_autofocus_info *info = &pv->af;
-    if (!st) st = sarbp_autofocus_estimate(p, &d->grid, rc, &o, phase, o.range ? range : NULL, info);
-    if (!st) st = sarbp_autofocus_apply(p, phase, o.range ? range : NULL);
-    if (!st) {
-        double ss = 0, sr = 0;
-        for (size_t j = 0; j < P; j++) ss += phase[j] * phase[j], sr += range[j] * range[j];
-        pv->af_rms = sqrt(ss / (double)(P ? P : 1));
-        pv->af_range_rms = o.range ? sqrt(sr / (double)(P ? P : 1)) : 0;
-        if (o.range)
-            cli_info(2, "sarbp: form: autofocus: estimated a range per pulse, %.4f m rms, and what is left "
-                     "of the phase, %.3f rad rms", pv->af_range_rms, pv->af_rms);
-        cli_info(2, "sarbp: form: autofocus: %s, %.3f rad rms; sharpness x%.3f in %d iterations (%d images) "
-                 "over %zu pixels in %zu window%s, %.2f s on the %s",
-                 o.range ? "phase left" : "estimated a phase per pulse", pv->af_rms, info->sharpness,
-                 info->iterations, info->evaluations, info->pixels, info->nwindows,
-                 info->nwindows == 1 ? "" : "s", info->seconds, o.device < 0 ? "cpu" : "gpu");
-        cli_info(2, "sarbp: form: autofocus: range compression %.3f s, windows %.3f s, contributions %.3f s, "
-                 "search %.3f s", info->profiles_s, info->windows_s, info->contributions_s,
-                 info->seconds - info->profiles_s - info->windows_s - info->contributions_s);
-        st = sarbp_image_alloc(&d->grid, &img);
+    SARBP_TRY(sarbp_form_plan_execute_autofocused(plan, rd, NULL, &o, prog, out, stats, info));
+    const sarbp_image *img = *out;
+    const size_t P = img->af_npulses;
+    double ss = 0, sr = 0;
+    for (size_t j = 0; j < P; j++) {
+        ss += img->af_phase[j] * img->af_phase[j];
+        if (img->af_range) sr += img->af_range[j] * img->af_range[j];
     }
-    if (!st) st = sarbp_form_plan_execute(plan, NULL, p, prog, img->data, 1, stats);
-    if (!st) st = sarbp_form_plan_attrs(plan, img);
-    if (!st) st = sarbp_form_inputs_attr(rd, img);
-    if (!st) st = sarbp_image_set_autofocus(img, phase, P);
-    if (!st && o.range) st = sarbp_image_set_autofocus_range(img, range);
-    sarbp_phd_free(p);
-    free(phase);
-    free(range);
-    if (st) {
-        sarbp_image_free(img);
-        return st;
-    }
-    *out = img;
+    pv->af_rms = sqrt(ss / (double)(P ? P : 1));
+    pv->af_range_rms = img->af_range ? sqrt(sr / (double)(P ? P : 1)) : 0;
+    if (img->af_range)
+        cli_info(2, "sarbp: form: autofocus: estimated a range per pulse, %.4f m rms, and what is left "
+                 "of the phase, %.3f rad rms", pv->af_range_rms, pv->af_rms);
+    const int gpu = sarbp_form_plan_decision(plan)->backend == &sarbp_backend_cuda;
+    cli_info(2, "sarbp: form: autofocus: %s, %.3f rad rms; sharpness x%.3f in %d iterations (%d images) "
+             "over %zu pixels in %zu window%s, %.2f s on the %s",
+             img->af_range ? "phase left" : "estimated a phase per pulse", pv->af_rms, info->sharpness,
+             info->iterations, info->evaluations, info->pixels, info->nwindows, info->nwindows == 1 ? "" : "s",
+             info->seconds, gpu ? "gpu" : "cpu");
+    cli_info(2, "sarbp: form: autofocus: range compression %.3f s, windows %.3f s, contributions %.3f s, "
+             "search %.3f s", info->profiles_s, info->windows_s, info->contributions_s,
+             info->seconds - info->profiles_s - info->windows_s - info->contributions_s);
     return SARBP_OK;
 }
 
@@ -1073,7 +1043,7 @@ int cmd_form(int argc, char **argv)
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
     if (autofocus >= 2) /* the estimate applied to the samples in memory, then formed */
-        st = form_autofocused(sess, rd, plan, &rc, &afr, prog, &img, &stats, &pv);
+        st = form_autofocused(sess, rd, plan, &afr, prog, &img, &stats, &pv);
     else
         st = sarbp_form_mpi(sess, rd, plan, prog, &img, &stats, &peer_failed);
     sarbp_form_plan_free(plan);
