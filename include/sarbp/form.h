@@ -154,9 +154,13 @@ sarbp_status sarbp_form_plan_execute(sarbp_form_plan *fp, sarbp_reader *rd, cons
                                      sarbp_form_stats *stats);
 /* The attribute "inputs": rd's files, joined by ';'. */
 sarbp_status sarbp_form_inputs_attr(sarbp_reader *rd, sarbp_image *img);
-/* The attributes saying how fp formed img (back end, precision, windows,
- * interpolation, pulses, coherent gain). */
+/* The attributes saying how fp formed img (back end, device, precision,
+ * algorithm and FFBP's factorization, windows, interpolation, pulses,
+ * coherent gain). */
 sarbp_status sarbp_form_plan_attrs(const sarbp_form_plan *fp, sarbp_image *img);
+/* What d forms on, as the attribute "device" says it: "cpu, N threads",
+ * "cuda device N" or "cuda devices N,M,...", into buf[n]. */
+void sarbp_form_decision_device(const sarbp_form_decision *d, char *buf, size_t n);
 
 /* Forms the image of all (selected) pulses of rd on grid g with back end be.
  * Reads the samples in blocks of the plan's block size. Records attributes

@@ -284,27 +284,13 @@ struct provenance {
     char phase_csv[512];     /* --phase-csv: its file */
 };
 
-/* sarbp_image_set_attr with the value printf-formatted (a number) */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static sarbp_status set_attrf(sarbp_image *img, const char *key, const char *fmt, ...)
-{
-    char value[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(value, sizeof value, fmt, ap);
-    va_end(ap);
-    return sarbp_image_set_attr(img, key, value);
-}
-
 /* The provenance attributes of img (sarbp/image.h) and the one -v line
  * saying what was applied. */
 static sarbp_status record_provenance(sarbp_image *img, const struct provenance *pv,
-                                      const sarbp_phd *meta, const sarbp_backend *be,
+                                      const sarbp_phd *meta,
                                       const sarbp_bp_options *bo, int argc, char **argv)
 {
-    char buf[976], dev[96] = "";
+    char buf[976];
     const int has_af = meta->r_correct || meta->ph_correct;
     char est[224], rng[48] = "";
     if (pv->af_range_rms > 0) snprintf(rng, sizeof rng, " and range, %.4f m rms", pv->af_range_rms);
@@ -316,29 +302,11 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
                                                : "not applied (asked; the input has no corrections)")
                      : has_af ? "not applied (the input has corrections)"
                               : "not applied";
-    if (be == &sarbp_backend_cuda && bo->ndevices > 0) {
-        size_t n = (size_t)snprintf(dev, sizeof dev, "cuda devices");
-        for (int i = 0; i < bo->ndevices && n < sizeof dev; i++)
-            n += (size_t)snprintf(dev + n, sizeof dev - n, "%s%d", i ? "," : " ", bo->devices[i]);
-    } else if (be == &sarbp_backend_cuda) {
-        snprintf(dev, sizeof dev, "cuda device %d", bo->device);
-    } else {
-        snprintf(dev, sizeof dev, "cpu, %d threads", bo->threads ? bo->threads : sarbp_cpu_count());
-    }
-    SARBP_TRY(sarbp_image_set_attr(img, "algorithm", pv->ffbp ? "ffbp" : "bp"));
-    if (pv->ffbp) {
-        SARBP_TRY(set_attrf(img, "max_error_db", "%.17g", pv->max_error_db));
-        SARBP_TRY(set_attrf(img, "ffbp_base", "%zu", pv->fp.base));
-        SARBP_TRY(set_attrf(img, "ffbp_merge", "%zu", pv->fp.merge));
-        SARBP_TRY(set_attrf(img, "ffbp_os_theta", "%.17g", pv->fp.os_theta));
-        SARBP_TRY(set_attrf(img, "ffbp_os_rho", "%.17g", pv->fp.os_rho));
-        SARBP_TRY(set_attrf(img, "ffbp_stages", "%d", pv->pd.stages));
-        SARBP_TRY(set_attrf(img, "ffbp_predicted_error_db", "%.17g", pv->pd.error_db));
-    }
+    /* algorithm, FFBP's factorization and device: sarbp_form_plan_attrs */
+    const char *dev = sarbp_image_get_attr(img, "device");
     SARBP_TRY(sarbp_image_set_attr(img, "selection", pv->selection));
     SARBP_TRY(sarbp_image_set_attr(img, "autofocus", af));
     if (pv->phase_csv[0]) SARBP_TRY(sarbp_image_set_attr(img, "phase_applied", pv->phase_csv));
-    SARBP_TRY(sarbp_image_set_attr(img, "device", dev));
     /* the command line, shell-quoted where needed */
     size_t n = (size_t)snprintf(buf, sizeof buf, "sarbp");
     for (int i = 0; i < argc && n < sizeof buf; i++) {
@@ -360,7 +328,7 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
     cli_info(2, "sarbp: form: applied: %s; %s; range window %s, azimuth window %s; autofocus %s; "
              "%s interpolation, upsampling %s; %s; %s; polarisation %s", alg, pv->selection,
              rw ? rw : "none", aw ? aw : "none", af, ip ? ip : "none (exact)", up ? up : "none",
-             sarbp_precision_name(bo->precision), dev, pol && *pol ? pol : "unknown");
+             sarbp_precision_name(bo->precision), dev ? dev : "unknown", pol && *pol ? pol : "unknown");
     return SARBP_OK;
 }
 
@@ -1056,7 +1024,7 @@ int cmd_form(int argc, char **argv)
     }
     st = sarbp_image_set_collection(img, sarbp_reader_collection(rd));
     pv.autofocus = autofocus;
-    if (!st) st = record_provenance(img, &pv, sarbp_reader_meta(rd), be, &bo, argc, argv);
+    if (!st) st = record_provenance(img, &pv, sarbp_reader_meta(rd), &bo, argc, argv);
     if (!st && terrain.h) st = sarbp_image_set_attr(img, "heights_source", terrain.source);
     if (st) {
         sarbp_reader_free(rd);

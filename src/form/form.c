@@ -349,13 +349,44 @@ sarbp_status sarbp_form_plan_execute(sarbp_form_plan *fp, sarbp_reader *rdr, con
     return SARBP_OK;
 }
 
+void sarbp_form_decision_device(const sarbp_form_decision *d, char *buf, size_t n)
+{
+    const sarbp_bp_options *bo = &d->bp;
+    if (d->backend == &sarbp_backend_cuda && bo->ndevices > 0) {
+        size_t k = (size_t)snprintf(buf, n, "cuda devices");
+        for (int i = 0; i < bo->ndevices && k < n; i++)
+            k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : " ", bo->devices[i]);
+    } else if (d->backend == &sarbp_backend_cuda) {
+        snprintf(buf, n, "cuda device %d", bo->device);
+    } else {
+        snprintf(buf, n, "cpu, %d threads", bo->threads ? bo->threads : sarbp_cpu_count());
+    }
+}
+
 sarbp_status sarbp_form_plan_attrs(const sarbp_form_plan *fp, sarbp_image *img)
 {
     const sarbp_form_decision *d = &fp->d;
     const sarbp_rc_params *rc = &d->rc;
     const sarbp_phd *meta = fp->meta;
-    char buf[64];
+    char buf[96];
     SARBP_TRY(sarbp_image_set_attr(img, "sarbp_version", SARBP_VERSION_STRING));
+    /* the algorithm, and FFBP's factorization and its prediction */
+    SARBP_TRY(sarbp_image_set_attr(img, "algorithm", d->ffbp ? "ffbp" : "bp"));
+    if (d->ffbp) {
+        const struct {
+            const char *key, *fmt;
+            double v;
+        } f[] = {{"max_error_db", "%.17g", d->bp.max_error_db}, {"ffbp_base", "%.0f", (double)d->prm.base},
+                 {"ffbp_merge", "%.0f", (double)d->prm.merge}, {"ffbp_os_theta", "%.17g", d->prm.os_theta},
+                 {"ffbp_os_rho", "%.17g", d->prm.os_rho}, {"ffbp_stages", "%.0f", (double)d->pred.stages},
+                 {"ffbp_predicted_error_db", "%.17g", d->pred.error_db}};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            snprintf(buf, sizeof buf, f[i].fmt, f[i].v);
+            SARBP_TRY(sarbp_image_set_attr(img, f[i].key, buf));
+        }
+    }
+    sarbp_form_decision_device(d, buf, sizeof buf);
+    SARBP_TRY(sarbp_image_set_attr(img, "device", buf));
     SARBP_TRY(sarbp_image_set_attr(img, "backend", d->backend->name));
     SARBP_TRY(sarbp_image_set_attr(img, "precision", sarbp_precision_name(d->bp.precision)));
     if (d->bp.variant) SARBP_TRY(sarbp_image_set_attr(img, "variant", d->bp.variant));

@@ -883,25 +883,10 @@ static void apply_file_corrections(sarbp_phd *p)
     p->r_correct = p->ph_correct = NULL;
 }
 
-/* sarbp_image_set_attr with a printf-formatted value */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static sarbp_status set_attrf(sarbp_image *img, const char *key, const char *fmt, ...)
-{
-    char value[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(value, sizeof value, fmt, ap);
-    va_end(ap);
-    return sarbp_image_set_attr(img, key, value);
-}
-
 /* The provenance attributes cmd_form.c's record_provenance sets. */
-static sarbp_status provenance(sarbp_image *img, const struct form_args *a,
-                               const sarbp_form_decision *dc, const char *selection, int has_af)
+static sarbp_status provenance(sarbp_image *img, const struct form_args *a, const char *selection, int has_af)
 {
-    char dev[96] = "";
+    /* algorithm, FFBP's factorization and device: sarbp_form_plan_attrs */
     const char *af = a->autofocus == 3   ? "estimated by pga (phase per pulse)"
                      : a->autofocus == 2 ? (a->af_range ? "estimated by sharpness (range and phase per pulse)"
                                                         : "estimated by sharpness (phase per pulse)")
@@ -909,29 +894,8 @@ static sarbp_status provenance(sarbp_image *img, const struct form_args *a,
                                               : "not applied (asked; the input has no corrections)")
                      : has_af ? "not applied (the input has corrections)"
                               : "not applied";
-    const sarbp_bp_options *bo = &dc->bp;
-    if (dc->backend == &sarbp_backend_cuda && bo->ndevices > 0) {
-        size_t n = (size_t)snprintf(dev, sizeof dev, "cuda devices");
-        for (int i = 0; i < bo->ndevices && n < sizeof dev; i++)
-            n += (size_t)snprintf(dev + n, sizeof dev - n, "%s%d", i ? "," : " ", bo->devices[i]);
-    } else if (dc->backend == &sarbp_backend_cuda) {
-        snprintf(dev, sizeof dev, "cuda device %d", bo->device);
-    } else {
-        snprintf(dev, sizeof dev, "cpu, %d threads", bo->threads ? bo->threads : sarbp_cpu_count());
-    }
-    SARBP_TRY(sarbp_image_set_attr(img, "algorithm", dc->ffbp ? "ffbp" : "bp"));
-    if (dc->ffbp) {
-        SARBP_TRY(set_attrf(img, "max_error_db", "%.17g", a->max_error_db));
-        SARBP_TRY(set_attrf(img, "ffbp_base", "%zu", dc->prm.base));
-        SARBP_TRY(set_attrf(img, "ffbp_merge", "%zu", dc->prm.merge));
-        SARBP_TRY(set_attrf(img, "ffbp_os_theta", "%.17g", dc->prm.os_theta));
-        SARBP_TRY(set_attrf(img, "ffbp_os_rho", "%.17g", dc->prm.os_rho));
-        SARBP_TRY(set_attrf(img, "ffbp_stages", "%d", dc->pred.stages));
-        SARBP_TRY(set_attrf(img, "ffbp_predicted_error_db", "%.17g", dc->pred.error_db));
-    }
     SARBP_TRY(sarbp_image_set_attr(img, "selection", selection));
     SARBP_TRY(sarbp_image_set_attr(img, "autofocus", af));
-    SARBP_TRY(sarbp_image_set_attr(img, "device", dev));
     if (a->call) SARBP_TRY(sarbp_image_set_attr(img, "command_line", a->call));
     return SARBP_OK;
 }
@@ -1072,7 +1036,7 @@ static sarbp_status run_form(struct form_args *a, struct form_result *r)
     }
     if (!st && !rd && a->phd_origin) st = sarbp_image_set_attr(img, "inputs", a->phd_origin);
     if (!st && rd) st = sarbp_image_set_collection(img, sarbp_reader_collection(rd));
-    if (!st) st = provenance(img, a, dc, selection, has_af);
+    if (!st) st = provenance(img, a, selection, has_af);
     /* what the geolocated writers need: the pulses' metadata and times */
     if (!st) st = meta_copy(meta, &r->meta);
     const double *times = rd ? sarbp_reader_times(rd) : NULL;

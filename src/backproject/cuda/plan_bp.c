@@ -126,6 +126,7 @@ struct cuda_plan {
     size_t img_alloc;
     double *d_height;        /* terrain: [max_rows][nx], the region's rows of the grid's heights */
     double zmin, zmax;       /* the heights min_range assumes: zc, zc flat; any on terrain */
+    size_t fill_blocks;      /* blocks a launch needs to fill the device twice (16 a SM) */
     sarbp_d2h *copier;       /* the image's way back to the caller's memory */
     sarbp_cuda_device *dev;  /* the session's context of the device: memory, kept sets */
     sarbp_session *own;      /* a session of the plan's own, when it was given none */
@@ -748,6 +749,13 @@ static sarbp_status launch_last(struct cuda_plan *p, struct slot **t, int n)
     struct slot *b = t[n - 1];
     cudaStream_t st = b->stream;
     size_t step = (p->band_ny + ROW_CHUNKS - 1) / ROW_CHUNKS;
+    /* no chunk so thin that its launches leave the device half idle: on a
+     * 1024^2 image, eight chunks of 128 rows were 256 blocks a launch, a
+     * tenth of what an H100 holds, and the backprojection ran 3.5x its
+     * whole-image time */
+    const size_t bx = (p->base.grid.nx + (size_t)p->cfg.tile_x - 1) / (size_t)p->cfg.tile_x;
+    const size_t min_rows = (p->fill_blocks + bx - 1) / bx * (size_t)p->cfg.tile_y;
+    if (step < min_rows) step = min_rows;
     step = (step + p->cfg.tile_y - 1) / p->cfg.tile_y * p->cfg.tile_y;
     if (p->have_prev) CUDA_TRY(cudaStreamWaitEvent(st, p->prev_bp, 0));
     for (int k = 0; k < n - 1; k++) /* their profiles are ready */
@@ -1066,6 +1074,10 @@ sarbp_status sarbp_cuda_plan_create(const sarbp_bp_desc *d, const sarbp_cuda_opt
     struct cuda_plan *p = calloc(1, sizeof *p);
     if (!p) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     p->device = o->device;
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, o->device) != cudaSuccess || sms < 1)
+        sms = 132;
+    p->fill_blocks = (size_t)sms * 16 * 2;
     sarbp_status st = sarbp_bp_plan_init(&p->base, &cuda_ops, d);
     if (!st) st = sarbp_cuda_plan_device(d->session, o->device, &p->own, &p->dev);
     if (st) {
