@@ -164,7 +164,9 @@ __global__ void bp_v1_kernel(sarbp_bp_launch a)
 
 struct tile_terms {
     float4 a[CHUNK]; /* Ux, Uy (unit vector a->tile centre, x and y), q = 1/(2 Rc), bin fraction */
-    float uz[CHUNK]; /* terrain: Uz, the unit vector's z */
+    float uz[CHUNK]; /* terrain: the height's coefficient in the range term (tiled_body) */
+    double vz[CHUNK]; /* terrain: z - az of the tile centre, and Rc (FP64) */
+    double rc[CHUNK];
     float4 b[CHUNK]; /* 1/dr, tile phase (rad, [0, 2pi)), 2 pi * 2 f / c, tile phase (cycles) */
     float2 k[CHUNK]; /* 2 f / c as a float-float (hi, lo) */
     int2 i[CHUNK];   /* integer bin of the tile centre - MAGIC_I; 1 when the whole tile's bins
@@ -197,7 +199,8 @@ __device__ static int compute_terms(tile_terms &s, int slot, const sarbp_dpulse 
                             (float)phc);
     s.k[slot] = make_float2(khi, (float)(kc - (double)khi));
     s.i[slot] = make_int2(ic - MAGIC_I, inside);
-    s.uz[slot] = (float)(uz / Rc);
+    s.vz[slot] = uz;
+    s.rc[slot] = Rc;
     const double x = 1.01 * half_diag, r = Rc - x;
     const double err = r > 0 ? 2.0 * x * x * x * (0.25 / (r * r)) : INFINITY;
     return err * kc < 1e-6 && err * p.inv_dr < 1e-5;
@@ -379,6 +382,8 @@ template <int PPT, bool T = false>
 struct tile_thread {
     int tid, ix, iy0, by;
     double xc, yc, zc, half_diag;
+    double vz_ref;   /* terrain: the vertical offset folded into dd (tiled_body) */
+    float dzmax;     /* terrain: the tile's largest |dz| */
     float dx, dy[PPT], dz[T ? PPT : 1], dd[PPT], are[PPT], aim[PPT];
 
     __device__ __forceinline__ explicit tile_thread(const sarbp_bp_launch &a)
@@ -406,7 +411,8 @@ struct tile_thread {
             zc = 0.25 * (h[(size_t)ya * a.nx + xa] + h[(size_t)ya * a.nx + xb] + h[(size_t)yb * a.nx + xa] +
                          h[(size_t)yb * a.nx + xb]);
         }
-        float dzmax = 0.0f;
+        dzmax = 0.0f;
+        vz_ref = 0.0;
 #pragma unroll
         for (int k = 0; k < PPT; k++) {
             dy[k] = (float)((threadIdx.y + k * by - cy) * a.dy);
@@ -426,8 +432,8 @@ struct tile_thread {
             __syncthreads();
             atomicMax(&dzmax_bits, __float_as_int(dzmax)); /* non-negative floats order as ints */
             __syncthreads();
-            const double m = __int_as_float(dzmax_bits);
-            half_diag = sqrt(half_diag * half_diag + m * m);
+            dzmax = __int_as_float(dzmax_bits);
+            half_diag = sqrt(half_diag * half_diag + (double)dzmax * dzmax);
         }
     }
 };
@@ -445,9 +451,43 @@ __device__ __forceinline__ void tiled_body(const sarbp_bp_launch &a)
         int s1 = 1;
         if (t.tid < cnt)
             s1 = compute_terms(s, t.tid, a.d_pulses[base + t.tid], t.xc, t.yc, t.zc, t.half_diag, a.nbins);
-        /* flat: the launcher's choice for every tile; terrain: this tile's
-         * own (its half diagonal holds its height offsets) for this chunk */
-        s1 = T ? __syncthreads_and(s1) : (__syncthreads(), a.series1);
+        if (!T) { /* flat: the launcher's series for every tile */
+            __syncthreads();
+            s1 = a.series1;
+        } else {
+            /* Terrain. With U_z = vz / Rc and q = 1 / (2 Rc), the height's term
+             * is U_z dz = q (2 vz dz): folded into a pixel's |d|^2 as
+             * dd + 2 vz_ref dz, it leaves q (2 (vz - vz_ref) dz) = c dz,
+             * c = (vz - vz_ref) / Rc, for each pulse. vz_ref is the chunk's first
+             * pulse's; where every |c| dzmax is negligible (pulses at one
+             * height: circular and straight flights) the chunk runs the flat
+             * loop, else the loop that adds c dz. The series is this tile's own
+             * (its half diagonal holds its height offsets). */
+            __syncthreads();
+            const double vz0 = s.vz[0];
+            int fold = 1;
+            if (t.tid < cnt) {
+                const double c = (s.vz[t.tid] - vz0) / s.rc[t.tid], err = fabs(c) * t.dzmax;
+                s.uz[t.tid] = (float)c;
+                fold = err * s.b[t.tid].z < 1e-5 && err * s.b[t.tid].x < 1e-5; /* rad, bins */
+            }
+            s1 = __syncthreads_and(s1);
+            fold = __syncthreads_and(fold);
+            const float shift = (float)(2.0 * (vz0 - t.vz_ref));
+#pragma unroll
+            for (int k = 0; k < PPT; k++) t.dd[k] = fmaf(shift, t.dz[k], t.dd[k]);
+            t.vz_ref = vz0;
+            if (fold) {
+                const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
+                if (s1)
+                    tiled_chunk<V, 1, PPT, H, C, M, false>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dz,
+                                                           t.dd, t.are, t.aim);
+                else
+                    tiled_chunk<V, 2, PPT, H, C, M, false>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dz,
+                                                           t.dd, t.are, t.aim);
+                continue;
+            }
+        }
         const char *prof0 = (const char *)a.d_prof + (size_t)base * row_bytes;
         if (V != SARBP_CUDA_V2 && s1)
             tiled_chunk<V, 1, PPT, H, C, M, T>(s, cnt, prof0, row_bytes, a.nbins, t.dx, t.dy, t.dz, t.dd,
@@ -661,6 +701,10 @@ static cudaError_t launch_tiled(const sarbp_bp_config *cfg, const sarbp_bp_launc
     int minb = cfg->minb;
     const int takes_minb = (sarbp_cuda_variant_by_id(V)->flags & SARBP_CUDA_VARIANT_MINB) != 0;
     if (minb == 0) minb = (takes_minb && cfg->ppt == 8 && b64 && !(H && C)) ? 16 : -1;
+    /* terrain, the quadratic: its dz keeps eight more registers live, and the
+     * 64-register build spills in the loop (783 Gbp/s on the bench problem
+     * on a hill against 822 unbounded, the flat kernel 909; 2026-11-28) */
+    if (T && M && !C && cfg->minb == 0) minb = -1;
     switch (cfg->ppt) {
     case 1: return go(load, bp_tiled_kernel<V, 1, H, C, M, T>, grid, block, 0, st, a);
     case 2: return go(load, bp_tiled_kernel<V, 2, H, C, M, T>, grid, block, 0, st, a);
