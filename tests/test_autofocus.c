@@ -258,6 +258,32 @@ static void test_cli(void **state)
     assert_int_equal(tu_run("form -i '%s' -o '%s' %s --phase-csv '%s'", in, img2, g, bad), 1);
     assert_non_null(strstr(err, "line 2 is not 'pulse,phase_rad'"));
     assert_false(tu_exists(img2));
+    /* with a range: the image carries autofocus/range, the CSV a range_m
+     * column, and --phase-csv of that CSV (range applied by the reader)
+     * forms the same image, bit for bit; pga forms too */
+    remove(img2);
+    assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --autofocus estimate --autofocus-range --autofocus-csv "
+                            "'%s'", in, img, g, csv), 0);
+    assert_non_null(strstr(err, "autofocus: estimated a range per pulse"));
+    tu_ok(sarbp_image_read(img, &a));
+    assert_int_equal(a->af_npulses, 64);
+    assert_non_null(a->af_range);
+    assert_non_null(strstr(sarbp_image_get_attr(a, "autofocus"), "and range"));
+    assert_int_equal(tu_sh(text, sizeof text, "head -n 1 '%s'", csv), 0);
+    assert_non_null(strstr(text, "pulse,phase_rad,range_m"));
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --phase-csv '%s'", in, img2, g, csv), 0);
+    tu_ok(sarbp_image_read(img2, &b));
+    assert_memory_equal(a->data, b->data, 64 * 64 * sizeof(sarbp_c32));
+    sarbp_image_free(a);
+    sarbp_image_free(b);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus pga --autofocus-range", in, img2, g), 2);
+    assert_non_null(strstr(err, "--autofocus-range goes with --autofocus estimate"));
+    assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --autofocus pga --autofocus-iterations 5", in, img2, g), 0);
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus estimate --autofocus-window 60,0,10,10", in, img2,
+                            g), 1);
+    assert_non_null(strstr(err, "autofocus window 1"));
+    assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus estimate --autofocus-window 1,2,3", in, img2, g),
+                     2);
     /* the bare --autofocus is the file's corrections: none here, so a warning */
     assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus", in, img, g), 0);
     assert_non_null(strstr(err, "carry no autofocus"));

@@ -58,11 +58,9 @@ static sarbp_grid grid(void)
     return (sarbp_grid){.nx = N, .ny = N, .dx = SPACING, .dy = SPACING};
 }
 
-static sarbp_phd *scene(double H, double R, double sx, double sy)
+/* The scene's pulses for the targets t[NT]. */
+static sarbp_phd *simulate_targets(sarbp_target *t)
 {
-    sarbp_target t[NT];
-    for (int k = 0; k < NT; k++)
-        t[k] = (sarbp_target){tx[k], ty[k], sarbp_hill_z(H, R, sx, sy, tx[k], ty[k]), 1};
     sarbp_sim_params p;
     sarbp_sim_defaults(&p, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
     p.npulses = 160;
@@ -73,6 +71,14 @@ static sarbp_phd *scene(double H, double R, double sx, double sy)
     sarbp_phd *phd = NULL;
     tu_ok(sarbp_simulate(&p, &phd));
     return phd;
+}
+
+static sarbp_phd *scene(double H, double R, double sx, double sy)
+{
+    sarbp_target t[NT];
+    for (int k = 0; k < NT; k++)
+        t[k] = (sarbp_target){tx[k], ty[k], sarbp_hill_z(H, R, sx, sy, tx[k], ty[k]), 1};
+    return simulate_targets(t);
 }
 
 /* The pixel of the largest magnitude within +-4 pixels of (x, y) is at
@@ -556,15 +562,7 @@ static sarbp_phd *dem_scene(const sarbp_scene_ref *r, double *h, sarbp_c64 **ex)
 {
     sarbp_target t[NT];
     for (int k = 0; k < NT; k++) t[k] = (sarbp_target){tx[k], ty[k], dem_truth_z(r, tx[k], ty[k]), 1};
-    sarbp_sim_params p;
-    sarbp_sim_defaults(&p, SARBP_GEOM_CIRCULAR, SARBP_DOMAIN_FREQ);
-    p.npulses = 160;
-    p.nsamples = 256;
-    p.aperture_deg = 3;
-    p.targets = t;
-    p.ntargets = NT;
-    sarbp_phd *phd = NULL;
-    tu_ok(sarbp_simulate(&p, &phd));
+    sarbp_phd *phd = simulate_targets(t);
     sarbp_grid g = grid();
     for (size_t iy = 0; iy < N; iy++)
         for (size_t ix = 0; ix < N; ix++)

@@ -87,6 +87,14 @@ sarbp_status sarbp_phd_check_samples(const sarbp_phd *phd, size_t p0, size_t np,
 /* New phd holding pulses [i0, i1) of src (metadata and data when present). */
 sarbp_status sarbp_phd_slice(const sarbp_phd *src, size_t i0, size_t i1, sarbp_phd **out);
 
+/* Multiplies pulse j's samples v[np][K] by exp(+j phase[j]) and, with range
+ * (FREQ samples: sample k at f0[j] + k df[j]), by exp(+j 4 pi f range[j] / c);
+ * phase or range may be NULL (f0, df too without range). The one
+ * arithmetic of a correction, wherever it is applied (the autofocus, the
+ * reader's --phase-csv), so each gives the same samples bit for bit. */
+void sarbp_samples_rotate(sarbp_c32 *v, size_t np, size_t K, const double *f0, const double *df,
+                          const double *phase, const double *range);
+
 /* Pulse range [*i0, *i1) whose azimuth lies in [a0, a1] degrees; azimuth from
  * th when present, else atan2(y, x) of the APC. SARBP_ERR_INVALID when empty. */
 sarbp_status sarbp_phd_azimuth_range(const sarbp_phd *phd, double a0, double a1,

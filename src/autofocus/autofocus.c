@@ -37,28 +37,7 @@ sarbp_status sarbp_autofocus_apply(sarbp_phd *phd, const double *phase, const do
     if (range && phd->domain != SARBP_DOMAIN_FREQ)
         return sarbp_error(SARBP_ERR_UNSUPPORTED,
                            "autofocus: a range correction needs frequency-domain samples");
-    const size_t K = phd->nsamples;
-    for (size_t j = 0; j < phd->npulses; j++) {
-        sarbp_c32 *v = phd->data + j * K;
-        /* the phase at sample k, a + k b: rotated sample to sample, set
-         * exactly every 64 samples (no drift) */
-        const double k4 = 4.0 * M_PI / SARBP_C;
-        const double a = (phase ? phase[j] : 0) + (range ? k4 * phd->f0[j] * range[j] : 0);
-        const double b = range ? k4 * phd->df[j] * range[j] : 0, cb = cos(b), sb = sin(b);
-        double c = cos(a), s = sin(a);
-        for (size_t k = 0; k < K; k++) {
-            if (b != 0 && k % 64 == 0) {
-                c = cos(a + (double)k * b);
-                s = sin(a + (double)k * b);
-            }
-            const double re = v[k].re * c - v[k].im * s, im = v[k].re * s + v[k].im * c;
-            v[k].re = (float)re;
-            v[k].im = (float)im;
-            const double c2 = c * cb - s * sb;
-            s = s * cb + c * sb;
-            c = c2;
-        }
-    }
+    sarbp_samples_rotate(phd->data, phd->npulses, phd->nsamples, phd->f0, phd->df, phase, range);
     return SARBP_OK;
 }
 

@@ -809,6 +809,8 @@ int cmd_form(int argc, char **argv)
         return cli_usage(cmd, "--autofocus-csv, -plot, -range, -window and -iterations go with "
                          "--autofocus estimate or pga");
     afr.method = autofocus;
+    if (afr.range && autofocus != 2)
+        return cli_usage(cmd, "--autofocus-range goes with --autofocus estimate (pga estimates a phase)");
     if (af_plot && sarbp_image_format_from_name(af_plot) != SARBP_IMG_PNG)
         return cli_usage(cmd, "--autofocus-plot '%s': the plot is a .png", af_plot);
     if (autofocus >= 2 && sarbp_mpi_size() > 1)

@@ -345,3 +345,28 @@ sarbp_status sarbp_phd_summarize(const sarbp_phd *p, sarbp_phd_summary *s)
     s->az_res = dth > 0 ? lambda / (2 * dth) : INFINITY;
     return SARBP_OK;
 }
+
+void sarbp_samples_rotate(sarbp_c32 *v, size_t np, size_t K, const double *f0, const double *df,
+                          const double *phase, const double *range)
+{
+    const double k4 = 4.0 * M_PI / SARBP_C;
+    for (size_t j = 0; j < np; j++, v += K) {
+        /* the phase at sample k, a + k b: rotated sample to sample, set
+         * exactly every 64 samples (no drift); b = 0 keeps (c, s) exact */
+        const double a = (phase ? phase[j] : 0) + (range ? k4 * f0[j] * range[j] : 0);
+        const double b = range ? k4 * df[j] * range[j] : 0, cb = cos(b), sb = sin(b);
+        double c = cos(a), s = sin(a);
+        for (size_t k = 0; k < K; k++) {
+            if (b != 0 && k % 64 == 0) {
+                c = cos(a + (double)k * b);
+                s = sin(a + (double)k * b);
+            }
+            const double re = v[k].re * c - v[k].im * s, im = v[k].re * s + v[k].im * c;
+            v[k].re = (float)re;
+            v[k].im = (float)im;
+            const double c2 = c * cb - s * sb;
+            s = s * cb + c * sb;
+            c = c2;
+        }
+    }
+}

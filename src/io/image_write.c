@@ -187,8 +187,23 @@ static herr_t h5_coords(hid_t file, const char *name, const sarbp_grid *g, int i
     return r;
 }
 
-/* The autofocus phases: dataset autofocus/phase [npulses] (rad), with its
- * units and sign convention as attributes. */
+/* One autofocus dataset of grp (name, v[dims of sp], FP64) with its units and convention. */
+static herr_t h5_af_dataset(hid_t grp, hid_t sp, const char *name, const double *v, const char *units,
+                            const char *convention, hid_t stype)
+{
+    hid_t d = H5Dcreate2(grp, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0) return -1;
+    herr_t r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    if (r >= 0 && (h5_string_attr(d, "units", stype, units) < 0 ||
+                   h5_string_attr(d, "convention", stype, convention) < 0))
+        r = -1;
+    if (H5Dclose(d) < 0) r = -1;
+    return r;
+}
+
+/* The autofocus estimate: datasets autofocus/phase [npulses] (rad) and, when
+ * there is one, autofocus/range (m), with units and sign convention as
+ * attributes. */
 static herr_t h5_autofocus(hid_t file, const sarbp_image *img, hid_t stype)
 {
     if (!img->af_phase || !img->af_npulses) return 0;
@@ -198,32 +213,14 @@ static herr_t h5_autofocus(hid_t file, const sarbp_image *img, hid_t stype)
     hsize_t dim = img->af_npulses;
     hid_t sp = H5Screate_simple(1, &dim, NULL);
     if (sp >= 0) {
-        hid_t d = H5Dcreate2(grp, "phase", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (d >= 0) {
-            r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->af_phase);
-            if (r >= 0 && (h5_string_attr(d, "units", stype, "rad") < 0 ||
-                           h5_string_attr(d, "convention", stype,
-                                          "applied as pulse j's samples times exp(+1j phase[j]) "
-                                          "(as the Gotcha files' af.ph_correct), pulses in input "
-                                          "order after selection") < 0))
-                r = -1;
-            if (H5Dclose(d) < 0) r = -1;
-        }
-        if (r >= 0 && img->af_range) {
-            r = -1;
-            d = H5Dcreate2(grp, "range", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-            if (d >= 0) {
-                r = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, img->af_range);
-                if (r >= 0 && (h5_string_attr(d, "units", stype, "m") < 0 ||
-                               h5_string_attr(d, "convention", stype,
-                                              "applied as pulse j's sample at frequency f times "
-                                              "exp(+1j 4 pi f range[j] / c), as if its r0 were "
-                                              "r0 - range[j]; pulses in input order after "
-                                              "selection") < 0))
-                    r = -1;
-                if (H5Dclose(d) < 0) r = -1;
-            }
-        }
+        r = h5_af_dataset(grp, sp, "phase", img->af_phase, "rad",
+                          "applied as pulse j's samples times exp(+1j phase[j]) (as the Gotcha files' "
+                          "af.ph_correct), pulses in input order after selection", stype);
+        if (r >= 0 && img->af_range)
+            r = h5_af_dataset(grp, sp, "range", img->af_range, "m",
+                              "applied as pulse j's sample at frequency f times exp(+1j 4 pi f range[j] / c), "
+                              "as if its r0 were r0 - range[j]; pulses in input order after selection",
+                              stype);
         H5Sclose(sp);
     }
     if (H5Gclose(grp) < 0) r = -1;

@@ -928,21 +928,6 @@ static void apply_phase(const double *ph, size_t np, size_t k, sarbp_c32 *d)
     }
 }
 
-/* Pulse p's sample i (at frequency f0[p] + i df[p]) times exp(+j 4 pi f r[p] / c). */
-static void apply_range(const double *r, const double *f0, const double *df, size_t np, size_t k,
-                        sarbp_c32 *d)
-{
-    for (size_t p = 0; p < np; p++)
-        for (size_t i = 0; i < k; i++) {
-            const double ph = 4.0 * M_PI * (f0[p] + (double)i * df[p]) * r[p] / SARBP_C;
-            const double c = cos(ph), s = sin(ph);
-            sarbp_c32 *v = &d[p * k + i];
-            const double re = v->re * c - v->im * s, im = v->re * s + v->im * c;
-            v->re = (float)re;
-            v->im = (float)im;
-        }
-}
-
 /* The file holding pulse g of the concatenation. */
 static size_t file_of(const sarbp_reader *rd, size_t g)
 {
@@ -972,8 +957,10 @@ sarbp_status sarbp_reader_read(sarbp_reader *rd, size_t p0, size_t np, sarbp_c32
         SARBP_TRY(f->ops->read(f, local, m, dst));
         SARBP_TRY(check_finite(f->path, local, m, k, dst));
         if (rd->autofocus && rd->all->ph_correct) apply_phase(rd->all->ph_correct + g, m, k, dst);
-        if (rd->phase) apply_phase(rd->phase + (g - rd->sel0), m, k, dst);
-        if (rd->range) apply_range(rd->range + (g - rd->sel0), rd->all->f0 + g, rd->all->df + g, m, k, dst);
+        if (rd->phase || rd->range) /* as the autofocus applies them (one arithmetic) */
+            sarbp_samples_rotate(dst, m, k, rd->all->f0 ? rd->all->f0 + g : NULL, rd->all->df ? rd->all->df + g : NULL,
+                                 rd->phase ? rd->phase + (g - rd->sel0) : NULL,
+                                 rd->range ? rd->range + (g - rd->sel0) : NULL);
         dst += m * k;
         g += m;
     }
