@@ -526,6 +526,7 @@ typedef struct {
     sarbp_image *img;   /* owned */
     sarbp_phd *meta;    /* the pulses that formed it (no samples), owned, or NULL */
     double *times;      /* [meta->npulses] s after collect_start, owned, or NULL */
+    double *heights;    /* terrain: the heights img->grid.height borrows, owned, or NULL */
 } ImgObject;
 
 static void img_dealloc(PyObject *self)
@@ -534,21 +535,24 @@ static void img_dealloc(PyObject *self)
     sarbp_image_free(o->img);
     sarbp_phd_free(o->meta);
     free(o->times);
+    free(o->heights);
     free_self(self);
 }
 
-static PyObject *img_wrap(sarbp_image *img, sarbp_phd *meta, double *times)
+static PyObject *img_wrap(sarbp_image *img, sarbp_phd *meta, double *times, double *heights)
 {
     ImgObject *o = PyObject_New(ImgObject, (PyTypeObject *)ImgType);
     if (!o) {
         sarbp_image_free(img);
         sarbp_phd_free(meta);
         free(times);
+        free(heights);
         return NULL;
     }
     o->img = img;
     o->meta = meta;
     o->times = times;
+    o->heights = heights;
     return (PyObject *)o;
 }
 
@@ -707,7 +711,7 @@ static PyObject *mod_image_from_array(PyObject *m, PyObject *args)
     }
     PyBuffer_Release(&b);
     if (st) return raise_sarbp(st);
-    return img_wrap(img, NULL, NULL);
+    return img_wrap(img, NULL, NULL, NULL);
 }
 
 static PyObject *mod_image_read(PyObject *m, PyObject *args)
@@ -721,7 +725,7 @@ static PyObject *mod_image_read(PyObject *m, PyObject *args)
     st = sarbp_image_read(path, &img);
     Py_END_ALLOW_THREADS
     if (st) return raise_sarbp(st);
-    return img_wrap(img, NULL, NULL);
+    return img_wrap(img, NULL, NULL, NULL);
 }
 
 /* ---- Session ---------------------------------------------------------- */
@@ -841,6 +845,9 @@ struct form_args {
     const char *backend, *algorithm;
     int autofocus;                /* 0 none, 1 file, 2 estimate, 3 pga */
     int af_range;                 /* estimate: a range per pulse too */
+    const char *heights_spec;     /* terrain: FILE.npy or FILE.h5[:/DSET] (--heights), or */
+    const double *heights_arr;    /* [heights_ny][heights_nx] on the grid */
+    size_t heights_ny, heights_nx;
     double max_error_db;
     sarbp_rc_params rc;
     int have_interp, have_upsample;
@@ -858,6 +865,7 @@ struct form_result {
     sarbp_image *img;
     sarbp_phd *meta;              /* the pulses formed, no samples */
     double *times;
+    double *heights;              /* terrain: the image's grid borrows them; the Img owns them */
 };
 
 /* The Gotcha corrections applied to a phase history in memory, as the
@@ -995,6 +1003,23 @@ static sarbp_status run_form(struct form_args *a, struct form_result *r)
     sarbp_grid g;
     sarbp_grid_choice gc;
     if ((st = sarbp_form_grid(meta, &greq, &g, &gc))) goto done;
+    /* terrain: the heights of the grid's pixels, from a file or the caller's array */
+    if (a->heights_spec) {
+        if ((st = sarbp_heights_read(a->heights_spec, &g, &r->heights))) goto done;
+    } else if (a->heights_arr) {
+        if (a->heights_ny != g.ny || a->heights_nx != g.nx) {
+            st = sarbp_error(SARBP_ERR_INVALID, "heights: wants shape (%zu, %zu), the grid's rows and "
+                             "columns, not (%zu, %zu)", g.ny, g.nx, a->heights_ny, a->heights_nx);
+            goto done;
+        }
+        if (!(r->heights = malloc(g.nx * g.ny * sizeof *r->heights))) {
+            st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu x %zu heights", g.nx, g.ny);
+            goto done;
+        }
+        memcpy(r->heights, a->heights_arr, g.nx * g.ny * sizeof *r->heights);
+        if ((st = sarbp_heights_check(r->heights, g.nx, g.ny, "heights"))) goto done;
+    }
+    g.height = r->heights;
     /* a session for this form when none is given: gpu_mem is its device
      * budget, as the CLI's --gpu-mem */
     if (a->session) {
@@ -1050,6 +1075,8 @@ static sarbp_status run_form(struct form_args *a, struct form_result *r)
             r->times[i] = times ? times[i] : (double)i / a->prf;
     }
     if (!st && a->collect_start) st = sarbp_image_set_attr(img, "collect_start", a->collect_start);
+    if (!st && r->heights)
+        st = sarbp_image_set_attr(img, "heights_source", a->heights_spec ? a->heights_spec : "array");
 done:
     sarbp_form_plan_free(plan);
     if (sess != a->session) sarbp_session_free(sess);
@@ -1059,6 +1086,7 @@ done:
         sarbp_image_free(img);
         sarbp_phd_free(r->meta);
         free(r->times);
+        free(r->heights);
         memset(r, 0, sizeof *r);
         return st;
     }
@@ -1105,25 +1133,26 @@ static PyObject *mod_form(PyObject *m, PyObject *args, PyObject *kw)
                              "algorithm", "interp", "upsample", "window", "az_window", "autofocus",
                              "devices", "threads", "session", "gpu_mem", "pulses", "azimuth",
                              "channel", "polarisation", "max_error_db", "scene_ref", "prf",
-                             "collect_start", "raw_fp16", "call", "autofocus_range", NULL};
+                             "collect_start", "raw_fp16", "call", "autofocus_range", "heights", NULL};
     PyObject *source, *spacing = Py_None, *center = Py_None, *devices = Py_None, *session = Py_None;
     PyObject *pulses = Py_None, *azimuth = Py_None;
     Py_ssize_t nx = 0, ny = 0;
     const char *precision = "fp32", *interp = NULL, *window = "none", *az_window = "none";
     const char *autofocus = "none", *scene_ref = NULL;
     int upsample = 0, threads = 0, raw_fp16 = 0, af_range = 0;
+    PyObject *heights = Py_None;
     unsigned long long gpu_mem = 0;
     struct form_args a;
     memset(&a, 0, sizeof a);
     a.backend = "auto";
     a.algorithm = "bp";
     a.max_error_db = SARBP_FFBP_DEFAULT_ERROR_DB;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|nnOOssszisssOiOKOOzzdzdzpzp", kwlist, &source, &nx,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|nnOOssszisssOiOKOOzzdzdzpzpO", kwlist, &source, &nx,
                                      &ny, &spacing, &center, &a.backend, &precision, &a.algorithm,
                                      &interp, &upsample, &window, &az_window, &autofocus, &devices,
                                      &threads, &session, &gpu_mem, &pulses, &azimuth,
                                      &a.ro.channel, &a.ro.polarisation, &a.max_error_db, &scene_ref,
-                                     &a.prf, &a.collect_start, &raw_fp16, &a.call, &af_range))
+                                     &a.prf, &a.collect_start, &raw_fp16, &a.call, &af_range, &heights))
         return NULL;
     sarbp_rc_params_default(&a.rc);
     sarbp_bp_options_default(&a.bo);
@@ -1252,6 +1281,25 @@ static PyObject *mod_form(PyObject *m, PyObject *args, PyObject *kw)
     } else if (path_list(source, a.paths, &a.npaths, &keep)) {
         return NULL;
     }
+    /* terrain: a file spec (the argument holds the string), or a float64
+     * array [ny][nx] held as a buffer while the GIL is released */
+    Py_buffer hb;
+    int have_hb = 0;
+    if (PyUnicode_Check(heights)) {
+        if (!(a.heights_spec = PyUnicode_AsUTF8AndSize(heights, NULL))) {
+            Py_XDECREF(keep);
+            return NULL;
+        }
+    } else if (heights != Py_None) {
+        if (get_buffer(heights, "heights", "d", 2, -1, -1, &hb)) {
+            Py_XDECREF(keep);
+            return NULL;
+        }
+        have_hb = 1;
+        a.heights_arr = hb.buf;
+        a.heights_ny = (size_t)hb.shape[0];
+        a.heights_nx = (size_t)hb.shape[1];
+    }
     if (so) {
         so->busy = 1;
         a.session = so->s;
@@ -1262,9 +1310,10 @@ static PyObject *mod_form(PyObject *m, PyObject *args, PyObject *kw)
     st = run_form(&a, &r);
     Py_END_ALLOW_THREADS
     if (so) so->busy = 0;
+    if (have_hb) PyBuffer_Release(&hb);
     Py_XDECREF(keep);
     if (st) return raise_sarbp(st);
-    return img_wrap(r.img, r.meta, r.times);
+    return img_wrap(r.img, r.meta, r.times, r.heights);
 }
 
 /* ---- quality ---------------------------------------------------------- */

@@ -279,6 +279,38 @@ def test_autofocus_equals_cli(tmp_path, ph, mode, extra):
     assert same_bits(sarbp.form(ph, **kw), ref)
 
 
+@need_cli
+def test_heights_equals_cli(tmp_path, ph):
+    """heights= (terrain) as 'sarbp form --heights', bit for bit, from a file and from an array;
+    bad heights refused with the argument named."""
+    ny, nx, d = 80, 96, 0.4
+    x = (np.arange(nx) - (nx - 1) / 2) * d
+    y = (np.arange(ny) - (ny - 1) / 2) * d
+    h = 5.0 * np.exp(-(x[None, :] ** 2 + y[:, None] ** 2) / (2 * 6.0 ** 2)) + 0.1 * x[None, :]
+    f = str(tmp_path / "h.npy")
+    np.save(f, h)
+    ref = cli_image(tmp_path, PT, "--backend", "cpu", "--grid", f"{nx}x{ny}", "--spacing", str(d),
+                    "--heights", f)
+    kw = dict(backend="cpu", grid=(nx, ny), spacing=d)
+    from_file = sarbp.form(PT, heights=f, **kw)
+    assert same_bits(from_file, ref)
+    assert from_file.attrs["heights_source"] == f
+    from_array = sarbp.form(ph, heights=h, **kw)
+    assert same_bits(from_array, ref)
+    h32 = sarbp.form(ph, heights=np.asfortranarray(h.astype(np.float32)), **kw)  # converted
+    assert np.asarray(h32).shape == (ny, nx)
+    assert from_array.attrs["heights_source"] == "array"
+    assert not same_bits(from_array, sarbp.form(ph, **kw))
+    from_array.save(str(tmp_path / "t.h5"))  # the heights it borrows live with the image
+    del from_array
+    for bad, msg in ((h[:-1], "heights"), (np.full((ny, nx), np.nan), "heights"), (h[0], "heights"),
+                     ("nothing.npy", "nothing.npy")):
+        with pytest.raises((sarbp.Error, OSError), match=msg):
+            sarbp.form(ph, heights=bad, **kw)
+    with pytest.raises(sarbp.Error, match="FFBP forms on a plane"):
+        sarbp.form(ph, heights=h, algorithm="ffbp", **kw)
+
+
 # ---- form: arguments -----------------------------------------------------------------
 
 

@@ -394,11 +394,26 @@ def _call_text(source, kw):
     return f"sarbp.form({', '.join(args)})"[:970]
 
 
+def _heights(h):
+    """heights= as the C layer takes it: None, a file spec, or a C-contiguous float64 2-D array."""
+    if h is None or isinstance(h, str):
+        return h
+    if isinstance(h, os.PathLike):
+        return os.fspath(h)
+    try:
+        a = np.ascontiguousarray(h, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _fail(f"heights: wants a float array [ny][nx] or a file name, not {type(h).__name__}") from None
+    if a.ndim != 2:
+        raise _fail(f"heights: wants 2 dimensions [ny][nx], not {a.ndim}")
+    return a
+
+
 def form(source, grid=None, spacing=None, center=None, backend="auto", precision="fp32",
          algorithm="bp", interp=None, window="none", az_window="none", autofocus="none",
          device=None, session=None, *, upsample=None, threads=None, pulses=None, azimuth=None,
          channel=None, polarisation=None, max_error_db=-60.0, gpu_mem=None, scene_ref=None,
-         prf=None, collect_start=None, raw_fp16=False, autofocus_range=False):
+         prf=None, collect_start=None, raw_fp16=False, autofocus_range=False, heights=None):
     """Forms a complex image by backprojection: 'sarbp form' from Python.
 
     source: a path (file, directory, glob), a list of paths, or a PhaseHistory.
@@ -415,6 +430,10 @@ def form(source, grid=None, spacing=None, center=None, backend="auto", precision
         sharpness: the most accurate) | 'pga' (phase gradient autofocus);
         autofocus_range: with 'estimate', a range per pulse too. The image
         carries the estimate (Image.autofocus_phase, .autofocus_range)
+      heights: terrain, the z (m, scene frame) of every pixel: a float64
+        array [ny][nx] on the grid (rows = y, as the image), or a file
+        'FILE.npy' / 'FILE.h5[:/DSET]' (as 'sarbp form --heights'); direct
+        backprojection only (not algorithm='ffbp')
       device: CUDA device, list or 'all' (default: the session's, else 0);
         threads: CPU threads (default all cores); gpu_mem: bytes per device
       pulses (i0, i1) or azimuth (a0, a1) deg: a selection; channel,
@@ -428,7 +447,8 @@ def form(source, grid=None, spacing=None, center=None, backend="auto", precision
               pulses=pulses, azimuth=azimuth, channel=channel, polarisation=polarisation,
               max_error_db=max_error_db if max_error_db != -60.0 else None, gpu_mem=gpu_mem,
               scene_ref=scene_ref, prf=prf, collect_start=collect_start,
-              raw_fp16=raw_fp16 or None, autofocus_range=autofocus_range or None)
+              raw_fp16=raw_fp16 or None, autofocus_range=autofocus_range or None,
+              heights=heights if heights is None or isinstance(heights, str) else "array")
     if isinstance(source, PhaseHistory):
         src = source._h
     else:
@@ -502,7 +522,7 @@ def form(source, grid=None, spacing=None, center=None, backend="auto", precision
                 polarisation=polarisation, max_error_db=float(max_error_db), scene_ref=scene_ref,
                 prf=0.0 if prf is None else float(prf), collect_start=collect_start,
                 raw_fp16=bool(raw_fp16), call=_call_text(source, kw),
-                autofocus_range=bool(autofocus_range))
+                autofocus_range=bool(autofocus_range), heights=_heights(heights))
     if session is None:
         return Image._wrap(_sarbp.form(src, **args))
     # one form at a time per session: forms from other threads wait here
