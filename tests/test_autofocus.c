@@ -284,6 +284,17 @@ static void test_cli(void **state)
     assert_non_null(strstr(err, "autofocus window 1"));
     assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus estimate --autofocus-window 1,2,3", in, img2, g),
                      2);
+    /* sarbp batch passes it through --form-args: every window's image carries its estimate */
+    char bdir[600], bimg[640];
+    snprintf(bdir, sizeof bdir, "%s/batch", dir);
+    snprintf(bimg, sizeof bimg, "%s/win_000.h5", bdir);
+    assert_int_equal(tu_run("batch -o '%s' --outputs h5 --form-args '%s --autofocus estimate --autofocus-range' "
+                            "'%s'", bdir, g, in), 0);
+    tu_ok(sarbp_image_read(bimg, &a));
+    assert_true(a->af_npulses > 0);
+    assert_non_null(a->af_range);
+    assert_non_null(strstr(sarbp_image_get_attr(a, "autofocus"), "estimated"));
+    sarbp_image_free(a);
     /* the bare --autofocus is the file's corrections: none here, so a warning */
     assert_int_equal(tu_run("form -i '%s' -o '%s' %s --autofocus", in, img, g), 0);
     assert_non_null(strstr(err, "carry no autofocus"));

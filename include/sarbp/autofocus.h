@@ -11,8 +11,10 @@
  *     dS/dphi_j = -4 Im( exp(j phi_j) sum_x |I(x)|^2 conj(I(x)) b_j(x) ),
  * one reprojection of the weighted image onto the pulses, about one
  * backprojection (Ash 2012, "An autofocus method for backprojection
- * imagery in synthetic aperture radar"). The range profiles are computed
- * once and kept. The quadratic and cubic coefficients of the pulse index
+ * imagery in synthetic aperture radar"). Every pulse's contribution to the
+ * pixels estimated on is computed once and kept (8 bytes a pulse and
+ * pixel), so an image for new phases costs a matrix-vector product, not a
+ * backprojection. The quadratic and cubic coefficients of the pulse index
  * are scanned (+-15 rad in steps of 3: the sharpness is many-peaked in a
  * smooth error of several radians), a quasi-Newton method (L-BFGS) fits a
  * polynomial of orders 2 to 6, then coordinate ascent sweeps the pulses,
@@ -70,7 +72,8 @@ typedef struct {
     int threads;          /* CPU threads; 0: all cores */
     /* Called after every iteration (may be NULL): the stage (0 the polynomial,
      * iteration 0 a scan's result; 2 a sweep over the pulses; 3 a PGA
-     * iteration; 4 the range stage's sweeps), the iteration, the sharpness
+     * iteration; with range, the second estimate reports stages 0 and 2
+     * again), the iteration, the sharpness
      * relative to the uncorrected image's, and the largest phase change of
      * the step (rad). */
     void (*on_iteration)(void *user, int stage, int iteration, double sharpness, double step);

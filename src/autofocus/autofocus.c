@@ -814,21 +814,24 @@ static sarbp_status profiles_of(const sarbp_phd *phd, const sarbp_rc_params *rc,
     return SARBP_OK;
 }
 
-/* One method over the pulses of phd: x[P]; scan_first for the estimator. */
+/* One method over the pulses of phd: x[P]; scan_first for the estimator.
+ * The pixels px are chosen here when px->win is NULL (into *owned, the
+ * caller's to free), else those given are estimated on again. */
 static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_rc_params *rc,
                                   const sarbp_autofocus_options *o, int order, int scan_first, double *x,
-                                  sarbp_autofocus_info *info, double *fref_out)
+                                  sarbp_autofocus_info *info, double *fref_out, af_pixels *pxp,
+                                  sarbp_autofocus_window **owned)
 {
     sarbp_profiles *pr = NULL;
     af_engine *e = NULL;
-    sarbp_autofocus_window *owned = NULL;
-    af_pixels px;
+    af_pixels px = *pxp;
     struct af a = {.P = phd->npulses};
     double t = sarbp_now_s();
     sarbp_status st = profiles_of(phd, rc, o->threads, &pr);
     info->profiles_s += sarbp_now_s() - t;
     t = sarbp_now_s();
-    if (!st) st = choose_windows(phd, g, rc, pr, o, &px, &owned);
+    if (!st && !px.win) st = choose_windows(phd, g, rc, pr, o, &px, owned);
+    if (!st) *pxp = px;
     info->windows_s += sarbp_now_s() - t;
     t = sarbp_now_s();
     if (!st) st = engine_for(pr, &px, o, &e);
@@ -864,7 +867,6 @@ static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, con
     if (e) e->ops->destroy(e);
     free(geo);
     free(a.acc);
-    free(owned);
     return st;
 }
 
@@ -909,7 +911,9 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
     g = &ge;
     double *fref = o->range ? malloc(P * sizeof *fref) : NULL;
     if (o->range && !fref) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
-    sarbp_status st = estimate_once(phd, g, rc, o, order, 1, phase, &inf, fref);
+    af_pixels px = {0};
+    sarbp_autofocus_window *owned = NULL;
+    sarbp_status st = estimate_once(phd, g, rc, o, order, 1, phase, &inf, fref, &px, &owned);
     if (!st && o->range) {
         /* the phase read as a range at each pulse's reference frequency,
          * applied over the whole band, then what is left estimated again */
@@ -920,9 +924,11 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
         if (!st) st = sarbp_autofocus_apply(q, NULL, range);
         sarbp_autofocus_options o2 = *o;
         o2.method = SARBP_AF_ESTIMATE;
-        if (!st) st = estimate_once(q, g, rc, &o2, order, 0, phase, &inf, NULL);
+        /* on the same pixels: the corrected pulses' image is not formed again to choose them */
+        if (!st) st = estimate_once(q, g, rc, &o2, order, 0, phase, &inf, NULL, &px, &owned);
         sarbp_phd_free(q);
     }
+    free(owned);
     free(fref);
     inf.seconds = sarbp_now_s() - t0;
     if (!st && info) *info = inf;

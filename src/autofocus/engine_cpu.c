@@ -33,7 +33,7 @@ struct cpu_engine {
     sarbp_c32 *w;        /* [M]: a reprojection's weight */
     sarbp_c64 *part;     /* partial sums: [nchunk][P] (reproject), [2][nchunk][2] (sweep) */
     double *chunk_S;     /* [nchunk] */
-    const double *phi;   /* image(): its phases */
+    sarbp_c64 *z;        /* [P] image(): exp(j phi), made once per image */
     sarbp_c64 *acc;      /* reproject(): its output */
 };
 
@@ -92,7 +92,7 @@ static void image_chunk(void *vctx, size_t c, int worker)
     sarbp_c64 *I = e->img + m0;
     memset(I, 0, (m1 - m0) * sizeof *I);
     for (size_t j = 0; j < e->base.P; j++) {
-        const double zr = cos(e->phi[j]), zi = sin(e->phi[j]);
+        const double zr = e->z[j].re, zi = e->z[j].im;
         const sarbp_c32 *b = e->B + j * M + m0;
         for (size_t m = 0; m < m1 - m0; m++) {
             I[m].re += zr * b[m].re - zi * b[m].im;
@@ -117,7 +117,7 @@ static double sum_chunks(const struct cpu_engine *e)
 static sarbp_status cpu_image(af_engine *base, const double *phi, double *S)
 {
     struct cpu_engine *e = (struct cpu_engine *)base;
-    e->phi = phi;
+    for (size_t j = 0; j < e->base.P; j++) e->z[j] = (sarbp_c64){cos(phi[j]), sin(phi[j])};
     SARBP_TRY(sarbp_parallel_for(e->threads, e->nchunk, image_chunk, e));
     *S = sum_chunks(e);
     return SARBP_OK;
@@ -315,6 +315,7 @@ static void cpu_destroy(af_engine *base)
     free(e->w);
     free(e->part);
     free(e->chunk_S);
+    free(e->z);
     free(e);
 }
 
@@ -356,9 +357,10 @@ sarbp_status af_engine_cpu_create(const sarbp_profiles *pr, const af_pixels *px,
     e->w = malloc(M * sizeof *e->w);
     e->part = malloc(e->nchunk * (P > 4 ? P : 4) * sizeof *e->part); /* reproject's or a sweep's */
     e->chunk_S = malloc(e->nchunk * sizeof *e->chunk_S);
+    e->z = malloc(P * sizeof *e->z);
     sarbp_status *pst = calloc(P, sizeof *pst);
     sarbp_status st = SARBP_OK;
-    if (!e->B || !e->img || !e->w || !e->part || !e->chunk_S || !pst)
+    if (!e->B || !e->img || !e->w || !e->part || !e->chunk_S || !e->z || !pst)
         st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus (%zu pulses x %zu pixels, %.1f GiB)",
                          P, M, (double)P * (double)M * 8.0 / 1073741824.0);
     if (!st) {

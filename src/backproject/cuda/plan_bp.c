@@ -125,7 +125,6 @@ struct cuda_plan {
     void *d_img;             /* [max_rows][nx] float2 (img_alloc bytes) */
     size_t img_alloc;
     double *d_height;        /* terrain: [max_rows][nx], the region's rows of the grid's heights */
-    double zmin, zmax;       /* the heights min_range assumes: zc, zc flat; any on terrain */
     size_t fill_blocks;      /* blocks a launch needs to fill the device twice (16 a SM) */
     sarbp_d2h *copier;       /* the image's way back to the caller's memory */
     sarbp_cuda_device *dev;  /* the session's context of the device: memory, kept sets */
@@ -645,11 +644,6 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         const size_t h_need = p->base.max_rows * p->base.grid.nx * sizeof(double);
         SARBP_TRY(sarbp_cuda_dmalloc(p->dev, (void **)&p->d_height, h_need, NULL));
         p->setup_bytes[1] += h_need;
-        /* a range bound that holds for any height: terrain kernels take the
-         * second-order series always (backproject.cu), and no other bound
-         * reads min_range, so no pass over the heights is worth its time */
-        p->zmin = -INFINITY;
-        p->zmax = INFINITY;
     }
     SARBP_TRY(sarbp_d2h_create(p->dev, &p->copier));
     for (int k = 0; k < NSLOT; k++) {
@@ -855,8 +849,7 @@ static sarbp_status cuda_region(sarbp_bp_plan *bp, sarbp_region r)
 
 /* A lower bound of the range from any of the pulses to any pixel of rows
  * [row0, row0 + ny) of the grid: the distance to the band's rectangle. */
-static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, size_t row0, size_t ny,
-                        double zmin, double zmax)
+static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, size_t row0, size_t ny)
 {
     double x0 = sarbp_grid_x(g, 0), x1 = sarbp_grid_x(g, g->nx - 1);
     double y0 = sarbp_grid_y(g, row0), y1 = sarbp_grid_y(g, row0 + ny - 1);
@@ -866,7 +859,11 @@ static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, s
     for (size_t j = 0; j < np; j++) {
         double dx = h[j].ax < x0 ? x0 - h[j].ax : h[j].ax > x1 ? h[j].ax - x1 : 0;
         double dy = h[j].ay < y0 ? y0 - h[j].ay : h[j].ay > y1 ? h[j].ay - y1 : 0;
-        double dz = h[j].az < zmin ? zmin - h[j].az : h[j].az > zmax ? h[j].az - zmax : 0;
+        /* on terrain a pixel may sit at any height: the horizontal distance
+         * bounds it (a pass over the heights for a tighter bound would cost
+         * more than it buys: terrain tiles choose their series themselves,
+         * backproject.cu, and nothing else of theirs reads this) */
+        double dz = g->height ? 0 : g->zc - h[j].az;
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         if (r < best) best = r;
     }
@@ -875,7 +872,7 @@ static double min_range(const sarbp_dpulse *h, size_t np, const sarbp_grid *g, s
 
 /* The launch-wide bounds the dispatcher uses (v4's window, the series order). */
 static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, const sarbp_grid *g,
-                          size_t row0, size_t ny, double zmin, double zmax)
+                          size_t row0, size_t ny)
 {
     a->max_inv_dr = 0;
     a->max_k = 0;
@@ -884,7 +881,7 @@ static void launch_bounds(sarbp_bp_launch *a, const sarbp_dpulse *h, size_t np, 
         double k = 2.0 * fabs(h[j].fref) / 299792458.0;
         if (k > a->max_k) a->max_k = k;
     }
-    a->min_range = min_range(h, np, g, row0, ny, zmin, zmax);
+    a->min_range = min_range(h, np, g, row0, ny);
 }
 
 /* Stages a block on the host: pulse table, and raw samples (FP16 when asked:
@@ -985,11 +982,7 @@ static sarbp_status cuda_unit(struct cuda_plan *p, size_t p0, size_t np, const s
         p->base.grid.dx, p->base.grid.dy, p->base.grid.zc, p->d_height, p->half, p->cubic, p->mixed, bound,
         0, 0, 0, 0,
     };
-    if (p->d_height)
-        launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny, p->zmin, p->zmax);
-    else
-        launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny, p->base.grid.zc,
-                      p->base.grid.zc);
+    launch_bounds(&s->la, h_pulses, np, &p->base.grid, p->band_row0, p->band_ny);
     if (p->npend >= NSLOT) return sarbp_error(SARBP_ERR_INTERNAL, "too many pending pulse blocks");
     p->pend[p->npend++] = s;
     if (p0 + np == end) { /* the aperture's last unit */
@@ -1192,19 +1185,16 @@ static sarbp_status bench_run(struct bench_bufs *b, const sarbp_profiles *pr, co
                                      scaled ? b->d_bound : NULL, NULL));
     CUDA_TRY(cudaEventCreate(&b->e0));
     CUDA_TRY(cudaEventCreate(&b->e1));
-    double zmin = g->zc, zmax = g->zc;
-    if (g->height) { /* terrain: the grid's heights (a whole grid); any height (the plan's bound) */
+    if (g->height) { /* terrain: the grid's heights (a whole grid) */
         const size_t stride = g->height_stride ? g->height_stride : g->nx;
         CUDA_TRY(cudaMalloc((void **)&b->d_height, npix * sizeof(double)));
         CUDA_TRY(cudaMemcpy2D(b->d_height, g->nx * sizeof(double), g->height + g->row0 * stride,
                               stride * sizeof(double), g->nx * sizeof(double), g->ny, cudaMemcpyHostToDevice));
-        zmin = -INFINITY;
-        zmax = INFINITY;
     }
     sarbp_bp_launch a = {b->d_prof, b->d_pulses, (int)np, (int)nb, b->d_img, (int)g->nx, (int)g->ny,
                          sarbp_grid_x(g, 0), sarbp_grid_y(g, 0), g->dx, g->dy, g->zc, b->d_height,
                          kc->half, cubic, mixed, b->d_bound, 0, 0, 0, 0};
-    launch_bounds(&a, b->h_pulses, np, g, 0, g->ny, zmin, zmax);
+    launch_bounds(&a, b->h_pulses, np, g, 0, g->ny);
     if (sarbp_bp_launch_check(&cfg, &a, why, sizeof why)) return sarbp_error(SARBP_ERR_INVALID, "%s", why);
     if (reps < 1) reps = 1;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
