@@ -2,8 +2,10 @@
  * against one process: the CPU images bit-identical (.npy and .png byte for
  * byte, .h5 pixels, grid and attributes; the .h5 files themselves differ in
  * HDF5's object timestamps even between two one-process runs), on data/ (every .h5)
- * and the Gotcha files; a bad input on one rank fails every rank with exit 1,
- * one message and no output; batch gives the same summary and images.
+ * and the Gotcha files, gathered at rank 0 and (.npy alone) written by each
+ * rank; a bad input or a failed write on one rank fails every rank with exit 1,
+ * one message and no output (an earlier file kept); batch gives the same
+ * summary and images.
  * Skipped (77) when sarbp was built without MPI or mpiexec is missing. Ranks
  * are oversubscribed on the 2-core machine; as root, Open MPI wants its
  * OMPI_ALLOW_RUN_AS_ROOT variables. */
@@ -118,6 +120,89 @@ static void test_gotcha(void **state)
     (void)state;
     if (!tu_have_gotcha()) tu_skip("no Gotcha data in '%s'", tu_gotcha_dir());
     form_everywhere("gotcha", tu_gotcha_dir(), "--grid 128x131 --spacing 0.2");
+}
+
+/* .npy outputs only: each rank writes its own rows into the file (no
+ * gather at rank 0), bit-identical to one process, for 2 and 3 ranks, two
+ * outputs at once, an earlier file replaced; 3 ranks on a grid of one row
+ * band (ranks 1 and 2 hold no rows). A PNG alone still goes through rank 0. */
+static void test_rows_written_by_ranks(void **state)
+{
+    (void)state;
+    char in[1024], cmd[8192];
+    snprintf(in, sizeof in, "%s/point_targets.h5", SARBP_DATA_DIR);
+    char dir[1024], one[1200], png1[1200];
+    snprintf(dir, sizeof dir, "%s", tu_fresh_dir("mpi_rows"));
+    snprintf(one, sizeof one, "%s/one.npy", dir);
+    snprintf(png1, sizeof png1, "%s/one.png", dir);
+    static const char *const grids[] = {GRID, "--grid 40x5 --spacing 0.3"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "'%s' form -q -i '%s' --backend cpu %s -o '%s' -o '%s'", SARBP_EXE,
+                 in, grids[k], one, png1);
+        if (run_sh(cmd)) fail_msg("one process: %s", err_text);
+        for (int n = 2; n <= 3; n++) {
+            char a[64], b[64];
+            snprintf(a, sizeof a, "rows_%d.npy", n);
+            snprintf(b, sizeof b, "rows_%d_b.npy", n);
+            tu_write_text(tu_in_dir(dir, a), "an earlier file\n");
+            snprintf(cmd, sizeof cmd, "%s'%s' form -q -i '%s' --backend cpu %s -o '%s' -o '%s'",
+                     tu_mpi_launcher(n), SARBP_EXE, in, grids[k], tu_in_dir(dir, a), tu_in_dir(dir, b));
+            if (run_sh(cmd)) fail_msg("%d ranks: %s", n, err_text);
+            same_bytes(one, tu_in_dir(dir, a));
+            same_bytes(one, tu_in_dir(dir, b));
+        }
+        snprintf(cmd, sizeof cmd, "%s'%s' form -q -i '%s' --backend cpu %s -o '%s'", tu_mpi_launcher(2),
+                 SARBP_EXE, in, grids[k], tu_in_dir(dir, "rows_2.png"));
+        if (run_sh(cmd)) fail_msg("2 ranks, png: %s", err_text);
+        same_bytes(png1, tu_in_dir(dir, "rows_2.png"));
+        tu_no_temporaries(dir);
+        print_message("%s: .npy written by 2 and 3 ranks and a .png gathered, bit-identical to one "
+                      "process\n", grids[k]);
+    }
+}
+
+/* A write of its rows that fails on rank 1 of 2 (through mpiexec's ':'
+ * form): under a file size limit below its rows' offset (SIGXFSZ ignored:
+ * the write fails with EFBIG), and started in another folder, where the
+ * relative name of rank 0's temporary is not found (a folder the ranks do
+ * not share). Exit 1, one message, no output and no temporary in either
+ * folder, and an earlier file of the output's name untouched. */
+static void test_rows_write_fails(void **state)
+{
+    (void)state;
+    char in[1024], args[2048], cmd[8192];
+    snprintf(in, sizeof in, "%s/point_targets.h5", SARBP_DATA_DIR);
+    /* rank 1's rows start at row 600 of 512-pixel rows: 2.4 MB into the file */
+    snprintf(args, sizeof args, "form -q -i '%s' --backend cpu --threads 1 --grid 512x1200 --spacing "
+             "0.05 -o keep.npy -o fresh.npy", in);
+    for (int k = 0; k < 2; k++) {
+        const char *dir = tu_fresh_dir("mpi_rows_fail"), *elsewhere = tu_fresh_dir("mpi_rows_elsewhere");
+        tu_write_text(tu_in_dir(dir, "keep.npy"), "precious\n");
+        /* ulimit -f: 512-byte blocks in sh (1 MiB), 1 KiB in bash; TCP between
+         * the ranks, whose shared-memory segments would pass the limit */
+        if (k == 0)
+            snprintf(cmd, sizeof cmd, "cd '%s' && %s'%s' --oversubscribe --mca pml ob1 --mca btl "
+                     "self,tcp -n 1 '%s' %s : -n 1 sh -c \"trap '' XFSZ; ulimit -f 2048; exec '%s' "
+                     "%s\"", dir, tu_mpi_rank_env(), tu_mpiexec(), SARBP_EXE, args, SARBP_EXE, args);
+        else
+            snprintf(cmd, sizeof cmd, "cd '%s' && %s'%s' --oversubscribe -n 1 '%s' %s : -n 1 -wdir '%s' "
+                     "'%s' %s", dir, tu_mpi_rank_env(), tu_mpiexec(), SARBP_EXE, args, elsewhere,
+                     SARBP_EXE, args);
+        const int rc = run_sh(cmd);
+        print_message("rank 1 %s: exit %d\n%s", k ? "in another folder" : "past its file size limit",
+                      rc, err_text);
+        assert_int_equal(rc, 1);
+        assert_int_equal(tu_count_prefix_lines(err_text, "sarbp:"), 1);
+        assert_non_null(strstr(err_text, k ? "rank 1 cannot open its temporary"
+                                           : "rank 1 cannot write its temporary"));
+        tu_assert_dir_holds(dir, TU_NAMES("keep.npy"));
+        assert_int_equal(tu_count_entries(elsewhere), 0);
+        size_t len = 0;
+        char *kept = tu_slurp(tu_in_dir(dir, "keep.npy"), &len);
+        assert_non_null(kept);
+        assert_string_equal(kept, "precious\n");
+        free(kept);
+    }
 }
 
 /* mpiexec's MPMD form: rank 1 (of 2 or 3) is given a file that is not a
@@ -277,6 +362,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_sets),
         cmocka_unit_test(test_gotcha),
+        cmocka_unit_test(test_rows_written_by_ranks),
+        cmocka_unit_test(test_rows_write_fails),
         cmocka_unit_test(test_bad_input_on_one_rank),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_batch_failed_window),

@@ -4,7 +4,8 @@
  * each band's pixels sit at the whole grid's coordinates bit for bit and the
  * CPU back end's band equals the same rows of a one-process image. Every rank
  * reads the phase history itself (a reader of its own); rank 0 assembles the
- * bands into the one output image, receiving them straight into place.
+ * bands into the one output image, receiving them straight into place, or,
+ * for a .npy, each rank writes its band into the one file itself.
  *
  * Failures are values here too: after each step that can fail on some ranks
  * only, the ranks exchange a status (sarbp_mpi_check), and a rank that has
@@ -43,6 +44,12 @@ sarbp_status sarbp_mpi_init(int *argc, char ***argv);
 void sarbp_mpi_finalize(void);
 int sarbp_mpi_rank(void); /* 0 without MPI */
 int sarbp_mpi_size(void); /* 1 without MPI */
+/* This rank among the ranks of its node (MPI_Comm_split_type SHARED, found
+ * at sarbp_mpi_init), and how many share the node: for one GPU a rank
+ * where the launcher's environment does not say (OMPI_COMM_WORLD_LOCAL_RANK,
+ * SLURM_LOCALID). 0 and 1 without MPI. */
+int sarbp_mpi_local_rank(void);
+int sarbp_mpi_local_size(void);
 
 /* Collective status exchange after a step that may fail on some ranks:
  * failed is this rank's own failure. Returns 1 when every rank may go on;
@@ -140,6 +147,64 @@ int sarbp_mpi_compare(const uint64_t *d, int n, int *item, uint64_t *value);
 sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
                             sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
                             int *peer_failed);
+
+/* ---- the ranks write their own rows ----
+ * sarbp_form_mpi holds the whole image on rank 0, which a format written
+ * in one stream needs (PNG, SICD/NITF, GeoTIFF, KMZ, and HDF5 from a
+ * serial HDF5 library). A .npy is a header and the rows in order, so each
+ * rank writes its rows at their offset in the one file (MPI-IO) and no
+ * rank holds more than its rows: sarbp_form_mpi_rows, then
+ * sarbp_mpi_write_npy. */
+
+/* 1 when every output paths[0..n) (format from its name) can be written
+ * by the ranks each writing their rows (sarbp_mpi_write_npy): .npy, on a
+ * little-endian host (a .npy's pixels are little-endian; a big-endian
+ * host's image goes through rank 0, whose writer swaps them). 0 for
+ * n = 0. Pure. */
+int sarbp_mpi_writes_rows(const char *const *paths, size_t n);
+
+/* sarbp_form_mpi without the assembly, collective: after the same check
+ * that the ranks agree, each rank forms its rows (fp's decision: rows.row0,
+ * rows.nrows) into *rows, malloc'd [nrows][nx] (caller frees; NULL when
+ * the rank has no rows), and the ranks wait for each other. stats: this
+ * rank's rows, except on rank 0 of several ranks: total_s until every rank
+ * had formed its rows, and the pairs of the whole image. Failures as
+ * sarbp_form_mpi's. One process: fp's rows, the whole image. */
+sarbp_status sarbp_form_mpi_rows(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
+                                 sarbp_progress *progress, sarbp_c32 **rows,
+                                 sarbp_form_stats *stats, int *peer_failed);
+
+/* Collective: the image of grid g (the whole grid), of which this rank
+ * holds rows [row0, row0 + nrows) in rows ([nrows][nx], host memory; NULL
+ * when nrows is 0), written to every .npy file paths[0..n) (complex64 as
+ * sarbp_image_write_npy writes it, byte for byte), all or nothing.
+ *
+ * First every rank checks its pixels: a NaN or Inf anywhere fails every
+ * rank before any file exists (the message, on rank 0, counts them and
+ * gives the first, as sarbp_image_write's). Then rank 0 creates each
+ * output's temporary beside it (named: "<path>.tmp-XXXXXX", see
+ * sarbp/output.h) and tells the others its name; every rank opens it
+ * (MPI_File_open on MPI_COMM_SELF: a collective open that fails on some
+ * ranks would leave the others a handle whose close waits for them), writes
+ * its rows at their offset (rank 0 the header too) and syncs them
+ * (MPI_File_sync); only when every rank has succeeded does rank 0 rename
+ * the temporaries over the outputs (sarbp_tempfile_commit_all: an earlier
+ * file of that name is kept until then). On any failure on any rank the
+ * temporaries are removed and every output is as it was.
+ *
+ * The output's folder must be one every rank sees under the same name (a
+ * shared file system, the ranks started in the same working directory
+ * when the path is relative): a rank that cannot open the temporary fails
+ * the job, its message naming the temporary.
+ *
+ * Returns the same outcome on every rank: SARBP_OK, this rank's own error,
+ * or SARBP_ERR_INVALID "another rank failed" with *peer_failed = 1 (may be
+ * NULL). SARBP_ERR_INVALID on every rank when sarbp_mpi_writes_rows says
+ * no. One process (MPI not started): rows must be the whole image, written
+ * by sarbp_image_write_all. */
+sarbp_status sarbp_mpi_write_npy(const char *const *paths, size_t n, const sarbp_grid *g,
+                                 size_t row0, size_t nrows, const sarbp_c32 *rows,
+                                 int *peer_failed);
 
 #ifdef __cplusplus
 }

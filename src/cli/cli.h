@@ -136,13 +136,14 @@ void cli_progress_end(sarbp_progress *p);
  * exit code (failure on every rank when any failed). A command that stops
  * because another rank failed sets cli_mpi_peer_failed and prints nothing.
  * cli_mpi_rank > 0 silences cli_info and progress. cli_mpi_local_rank: this
- * rank's number on its node (-1 when unknown or one process). */
+ * rank's number on its node, from the launcher's environment or else MPI's
+ * (sarbp_mpi_local_rank); -1 in one process. */
 extern int cli_mpi_rank;
 extern int cli_mpi_peer_failed;
 int cli_mpi_begin(const char *cmd, int *argc, char ***argv);
 int cli_mpi_end(const char *cmd, int rc);
 int cli_mpi_local_rank(void);
-/* Ranks on this node (1 when unknown or one process). */
+/* Ranks on this node, found the same way (1 in one process). */
 int cli_mpi_local_size(void);
 
 /* Subcommands: argc/argv start at the subcommand's name. */

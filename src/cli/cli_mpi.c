@@ -78,7 +78,7 @@ int cli_mpi_local_rank(void)
         long v;
         if (s && !cli_parse_long(s, 0, 1 << 20, &v)) return (int)v;
     }
-    return -1;
+    return sarbp_mpi_local_rank(); /* MPI's own count of the node's ranks */
 }
 
 int cli_mpi_local_size(void)
@@ -91,5 +91,5 @@ int cli_mpi_local_size(void)
         long v;
         if (s && !cli_parse_long(s, 1, 1 << 20, &v)) return (int)v;
     }
-    return 1;
+    return sarbp_mpi_local_size();
 }

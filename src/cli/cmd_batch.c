@@ -8,7 +8,8 @@
  * without thread safety, is only ever used by one thread of a process. The
  * parent measures each image in-process (sarbp metrics' grid, entropy and
  * peak). Under MPI the windows are dealt out round robin over the ranks, each
- * rank running -j of its own at a time, and rank 0 collects the records and
+ * rank running -j of its own at a time (on the GPU of its node-local rank
+ * unless --form-args gives --device), and rank 0 collects the records and
  * writes the summary; before any window starts, the ranks compare digests
  * of their options, inputs and window lists, and any difference fails the
  * job.
@@ -114,7 +115,8 @@ static void help(void)
 "Under mpirun/srun the windows are shared out over the ranks; rank 0 writes the\n"
 "summary, which is the same as a one-process run's. The ranks must be given the\n"
 "same options and read the same inputs: they compare their window lists before\n"
-"forming, and any difference fails the job.\n"
+"forming, and any difference fails the job. Each rank's windows get --device N,\n"
+"N its rank on its node (one GPU a rank), unless --form-args gives --device.\n"
 "\n"
 "summary columns (CSV header; the same keys in the JSON array of objects):\n"
 "  index, input, az_start_deg, az_end_deg (the window), pulses, nx, ny, dx_m, dy_m\n"
@@ -337,14 +339,15 @@ static void discard_log(struct slot *sl)
 /* Starts window w's 'sarbp form' in slot sl, its output into a temporary
  * log. The pid, or -1 with w->note saying why. */
 static pid_t start_window(const char *exe, const char *outdir, struct window *w, char **form_args,
-                          int nform, int threads, struct slot *sl)
+                          int nform, int threads, int device, struct slot *sl)
 {
-    char tag[64], outs[MAX_FORMATS][4096], logp[4096], az[128], th[32];
+    char tag[64], outs[MAX_FORMATS][4096], logp[4096], az[128], th[32], dev[32];
     snprintf(tag, sizeof tag, "win_%03zu", w->index);
     for (int i = 0; i < g_nfmt; i++) output_path(outs[i], sizeof outs[i], outdir, w->index, i);
     snprintf(logp, sizeof logp, "%s/%s.log", outdir, tag);
     snprintf(az, sizeof az, "%.7f:%.7f", w->p0, w->p1);
     snprintf(th, sizeof th, "%d", threads);
+    snprintf(dev, sizeof dev, "%d", device);
     fflush(stdout);
     fflush(stderr);
     sl->w = w;
@@ -392,6 +395,10 @@ static pid_t start_window(const char *exe, const char *outdir, struct window *w,
     if (threads > 0) {
         argv[n++] = "--threads";
         argv[n++] = th;
+    }
+    if (device >= 0) {
+        argv[n++] = "--device";
+        argv[n++] = dev;
     }
     for (int i = 0; i < nform; i++) argv[n++] = form_args[i];
     if (*w->collect_start) { /* after the user's: the last one counts */
@@ -843,7 +850,7 @@ static int long_is(const char *t, const char *name, const char **val)
 /* What batch reads of --form-args: the last value of each option it needs. */
 struct form_opts {
     const char *scene_ref, *prf, *collect_start;
-    int has_threads;
+    int has_threads, has_device;
 };
 
 /* Checks ARGS before any window: form's parser (above), then the options
@@ -914,8 +921,9 @@ static int check_form_args(const char *cmd, const char *self, char **a, int n,
                             : long_is(t, "collect-start", &v) ? &fo->collect_start
                                                               : NULL;
         if (long_is(t, "threads", &v)) fo->has_threads = 1;
+        if (long_is(t, "device", &v)) fo->has_device = 1;
         if (slot) *slot = v ? v : i + 1 < n ? a[i + 1] : "";
-        if ((slot || long_is(t, "threads", NULL)) && !v) i++; /* its value */
+        if ((slot || long_is(t, "threads", NULL) || long_is(t, "device", NULL)) && !v) i++; /* its value */
     }
     return CLI_OK;
 }
@@ -1098,6 +1106,9 @@ int cmd_batch(int argc, char **argv)
     if (ncores < 1) ncores = 1;
     if (jobs == 0) jobs = ncores;
     const int threads = fo.has_threads ? 0 : (ncores / (int)jobs > 0 ? ncores / (int)jobs : 1);
+    /* one GPU a rank, as form under MPI: the node-local rank's (-1: none
+     * given, the window's default) */
+    const int device = fo.has_device ? -1 : cli_mpi_local_rank();
     char exe[4096];
     ssize_t n = form_exe ? (ssize_t)snprintf(exe, sizeof exe, "%s", form_exe)
                          : sn > 0 ? (ssize_t)snprintf(exe, sizeof exe, "%s", self) : -1;
@@ -1259,7 +1270,7 @@ int cmd_batch(int argc, char **argv)
             for (int i = 0; i < g_nslots && !sl; i++)
                 if (!g_slots[i].w) sl = &g_slots[i];
             x->t0 = sarbp_now_s();
-            x->pid = start_window(exe, outdir, x, form_args, nform, threads, sl);
+            x->pid = start_window(exe, outdir, x, form_args, nform, threads, device, sl);
             if (x->pid < 0) {
                 finish_window(outdir, x, 127 << 8, 0, sl);
                 sl->w = NULL;

@@ -166,6 +166,11 @@ static void help(void)
 "against bp: 60 dB at the default); point targets keep their positions, PSLR and\n"
 "ISLR. See README, 'Fast factorized backprojection'.\n"
 "\n"
+"Under mpirun or srun the ranks share out the image's rows (docs/cluster.md). With\n"
+"only .npy outputs each rank writes its own rows into the file (MPI-IO; the output's\n"
+"folder must be one that every rank sees); .h5, .png, .nitf, .tif and .kmz are\n"
+"written by rank 0, which gathers the whole image.\n"
+"\n"
 "exit codes: 0 success, 1 failure (bad input file, bad data, device error; no output\n"
 "file is left behind), 2 usage error.\n");
 }
@@ -543,6 +548,49 @@ static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarb
              "search %.3f s", info->profiles_s, info->windows_s, info->contributions_s,
              info->seconds - info->profiles_s - info->windows_s - info->contributions_s);
     return SARBP_OK;
+}
+
+/* -v: where the time went. */
+static void report_times(const sarbp_form_stats *stats)
+{
+    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s), "
+             "%.1f Mbp/s", stats->total_s, stats->init_s, stats->read_s,
+             stats->pairs / (stats->total_s > 0 ? stats->total_s : 1) / 1e6);
+    const sarbp_stage_times *t = &stats->stages;
+    cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
+             "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
+             t->setup_s, stats->read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
+             (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
+    cli_report_layout("form", stats);
+}
+
+/* Under MPI with .npy outputs only (sarbp_mpi_writes_rows): every rank
+ * forms its rows and writes them into the outputs itself, and no rank
+ * holds the whole image (sarbp/mpi.h). The provenance attributes a .npy
+ * cannot carry are said with -v only. The CLI's exit status. */
+static int form_own_rows(const char *cmd, sarbp_session *sess, sarbp_reader *rd,
+                         sarbp_form_plan *plan, sarbp_progress *prog, const char *const *outputs,
+                         size_t nout, sarbp_form_stats *stats, const struct provenance *pv,
+                         const sarbp_bp_options *bo, int argc, char **argv)
+{
+    const sarbp_form_decision *dc = sarbp_form_plan_decision(plan);
+    sarbp_c32 *rows = NULL;
+    int peer = 0;
+    sarbp_status st = sarbp_form_mpi_rows(sess, rd, plan, prog, &rows, stats, &peer);
+    if (!st) st = sarbp_mpi_write_npy(outputs, nout, &dc->grid, dc->rows.row0, dc->rows.nrows, rows,
+                                      &peer);
+    free(rows);
+    if (st) {
+        cli_mpi_peer_failed = peer;
+        return peer ? CLI_FAIL : cli_fail_status(cmd, st);
+    }
+    sarbp_image *attrs = NULL; /* the -v line of what was applied: attributes, no pixels */
+    if (sarbp_mpi_rank() == 0 && cli_verbosity >= 2 && (attrs = calloc(1, sizeof *attrs)) &&
+        !sarbp_form_plan_attrs(plan, attrs) &&
+        !sarbp_image_set_collection(attrs, sarbp_reader_collection(rd)))
+        record_provenance(attrs, pv, sarbp_reader_meta(rd), bo, argc, argv);
+    free(attrs);
+    return CLI_OK;
 }
 
 int cmd_form(int argc, char **argv)
@@ -1008,10 +1056,31 @@ int cmd_form(int argc, char **argv)
              meta->npulses, meta->nsamples, g.nx, g.ny, g.dx, g.dy, be->name,
              sarbp_precision_name(bo.precision), sarbp_algorithm_name(bo.algorithm));
 
+    if ((prf > 0 || collect_start) &&
+        (sarbp_reader_times(rd) || *sarbp_reader_collection(rd)->collect_start)) {
+        sarbp_form_plan_free(plan);
+        sarbp_session_free(sess);
+        sarbp_reader_free(rd);
+        return cli_fail(cmd, "--prf and --collect-start are for inputs without pulse times; "
+                        "'%s' has its own", inputs[0]);
+    }
     sarbp_progress *prog = cli_progress_start("form", (double)g.nx * (double)g.ny);
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
     int peer_failed = 0; /* under MPI: ranks share the rows, rank 0 gets the image */
+    if (sarbp_mpi_size() > 1 && sarbp_mpi_writes_rows(outputs, nout)) {
+        /* .npy only: each rank writes its own rows, no rank gathers them */
+        const int rc_rows = form_own_rows(cmd, sess, rd, plan, prog, outputs, nout, &stats, &pv, &bo,
+                                          argc, argv);
+        sarbp_form_plan_free(plan);
+        sarbp_session_free(sess);
+        cli_progress_end(prog);
+        sarbp_reader_free(rd);
+        free(terrain.h);
+        terrain.h = NULL;
+        if (rc_rows == CLI_OK && sarbp_mpi_rank() == 0) report_times(&stats);
+        return rc_rows;
+    }
     if (autofocus >= 2) /* the estimate applied to the samples in memory, then formed */
         st = form_autofocused(sess, rd, plan, &afr, prog, &img, &stats, &pv);
     else
@@ -1038,12 +1107,6 @@ int cmd_form(int argc, char **argv)
     sarbp_image_context ctx = {.meta = sarbp_reader_meta(rd), .times = sarbp_reader_times(rd),
                                .tiff_complex = tiff_complex, .display = &display};
     double *times = NULL;
-    if ((prf > 0 || collect_start) && (ctx.times || sarbp_image_get_attr(img, "collect_start"))) {
-        sarbp_reader_free(rd);
-        sarbp_image_free(img);
-        return cli_fail(cmd, "--prf and --collect-start are for inputs without pulse times; "
-                        "'%s' has its own", inputs[0]);
-    }
     if (prf > 0) {
         times = malloc(ctx.meta->npulses * sizeof *times);
         if (!times) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
@@ -1077,15 +1140,7 @@ int cmd_form(int argc, char **argv)
                                    : "--db-range");
         break;
     }
-    cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s), "
-             "%.1f Mbp/s", stats.total_s, stats.init_s, stats.read_s,
-             stats.pairs / (stats.total_s > 0 ? stats.total_s : 1) / 1e6);
-    const sarbp_stage_times *t = &stats.stages;
-    cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
-             "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
-             t->setup_s, stats.read_s, t->transfer_s, t->rc_s, t->bp_s, t->finish_s,
-             (double)t->pulse_bytes / (1 << 20), (double)t->image_bytes / (1 << 20));
-    cli_report_layout("form", &stats);
+    report_times(&stats);
     sarbp_image_free(img);
     free(terrain.h);
     terrain.h = NULL;

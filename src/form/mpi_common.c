@@ -1,11 +1,13 @@
 /* mpi_common.c - what the MPI and the one-process builds share: the
- * launcher's environment, the split of an image into bands of rows and the
- * digests the ranks compare before forming. No MPI calls here (mpi_form.c
- * makes them; mpi_none.c stands in for them). */
+ * launcher's environment, the split of an image into bands of rows, the
+ * digests the ranks compare before forming and the outputs the ranks can
+ * write themselves. No MPI calls here (mpi_form.c makes them; mpi_none.c
+ * stands in for them). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "form/plan_internal.h"
 #include "sarbp/mpi.h"
 #include "sarbp/phd_io.h"
 
@@ -43,6 +45,30 @@ void sarbp_mpi_band_rows(size_t ny, size_t align, int n, int k, size_t *row0, si
     const size_t r0 = u0 * align, r1 = (u0 + nu) * align;
     *row0 = r0 < ny ? r0 : ny;
     *nrows = (r1 < ny ? r1 : ny) - *row0;
+}
+
+int sarbp_mpi_writes_rows(const char *const *paths, size_t n)
+{
+    const uint16_t one = 1;
+    if (*(const unsigned char *)&one != 1) return 0; /* a .npy is little-endian: rank 0's writer swaps */
+    for (size_t i = 0; i < n; i++)
+        if (!paths || sarbp_image_format_from_name(paths[i]) != SARBP_IMG_NPY) return 0;
+    return n > 0;
+}
+
+sarbp_status mpi_write_npy_one(const char *const *paths, size_t n, const sarbp_grid *g,
+                               size_t row0, size_t nrows, const sarbp_c32 *rows)
+{
+    if (row0 != 0 || nrows != g->ny)
+        return sarbp_error(SARBP_ERR_INVALID, "one process writes the whole image, not rows %zu to "
+                           "%zu of %zu", row0, row0 + nrows, g->ny);
+    sarbp_image *img = calloc(1, sizeof *img);
+    if (!img) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    img->grid = *g;
+    img->data = (sarbp_c32 *)rows; /* read only */
+    const sarbp_status st = sarbp_image_write_all(paths, n, img, SARBP_DB_RANGE_AUTO);
+    free(img);
+    return st;
 }
 
 /* ---- digests ---------------------------------------------------------------

@@ -1,5 +1,6 @@
 /* mpi_form.c - sarbp/mpi.h with MPI: one image formed in bands of rows
- * across the ranks, assembled on rank 0.
+ * across the ranks, assembled on rank 0, or (a .npy) written by each rank
+ * into its rows of the one file.
  *
  * Every rank reads the phase history itself: a band needs every pulse, and
  * reading is a small part of forming (measured: README, "Running on a
@@ -13,18 +14,24 @@
  *
  * MPI's own errors keep the default handler (MPI_ERRORS_ARE_FATAL): a broken
  * transport ends the job through mpirun. The failures this file turns into
- * statuses are sarbp's: bad input, out of memory, no device. */
+ * statuses are sarbp's: bad input, out of memory, no device, and the file
+ * system's under MPI-IO (whose default handler for files, MPI_ERRORS_RETURN,
+ * returns them). */
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/image_check.h" /* the .npy header */
+#include "io/tempfile.h"
+#include "form/plan_internal.h" /* mpi_write_npy_one */
 #include "sarbp/bench.h" /* sarbp_form_limits, in the digest */
 #include "sarbp/mpi.h"
 #include "sarbp/progress.h"
 
 
-static int g_inited, g_rank, g_size = 1;
+static int g_inited, g_rank, g_size = 1, g_local_rank, g_local_size = 1;
 
 int sarbp_mpi_built(void) { return 1; }
 
@@ -38,6 +45,13 @@ sarbp_status sarbp_mpi_init(int *argc, char ***argv)
     g_inited = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(node, &g_local_rank);
+        MPI_Comm_size(node, &g_local_size);
+        MPI_Comm_free(&node);
+    }
     return SARBP_OK;
 }
 
@@ -46,12 +60,14 @@ void sarbp_mpi_finalize(void)
     if (!g_inited) return;
     MPI_Finalize();
     g_inited = 0;
-    g_rank = 0;
-    g_size = 1;
+    g_rank = g_local_rank = 0;
+    g_size = g_local_size = 1;
 }
 
 int sarbp_mpi_rank(void) { return g_rank; }
 int sarbp_mpi_size(void) { return g_size; }
+int sarbp_mpi_local_rank(void) { return g_local_rank; }
+int sarbp_mpi_local_size(void) { return g_local_size; }
 
 /* The exchange: MIN over {the rank if it failed (else size), 0 if it is
  * draining (else 1), 1 if it is draining (else 0), its vote, not its vote}:
@@ -281,6 +297,16 @@ static sarbp_status agree(sarbp_reader *rd, const sarbp_grid *g, const sarbp_bac
     return disagreement(r, item, v, d, hashed);
 }
 
+/* Rank 0 of several: stats of the whole image, formed by every rank by
+ * now, since t0. */
+static void whole_stats(sarbp_form_stats *stats, const sarbp_grid *g, sarbp_reader *rd, double t0)
+{
+    if (!stats || g_rank != 0 || g_size == 1) return;
+    stats->total_s = sarbp_now_s() - t0;
+    stats->compute_s = stats->total_s - stats->read_s;
+    stats->pairs = sarbp_grid_pairs(g, sarbp_reader_meta(rd)->npulses);
+}
+
 sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
                             sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
                             int *peer_failed)
@@ -328,11 +354,7 @@ sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form
             next += (size_t)nr;
         }
         *out = img;
-        if (stats && g_size > 1) { /* rank 0: the whole image, its rows formed and assembled */
-            stats->total_s = sarbp_now_s() - t0;
-            stats->compute_s = stats->total_s - stats->read_s;
-            stats->pairs = sarbp_grid_pairs(g, sarbp_reader_meta(rd)->npulses);
-        }
+        whole_stats(stats, g, rd, t0); /* its rows formed and the others' assembled */
     } else {
         const uint64_t nr = nrows;
         MPI_Send(&nr, 1, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD);
@@ -340,4 +362,160 @@ sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form
     }
     free(band);
     return SARBP_OK;
+}
+
+/* ---- the ranks write their own rows (sarbp/mpi.h) --------------------------- */
+
+sarbp_status sarbp_form_mpi_rows(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
+                                 sarbp_progress *progress, sarbp_c32 **rows,
+                                 sarbp_form_stats *stats, int *peer_failed)
+{
+    int peer_dummy;
+    if (!peer_failed) peer_failed = &peer_dummy;
+    *peer_failed = 0;
+    *rows = NULL;
+    (void)s;
+    const sarbp_form_decision *d = sarbp_form_plan_decision(fp);
+    const sarbp_grid *g = &d->grid;
+    const double t0 = sarbp_now_s();
+    sarbp_status st = SARBP_OK;
+    if (g_size > 1 && (st = agree(rd, g, d->backend, &d->rc, &d->bp, peer_failed))) return st;
+    const size_t nx = g->nx, nrows = d->rows.nrows;
+    sarbp_c32 *band = NULL;
+    if (stats && !nrows) memset(stats, 0, sizeof *stats);
+    if (nrows && !(band = calloc(nrows * nx, sizeof *band)))
+        st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu x %zu pixels", nx, nrows);
+    if (!st && nrows)
+        st = sarbp_form_plan_execute((sarbp_form_plan *)fp, rd, NULL, progress, band, 1, stats);
+    if (!sarbp_mpi_check(st != SARBP_OK, NULL)) {
+        free(band);
+        return st ? st : peer_failure(peer_failed);
+    }
+    whole_stats(stats, g, rd, t0);
+    *rows = band;
+    return SARBP_OK;
+}
+
+/* This rank's failure of an MPI-IO call rc on the temporary name of output
+ * path: MPI's reason. */
+static sarbp_status io_failure(int rc, const char *path, const char *what, const char *name)
+{
+    char msg[MPI_MAX_ERROR_STRING + 1] = "";
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) == MPI_SUCCESS && len >= 0 && len <= MPI_MAX_ERROR_STRING)
+        msg[len] = '\0';
+    return sarbp_error(SARBP_ERR_IO, "cannot write '%s': rank %d cannot %s its temporary '%s': %s%s",
+                       path, g_rank, what, name, msg,
+                       strcmp(what, "open") ? ""
+                                            : " (hint: write into a folder that every rank sees "
+                                              "under the same name)");
+}
+
+/* n bytes from p at offset off of fh, in pieces MPI's int counts hold.
+ * MPI_SUCCESS or MPI's error code (MPI_ERR_IO for a short write). */
+static int write_bytes(MPI_File fh, MPI_Offset off, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t o = 0; o < n; o += PIECE) {
+        const int m = (int)(n - o < PIECE ? n - o : PIECE);
+        MPI_Status status;
+        int got = 0;
+        const int rc = MPI_File_write_at(fh, off + (MPI_Offset)o, b + o, m, MPI_BYTE, &status);
+        if (rc != MPI_SUCCESS) return rc;
+        if (MPI_Get_count(&status, MPI_BYTE, &got) != MPI_SUCCESS || got != m) return MPI_ERR_IO;
+    }
+    return MPI_SUCCESS;
+}
+
+/* This rank's rows (and on rank 0 the header head[nhead]) into the
+ * temporary name of output path, synced. */
+static sarbp_status write_rows(const char *path, const char *name, const unsigned char *head,
+                               size_t nhead, size_t nx, size_t row0, size_t nrows,
+                               const sarbp_c32 *rows)
+{
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    if (rc != MPI_SUCCESS) return io_failure(rc, path, "open", name);
+    const size_t row_bytes = nx * sizeof(sarbp_c32);
+    if (g_rank == 0) rc = write_bytes(fh, 0, head, nhead);
+    if (rc == MPI_SUCCESS && nrows)
+        rc = write_bytes(fh, (MPI_Offset)(nhead + row0 * row_bytes), rows, nrows * row_bytes);
+    if (rc == MPI_SUCCESS) rc = MPI_File_sync(fh);
+    const int rc_close = MPI_File_close(&fh);
+    if (rc == MPI_SUCCESS && rc_close != MPI_SUCCESS)
+        return io_failure(rc_close, path, "close", name);
+    return rc == MPI_SUCCESS ? SARBP_OK : io_failure(rc, path, "write", name);
+}
+
+sarbp_status sarbp_mpi_write_npy(const char *const *paths, size_t n, const sarbp_grid *g,
+                                 size_t row0, size_t nrows, const sarbp_c32 *rows,
+                                 int *peer_failed)
+{
+    int peer_dummy;
+    if (!peer_failed) peer_failed = &peer_dummy;
+    *peer_failed = 0;
+    if (!sarbp_mpi_writes_rows(paths, n))
+        return sarbp_error(SARBP_ERR_INVALID, "the ranks write their own rows into .npy files "
+                           "only (not '%s')", n && paths ? paths[0] : "(none)");
+    if (!g_inited) return mpi_write_npy_one(paths, n, g, row0, nrows, rows);
+    /* every rank is here (none has left for sarbp_mpi_drain) before the
+     * collectives below */
+    if (!sarbp_mpi_check(0, NULL)) return peer_failure(peer_failed);
+
+    /* every pixel finite, counted over the ranks, before any file exists */
+    const size_t nx = g->nx;
+    uint64_t bad = 0, first = UINT64_MAX, all_bad = 0, all_first = 0;
+    for (size_t i = 0; i < nrows * nx; i++)
+        if (!isfinite(rows[i].re) || !isfinite(rows[i].im)) {
+            if (!bad) first = (uint64_t)(row0 * nx + i);
+            bad++;
+        }
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&first, &all_first, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (all_bad && g_rank != 0) return peer_failure(peer_failed);
+    if (all_bad)
+        return sarbp_error(SARBP_ERR_INVALID, "image has %llu non-finite pixel%s (NaN or Inf; the "
+                           "first at ix %llu, iy %llu): no output written",
+                           (unsigned long long)all_bad, all_bad == 1 ? "" : "s",
+                           (unsigned long long)(all_first % nx), (unsigned long long)(all_first / nx));
+
+    /* rank 0 makes the temporaries, named so that the others can open them */
+    sarbp_status st = SARBP_OK;
+    sarbp_tempfile **t = g_rank == 0 ? calloc(n, sizeof *t) : NULL;
+    if (g_rank == 0 && !t) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; t && i < n && !st; i++) {
+        st = sarbp_tempfile_create(paths[i], &t[i]);
+        if (!st) sarbp_tempfile_open_name(t[i]);
+        if (!st && !*sarbp_tempfile_name(t[i]))
+            st = sarbp_error(SARBP_ERR_IO, "cannot write '%s': its temporary could not be given a "
+                             "name for the other ranks", paths[i]);
+    }
+    int peer = 0;
+    if (sarbp_mpi_check(st != SARBP_OK, &peer)) {
+        /* each output in turn: its temporary's name to every rank, which
+         * writes its rows there (after its first failure, only listens) */
+        unsigned char head[IMAGE_NPY_HEADER_MAX];
+        const size_t nhead = image_npy_header(g->ny, nx, head);
+        for (size_t i = 0; i < n; i++) {
+            char name[4096] = "";
+            if (g_rank == 0) snprintf(name, sizeof name, "%s", sarbp_tempfile_name(t[i]));
+            MPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+            if (!st) st = write_rows(paths[i], name, head, nhead, nx, row0, nrows, rows);
+        }
+        /* every rank's rows on disk, or none of the outputs */
+        if (sarbp_mpi_check(st != SARBP_OK, &peer)) {
+            if (g_rank == 0) {
+                st = sarbp_tempfile_commit_all(t, n); /* frees them */
+                n = 0;
+            }
+            if (!sarbp_mpi_check(st != SARBP_OK, &peer) && peer) st = peer_failure(peer_failed);
+        } else if (peer) {
+            st = peer_failure(peer_failed);
+        }
+    } else if (peer) {
+        st = peer_failure(peer_failed);
+    }
+    for (size_t i = 0; t && i < n; i++) sarbp_tempfile_delete(t[i]);
+    free(t);
+    return st;
 }

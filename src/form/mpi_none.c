@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "form/plan_internal.h"
 #include "sarbp/mpi.h"
 
 int sarbp_mpi_built(void) { return 0; }
@@ -22,6 +23,8 @@ sarbp_status sarbp_mpi_init(int *argc, char ***argv)
 void sarbp_mpi_finalize(void) {}
 int sarbp_mpi_rank(void) { return 0; }
 int sarbp_mpi_size(void) { return 1; }
+int sarbp_mpi_local_rank(void) { return 0; }
+int sarbp_mpi_local_size(void) { return 1; }
 
 int sarbp_mpi_check(int failed, int *peer)
 {
@@ -74,4 +77,34 @@ sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form
     }
     *out = img;
     return SARBP_OK;
+}
+
+sarbp_status sarbp_form_mpi_rows(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
+                                 sarbp_progress *progress, sarbp_c32 **rows,
+                                 sarbp_form_stats *stats, int *peer_failed)
+{
+    (void)s;
+    if (peer_failed) *peer_failed = 0;
+    const sarbp_form_decision *d = sarbp_form_plan_decision(fp);
+    const size_t n = d->grid.nx * d->rows.nrows;
+    *rows = calloc(n ? n : 1, sizeof **rows);
+    if (!*rows) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for %zu x %zu pixels", d->grid.nx,
+                                   d->rows.nrows);
+    const sarbp_status st = sarbp_form_plan_execute((sarbp_form_plan *)fp, rd, NULL, progress, *rows, 1, stats);
+    if (st) {
+        free(*rows);
+        *rows = NULL;
+    }
+    return st;
+}
+
+sarbp_status sarbp_mpi_write_npy(const char *const *paths, size_t n, const sarbp_grid *g,
+                                 size_t row0, size_t nrows, const sarbp_c32 *rows,
+                                 int *peer_failed)
+{
+    if (peer_failed) *peer_failed = 0;
+    if (!sarbp_mpi_writes_rows(paths, n))
+        return sarbp_error(SARBP_ERR_INVALID, "the ranks write their own rows into .npy files "
+                           "only (not '%s')", n && paths ? paths[0] : "(none)");
+    return mpi_write_npy_one(paths, n, g, row0, nrows, rows);
 }

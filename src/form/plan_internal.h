@@ -21,4 +21,9 @@ sarbp_bp_desc form_plan_desc(const sarbp_form_plan *fp, sarbp_region r, size_t k
 sarbp_form_request form_request_given(const sarbp_grid *g, const sarbp_backend *be,
                                       const sarbp_rc_params *rc, const sarbp_bp_options *o);
 
+/* sarbp_mpi_write_npy in one process (mpi_common.c, for mpi_none.c and for
+ * mpi_form.c when MPI was not started): rows must be the whole image. */
+sarbp_status mpi_write_npy_one(const char *const *paths, size_t n, const sarbp_grid *g,
+                               size_t row0, size_t nrows, const sarbp_c32 *rows);
+
 #endif

@@ -1,6 +1,8 @@
 /* image_check.h - the image writers' checks of outputs before any file
- * exists, for output_check.c and the KMZ writer (not installed).
- * Implemented in image_write.c, which runs them again when it writes. */
+ * exists, for output_check.c and the KMZ writer, and the .npy header for
+ * the MPI ranks that write their rows themselves (src/form/mpi_form.c); not
+ * installed. Implemented in image_write.c, which runs the checks again when
+ * it writes. */
 #ifndef SARBP_IMAGE_CHECK_H
 #define SARBP_IMAGE_CHECK_H
 
@@ -22,5 +24,12 @@ sarbp_status image_check_outputs(const char *const *paths, const sarbp_image_for
  * PNG_USER_WIDTH_MAX x PNG_USER_HEIGHT_MAX (1,000,000). SARBP_ERR_INVALID
  * naming path otherwise. */
 sarbp_status png8_check_size(const char *path, size_t w, size_t h, int channels);
+
+/* The .npy header (version 1.0) of a complex64 ('<c8') image of ny x nx
+ * pixels in C order, as sarbp_image_write_npy writes it, into head: its
+ * length, a multiple of 64 and at most IMAGE_NPY_HEADER_MAX; the pixels
+ * follow it. */
+#define IMAGE_NPY_HEADER_MAX 256
+size_t image_npy_header(size_t ny, size_t nx, unsigned char head[IMAGE_NPY_HEADER_MAX]);
 
 #endif

@@ -351,29 +351,31 @@ static void swap4(unsigned char *p, size_t nbytes)
     }
 }
 
-static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
-                           double db_range, const sarbp_image_context *ctx)
+size_t image_npy_header(size_t ny, size_t nx, unsigned char head[IMAGE_NPY_HEADER_MAX])
 {
-    (void)db_range;
-    (void)ctx;
     /* Version 1.0 header: magic, 2-byte length, a Python dict padded with
-     * spaces and ended by '\n' so that the data start at a multiple of 64. */
-    char dict[256];
-    int dl = snprintf(dict, sizeof dict, "{'descr': '<c8', 'fortran_order': False, 'shape': (%zu, %zu), }",
-                      img->grid.ny, img->grid.nx);
-    if (dl < 0 || (size_t)dl >= sizeof dict - 70)
-        return sarbp_error(SARBP_ERR_INTERNAL, "npy header too long");
-    size_t total = 10 + (size_t)dl + 1;
-    size_t padded = (total + 63) / 64 * 64;
-    size_t hlen = padded - 10;
-    unsigned char head[256 + 16];
+     * spaces and ended by '\n' so that the data start at a multiple of 64.
+     * Two 20-digit sizes make a dict of 100 characters: 128 bytes in all. */
+    char dict[IMAGE_NPY_HEADER_MAX - 10];
+    const int dl = snprintf(dict, sizeof dict, "{'descr': '<c8', 'fortran_order': False, 'shape': "
+                            "(%zu, %zu), }", ny, nx);
+    const size_t padded = (10 + (size_t)dl + 1 + 63) / 64 * 64, hlen = padded - 10;
     memcpy(head, "\x93NUMPY\x01\x00", 8);
     head[8] = (unsigned char)(hlen & 0xff);
     head[9] = (unsigned char)(hlen >> 8);
     memcpy(head + 10, dict, (size_t)dl);
     memset(head + 10 + dl, ' ', padded - 10 - (size_t)dl - 1);
     head[padded - 1] = '\n';
+    return padded;
+}
 
+static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_image *img,
+                           double db_range, const sarbp_image_context *ctx)
+{
+    (void)db_range;
+    (void)ctx;
+    unsigned char head[IMAGE_NPY_HEADER_MAX];
+    const size_t padded = image_npy_header(img->grid.ny, img->grid.nx, head);
     FILE *f = sarbp_tempfile_fdopen(t);
     if (!f) return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     int ok = fwrite(head, 1, padded, f) == padded;
