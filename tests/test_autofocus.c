@@ -22,11 +22,11 @@
 #define PGA_RMS 0.037
 #define PGA_CLEAN_SER 100.0 /* inf: no correction is kept */
 #define PGA_CLEAN_RMS 0.001
-#define RANGE_SER 41.8
-#define RANGE_RMS 0.012
-#define RANGE_MM 0.032
-#define WIN_SER 41.8
-#define WIN_RMS 0.012
+#define RANGE_SER 42.2
+#define RANGE_RMS 0.014
+#define RANGE_MM 0.035
+#define WIN_SER 38.5
+#define WIN_RMS 0.016
 
 static sarbp_phd *scene;
 static sarbp_grid grid;
@@ -75,11 +75,12 @@ static sarbp_image *form(const sarbp_phd *p)
     return img;
 }
 
-static void on_iteration(void *user, int stage, int it, double sharpness, double step)
+static void on_iteration(void *user, int half, int stage, int it, double sharpness, double step)
 {
     (void)user;
     if (it % 5 == 0 || it == 1)
-        printf("    stage %d iteration %d: sharpness %.4f, step %.3f rad\n", stage, it, sharpness, step);
+        printf("    half %d stage %d iteration %d: sharpness %.4f, step %.3f rad\n", half, stage, it,
+               sharpness, step);
 }
 
 /* Injects err (the samples times exp(-j err)), estimates, and checks. The
@@ -172,7 +173,7 @@ static void test_smooth(void **state)
     (void)state;
     double err[NP];
     smooth_error(err);
-    one_case("quadratic 6 rad + cubic 2.5 rad", err, 25.0, 41.8, 0.1, 0.012);
+    one_case("quadratic 6 rad + cubic 2.5 rad", err, 25.0, 38.6, 0.1, 0.016);
 }
 
 static void test_white(void **state)
@@ -187,7 +188,7 @@ static void test_white(void **state)
         const double u2 = (s >> 8) / 16777216.0;
         err[j] = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
     }
-    one_case("white noise 1 rad rms", err, 25.0, 36.1, 0.1, 0.013);
+    one_case("white noise 1 rad rms", err, 25.0, 36.4, 0.1, 0.013);
 }
 
 static void test_clean(void **state)
@@ -195,10 +196,10 @@ static void test_clean(void **state)
     (void)state;
     double err[NP] = {0};
     /* do no harm: the image changes by less than -30 dB */
-    one_case("clean (do no harm)", err, 30.0, 41.8, 0.1, 0.012);
+    one_case("clean (do no harm)", err, 30.0, 100.0, 0.1, 0.001); /* inf: nothing applied */
 }
 
-static char out[8192], err[8192];
+static char out[8192], err[65536]; /* -v prints every iteration of both halves */
 
 /* sarbp form --autofocus estimate: the image carries the estimate
  * (autofocus/phase, read back), the CSV and the plot are written; the
@@ -227,10 +228,12 @@ static void test_cli(void **state)
     assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --autofocus estimate --autofocus-csv '%s' "
                             "--autofocus-plot '%s'", in, img, g, csv, png), 0);
     assert_non_null(strstr(err, "autofocus: estimated a phase per pulse"));
+    /* the pulses are clean: the check applies nothing, and says so */
+    assert_non_null(strstr(err, "no correction applied"));
     sarbp_image *im;
     tu_ok(sarbp_image_read(img, &im));
     assert_int_equal(im->af_npulses, 64);
-    assert_non_null(strstr(sarbp_image_get_attr(im, "autofocus"), "estimated"));
+    assert_non_null(strstr(sarbp_image_get_attr(im, "autofocus"), "estimated by sharpness, none applied"));
     sarbp_image_free(im);
     char text[8192];
     assert_int_equal(tu_sh(text, sizeof text, "cat '%s'", csv), 0);
@@ -262,8 +265,10 @@ static void test_cli(void **state)
      * column, and --phase-csv of that CSV (range applied by the reader)
      * forms the same image, bit for bit; pga forms too */
     remove(img2);
+    /* (the pulses are clean: the check, which applies nothing to them, is
+     * off so that there is an estimate to carry) */
     assert_int_equal(tu_run("form -v -i '%s' -o '%s' %s --autofocus estimate --autofocus-range --autofocus-csv "
-                            "'%s'", in, img, g, csv), 0);
+                            "'%s' --autofocus-min-gain -1", in, img, g, csv), 0);
     assert_non_null(strstr(err, "autofocus: estimated a range per pulse"));
     tu_ok(sarbp_image_read(img, &a));
     assert_int_equal(a->af_npulses, 64);
@@ -369,8 +374,8 @@ static void test_gpu(void **state)
     sarbp_autofocus_options o;
     sarbp_autofocus_options_default(&o);
     o.device = 0;
-    one_case_with("gpu, quadratic 6 rad + cubic 2.5 rad", &o, e, NULL, 25.0, 41.8, 0.1, 0.012, 0, 0);
-    one_case_with("gpu, clean (do no harm)", &o, zero, NULL, 30.0, 41.8, 0.1, 0.012, 0, 0);
+    one_case_with("gpu, quadratic 6 rad + cubic 2.5 rad", &o, e, NULL, 25.0, 38.6, 0.1, 0.016, 0, 0);
+    one_case_with("gpu, clean (do no harm)", &o, zero, NULL, 30.0, 100.0, 0.1, 0.001, 0, 0);
     for (size_t j = 0; j < NP; j++) {
         const double t = 2.0 * (double)j / (NP - 1) - 1.0;
         rerr[j] = 0.03 * t * t - 0.012 * t * t * t;

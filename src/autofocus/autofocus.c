@@ -61,6 +61,7 @@ void sarbp_phase_detrend(double *phase, size_t n)
 
 struct af {
     af_engine *e;
+    int half;              /* 0: all the pixels; 1, 2: the halves of the check */
     size_t P;
     sarbp_c64 *acc;        /* [P] */
     double S0;             /* the uncorrected image's sharpness */
@@ -223,7 +224,7 @@ static sarbp_status lbfgs(struct stage *st, double *x, int stage_no, const sarbp
         memcpy(g, gt, n * sizeof *g);
         f = ft;
         (*iters)++;
-        if (o->on_iteration) o->on_iteration(o->user, stage_no, it + 1, -f, t * dmax);
+        if (o->on_iteration) o->on_iteration(o->user, st->a->half, stage_no, it + 1, -f, t * dmax);
         if (gain < tol) break;
     }
     free(mem);
@@ -256,7 +257,7 @@ static sarbp_status scan(struct stage *st, double *c, const sarbp_autofocus_opti
         }
         c[k] = best;
         f0 = fbest;
-        if (o->on_iteration) o->on_iteration(o->user, 0, 0, -fbest, fabs(best));
+        if (o->on_iteration) o->on_iteration(o->user, st->a->half, 0, 0, -fbest, fabs(best));
     }
     return SARBP_OK;
 }
@@ -372,7 +373,7 @@ static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, doub
         SARBP_TRY(a->e->ops->sweep(a->e, phi, smooth, &S, &moved));
         S /= a->S0;
         (*iters)++;
-        if (o->on_iteration) o->on_iteration(o->user, stage_no, it + 1, S, moved);
+        if (o->on_iteration) o->on_iteration(o->user, a->half, stage_no, it + 1, S, moved);
         const double gain = (S - S_prev) / S_prev;
         S_prev = S;
         if (gain < tol) break;
@@ -620,7 +621,7 @@ static sarbp_status run_pga(struct af *a, const af_pixels *px, const double *pos
             Sbest = *S;
         }
         (*iters)++;
-        if (o->on_iteration) o->on_iteration(o->user, 3, it + 1, *S, moved);
+        if (o->on_iteration) o->on_iteration(o->user, a->half, 3, it + 1, *S, moved);
         if (moved < tol && pg.h == PGA_MIN_HALF) break;
         if (pg.h > PGA_MIN_HALF) pg.h = pg.h / 2 > PGA_MIN_HALF ? pg.h / 2 : PGA_MIN_HALF;
     }
@@ -814,18 +815,94 @@ static sarbp_status profiles_of(const sarbp_phd *phd, const sarbp_rc_params *rc,
     return SARBP_OK;
 }
 
+/* The pixels px cut in two for the estimator's check: every other window
+ * (in the grid's order, so the halves interleave), or the one window's
+ * left and right halves (top and bottom when it is one column wide); the
+ * windows into w[] (px->nwin + 1 of them). 0 when they cannot be cut. */
+static int split_pixels(const af_pixels *px, sarbp_autofocus_window *w, af_pixels half[2])
+{
+    size_t n[2] = {0, 0}, M[2] = {0, 0};
+    if (px->nwin >= 2) {
+        for (size_t k = 0; k < px->nwin; k++) /* half 0 first: w[0 .. n0) */
+            if (k % 2 == 0) w[n[0]++] = px->win[k];
+        for (size_t k = 1; k < px->nwin; k += 2) w[n[0] + n[1]++] = px->win[k];
+    } else {
+        const sarbp_autofocus_window v = px->win[0];
+        if (v.nx >= 2) {
+            w[0] = (sarbp_autofocus_window){v.x0, v.y0, v.nx / 2, v.ny};
+            w[1] = (sarbp_autofocus_window){v.x0 + v.nx / 2, v.y0, v.nx - v.nx / 2, v.ny};
+        } else if (v.ny >= 2) {
+            w[0] = (sarbp_autofocus_window){v.x0, v.y0, v.nx, v.ny / 2};
+            w[1] = (sarbp_autofocus_window){v.x0, v.y0 + v.ny / 2, v.nx, v.ny - v.ny / 2};
+        } else {
+            return 0;
+        }
+        n[0] = n[1] = 1;
+    }
+    for (size_t k = 0; k < n[0] + n[1]; k++) M[k >= n[0]] += w[k].nx * w[k].ny;
+    half[0] = (af_pixels){px->g, w, n[0], M[0]};
+    half[1] = (af_pixels){px->g, w + n[0], n[1], M[1]};
+    return 1;
+}
+
+/* The estimator on two halves of the pixels, each over its own engine
+ * (a[0], a[1], their uncorrected sharpness set), checked on each other:
+ * x[P] the halves' estimates averaged when each sharpens the other half
+ * by at least min_gain (o), else zero; *S the sharpness of x over both
+ * halves relative to their uncorrected images'. */
+static sarbp_status run_checked(struct af a[2], int order, int scan_first, const sarbp_autofocus_options *o,
+                                double *x, int *iters, double *S, sarbp_autofocus_info *info)
+{
+    const size_t P = a[0].P;
+    double *xh = malloc(2 * P * sizeof *xh), Sh[2], held[2];
+    if (!xh) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    sarbp_status st = SARBP_OK;
+    for (int h = 0; h < 2 && !st; h++) {
+        st = run_estimator(&a[h], order, scan_first, o, xh + h * P, iters, &Sh[h]);
+        if (!st) st = unwrap_smooth(xh + h * P, P);
+        if (!st) sarbp_phase_detrend(xh + h * P, P);
+    }
+    /* each half's estimate on the half it never saw */
+    for (int h = 0; h < 2 && !st; h++) st = image_of(&a[1 - h], xh + h * P, &held[h]);
+    if (!st) {
+        const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? -INFINITY : 0.01;
+        const int keep = held[0] >= 1.0 + min_gain && held[1] >= 1.0 + min_gain;
+        /* the mean of the two as phases (each pulse's second within half a turn of its first) */
+        for (size_t j = 0; j < P; j++)
+            x[j] = keep ? xh[j] + 0.5 * remainder(xh[P + j] - xh[j], 2.0 * M_PI) : 0.0;
+        if (o->min_gain >= 0) { /* checked: what it found (else an earlier check's stays) */
+            info->checked = 1;
+            info->held_out[0] = held[0];
+            info->held_out[1] = held[1];
+            info->rejected = !keep;
+        }
+    }
+    if (!st) st = unwrap_smooth(x, P);
+    if (!st) sarbp_phase_detrend(x, P);
+    double s0 = 0, s1 = 0;
+    if (!st) st = image_of(&a[0], x, &s0);
+    if (!st) st = image_of(&a[1], x, &s1);
+    if (!st) *S = (s0 * a[0].S0 + s1 * a[1].S0) / (a[0].S0 + a[1].S0);
+    free(xh);
+    return st;
+}
+
 /* One method over the pulses of phd: x[P]; scan_first for the estimator.
  * The pixels px are chosen here when px->win is NULL (into *owned, the
- * caller's to free), else those given are estimated on again. */
+ * caller's to free), else those given are estimated on again. The
+ * estimator runs on two halves of them, checked on each other (run_checked),
+ * when they can be cut in two; PGA on them all. */
 static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, const sarbp_rc_params *rc,
                                   const sarbp_autofocus_options *o, int order, int scan_first, double *x,
                                   sarbp_autofocus_info *info, double *fref_out, af_pixels *pxp,
                                   sarbp_autofocus_window **owned)
 {
     sarbp_profiles *pr = NULL;
-    af_engine *e = NULL;
-    af_pixels px = *pxp;
-    struct af a = {.P = phd->npulses};
+    af_engine *e[2] = {NULL, NULL};
+    af_pixels px = *pxp, half[2];
+    const size_t P = phd->npulses;
+    struct af a[2] = {{.P = P}, {.P = P}};
+    sarbp_autofocus_window *hw = NULL;
     double t = sarbp_now_s();
     sarbp_status st = profiles_of(phd, rc, o->threads, &pr);
     info->profiles_s += sarbp_now_s() - t;
@@ -833,40 +910,54 @@ static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, con
     if (!st && !px.win) st = choose_windows(phd, g, rc, pr, o, &px, owned);
     if (!st) *pxp = px;
     info->windows_s += sarbp_now_s() - t;
+    int split = 0;
+    if (!st && o->method == SARBP_AF_ESTIMATE) {
+        if (!(hw = malloc((px.nwin + 1) * sizeof *hw))) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        else split = split_pixels(&px, hw, half);
+    }
     t = sarbp_now_s();
-    if (!st) st = engine_for(pr, &px, o, &e);
+    for (int h = 0; h < 1 + split && !st; h++) {
+        st = engine_for(pr, split ? &half[h] : &px, o, &e[h]);
+        a[h].e = e[h];
+        a[h].half = split ? h + 1 : 0;
+    }
     info->contributions_s += sarbp_now_s() - t;
-    if (!st && fref_out) memcpy(fref_out, pr->fref, phd->npulses * sizeof *fref_out);
-    double *geo = st ? NULL : malloc(4 * phd->npulses * sizeof *geo); /* PGA's: pos, fref */
+    if (!st && fref_out) memcpy(fref_out, pr->fref, P * sizeof *fref_out);
+    double *geo = st ? NULL : malloc(4 * P * sizeof *geo); /* PGA's: pos, fref */
     if (!st && !geo) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
     if (!st) {
-        memcpy(geo, pr->pos, 3 * phd->npulses * sizeof *geo);
-        memcpy(geo + 3 * phd->npulses, pr->fref, phd->npulses * sizeof *geo);
+        memcpy(geo, pr->pos, 3 * P * sizeof *geo);
+        memcpy(geo + 3 * P, pr->fref, P * sizeof *geo);
     }
     sarbp_profiles_free(pr);
-    a.e = e;
-    a.acc = st ? NULL : malloc(a.P * sizeof *a.acc);
-    if (!st && !a.acc) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    for (int h = 0; h < 1 + split && !st; h++)
+        if (!(a[h].acc = malloc(P * sizeof *a[h].acc))) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     double S = 0;
     int iters = 0;
-    const double *zero = x; /* the first image: no correction */
-    memset(x, 0, a.P * sizeof *x);
-    if (!st) st = image_of(&a, zero, &S); /* S0 */
-    if (!st) st = o->method == SARBP_AF_PGA ? run_pga(&a, &px, geo, geo + 3 * a.P, o, x, &iters, &S)
-                                           : run_estimator(&a, order, scan_first, o, x, &iters, &S);
-    if (!st) st = unwrap_smooth(x, a.P);
-    if (!st) sarbp_phase_detrend(x, a.P);
-    if (!st) st = image_of(&a, x, &S);
+    memset(x, 0, P * sizeof *x);
+    for (int h = 0; h < 1 + split && !st; h++) st = image_of(&a[h], x, &S); /* S0 */
+    if (!st && split) {
+        st = run_checked(a, order, scan_first, o, x, &iters, &S, info);
+    } else if (!st) {
+        st = o->method == SARBP_AF_PGA ? run_pga(&a[0], &px, geo, geo + 3 * P, o, x, &iters, &S)
+                                       : run_estimator(&a[0], order, scan_first, o, x, &iters, &S);
+        if (!st) st = unwrap_smooth(x, P);
+        if (!st) sarbp_phase_detrend(x, P);
+        if (!st) st = image_of(&a[0], x, &S);
+    }
     if (!st) {
         info->iterations += iters;
-        info->evaluations += a.evaluations;
+        info->evaluations += a[0].evaluations + a[1].evaluations;
         info->sharpness = S;
         info->pixels = px.M;
         info->nwindows = px.nwin;
     }
-    if (e) e->ops->destroy(e);
+    for (int h = 0; h < 2; h++) {
+        if (e[h]) e[h]->ops->destroy(e[h]);
+        free(a[h].acc);
+    }
+    free(hw);
     free(geo);
-    free(a.acc);
     return st;
 }
 
@@ -914,7 +1005,9 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
     af_pixels px = {0};
     sarbp_autofocus_window *owned = NULL;
     sarbp_status st = estimate_once(phd, g, rc, o, order, 1, phase, &inf, fref, &px, &owned);
-    if (!st && o->range) {
+    if (!st && o->range && inf.rejected) { /* focused: no range either */
+        memset(range, 0, P * sizeof *range);
+    } else if (!st && o->range) {
         /* the phase read as a range at each pulse's reference frequency,
          * applied over the whole band, then what is left estimated again */
         for (size_t j = 0; j < P; j++) range[j] = phase[j] * SARBP_C / (4.0 * M_PI * fref[j]);
@@ -924,6 +1017,7 @@ sarbp_status sarbp_autofocus_estimate(const sarbp_phd *phd, const sarbp_grid *g,
         if (!st) st = sarbp_autofocus_apply(q, NULL, range);
         sarbp_autofocus_options o2 = *o;
         o2.method = SARBP_AF_ESTIMATE;
+        o2.min_gain = -1; /* the first estimate's check said the data need correcting */
         /* on the same pixels: the corrected pulses' image is not formed again to choose them */
         if (!st) st = estimate_once(q, g, rc, &o2, order, 0, phase, &inf, NULL, &px, &owned);
         sarbp_phd_free(q);

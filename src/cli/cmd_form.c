@@ -54,6 +54,11 @@ static void help(void)
 "      --autofocus-window X0,Y0,NX,NY  estimate over these pixels of the grid (NX x NY\n"
 "                        from column X0, row Y0; repeat for several, at most 64)\n"
 "      --autofocus-iterations N  at most N iterations per stage (default 40, pga 20)\n"
+"      --autofocus-min-gain G  do no harm: estimate's check (default 0.01). It estimates\n"
+"                        on two halves of the pixels and applies the halves' mean only\n"
+"                        when each makes the half it never saw sharper by at least\n"
+"                        the fraction G; else nothing (the data are focused, and what\n"
+"                        it would fit is the scene's speckle); -1: no check\n"
 "      --autofocus-csv F also write the estimate as CSV (pulse, phase_rad, and range_m\n"
 "                        with --autofocus-range; pulses in input order after\n"
 "                        --pulses/--azimuth)\n"
@@ -179,7 +184,7 @@ enum {
     OPT_BACKEND = 256, OPT_PRECISION, OPT_GRID, OPT_SPACING, OPT_CENTER, OPT_WINDOW,
     OPT_AZWINDOW, OPT_UPSAMPLE, OPT_PULSES, OPT_AZIMUTH, OPT_THREADS, OPT_DBRANGE, OPT_DEVICE,
     OPT_VARIANT, OPT_TILE, OPT_PPT, OPT_PULSEBLOCK, OPT_GPUMEM, OPT_AUTOFOCUS, OPT_AF_CSV, OPT_AF_PLOT, OPT_PHASE_CSV,
-    OPT_AF_RANGE, OPT_AF_WINDOW, OPT_AF_ITER, OPT_RAWFP16,
+    OPT_AF_RANGE, OPT_AF_WINDOW, OPT_AF_ITER, OPT_AF_MIN_GAIN, OPT_RAWFP16,
     OPT_INTERP, OPT_FAST, OPT_CHANNEL, OPT_SCENEREF, OPT_PRF, OPT_COLLECTSTART, OPT_COMPLEX,
     OPT_ALGORITHM, OPT_MAXERR, OPT_POLARISATION,
     OPT_HEIGHTS, OPT_DEM, OPT_GEOID /* terrain */
@@ -215,6 +220,7 @@ static const struct option longopts[] = {
     {"autofocus-range", no_argument, NULL, OPT_AF_RANGE},
     {"autofocus-window", required_argument, NULL, OPT_AF_WINDOW},
     {"autofocus-iterations", required_argument, NULL, OPT_AF_ITER},
+    {"autofocus-min-gain", required_argument, NULL, OPT_AF_MIN_GAIN},
     {"interp", required_argument, NULL, OPT_INTERP},
     {"fast", no_argument, NULL, OPT_FAST},
     {"channel", required_argument, NULL, OPT_CHANNEL},
@@ -302,6 +308,10 @@ static sarbp_status record_provenance(sarbp_image *img, const struct provenance 
     snprintf(est, sizeof est, "estimated by %s (phase per pulse, %.3f rad rms%s; sharpness x%.3f in %d "
              "iterations over %zu pixels)", pv->autofocus == 3 ? "pga" : "sharpness", pv->af_rms, rng,
              pv->af.sharpness, pv->af.iterations, pv->af.pixels);
+    if (pv->autofocus == 2 && pv->af.checked && pv->af.rejected)
+        snprintf(est, sizeof est, "estimated by sharpness, none applied (each half's estimate on the "
+                 "other half: sharpness x%.4f and x%.4f, below --autofocus-min-gain)",
+                 pv->af.held_out[0], pv->af.held_out[1]);
     const char *af = pv->autofocus >= 2 ? est
                      : pv->autofocus ? (has_af ? "applied (Gotcha r0 and phase corrections)"
                                                : "not applied (asked; the input has no corrections)")
@@ -490,12 +500,14 @@ static sarbp_status write_af_csv(const char *path, const sarbp_image *img)
     return st;
 }
 
-static void af_iteration(void *user, int stage, int it, double sharpness, double step)
+static void af_iteration(void *user, int half, int stage, int it, double sharpness, double step)
 {
     (void)user;
     static const char *const names[] = {"polynomial", "", "per pulse", "pga"};
-    if (it == 0) cli_info(2, "sarbp: form: autofocus: scan: sharpness x%.4f at %.1f rad", sharpness, step);
-    else cli_info(2, "sarbp: form: autofocus: %s iteration %d: sharpness x%.4f, step %.3f rad",
+    char on[24] = "";
+    if (half) snprintf(on, sizeof on, "half %d: ", half);
+    if (it == 0) cli_info(2, "sarbp: form: autofocus: %sscan: sharpness x%.4f at %.1f rad", on, sharpness, step);
+    else cli_info(2, "sarbp: form: autofocus: %s%s iteration %d: sharpness x%.4f, step %.3f rad", on,
                   stage >= 0 && stage <= 3 ? names[stage] : "", it, sharpness, step);
 }
 
@@ -505,6 +517,7 @@ struct af_request {
     int method;         /* 2 the estimator, 3 pga */
     int range;
     int iterations;
+    double min_gain;    /* 0: the library's default */
     sarbp_autofocus_window win[64];
     size_t nwin;
 };
@@ -520,6 +533,7 @@ static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarb
     o.method = ar->method == 3 ? SARBP_AF_PGA : SARBP_AF_ESTIMATE;
     o.range = ar->range;
     o.iterations = ar->iterations;
+    o.min_gain = ar->min_gain;
     o.windows = ar->nwin ? ar->win : NULL;
     o.nwindows = ar->nwin;
     o.session = sess;
@@ -538,6 +552,13 @@ static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarb
     if (img->af_range)
         cli_info(2, "sarbp: form: autofocus: estimated a range per pulse, %.4f m rms, and what is left "
                  "of the phase, %.3f rad rms", pv->af_range_rms, pv->af_rms);
+    if (info->checked)
+        cli_info(2, "sarbp: form: autofocus: each half's estimate on the other half: sharpness x%.4f and "
+                 "x%.4f (at least x%.4f asked): %s", info->held_out[0], info->held_out[1],
+                 1.0 + (o.min_gain > 0 ? o.min_gain : o.min_gain < 0 ? -INFINITY : 0.01),
+                 info->rejected ? "no correction applied (the data are focused as far as the scene "
+                                  "tells; --autofocus-min-gain sets the bar)"
+                                : "their mean applied");
     const int gpu = sarbp_form_plan_decision(plan)->backend == &sarbp_backend_cuda;
     cli_info(2, "sarbp: form: autofocus: %s, %.3f rad rms; sharpness x%.3f in %d iterations (%d images) "
              "over %zu pixels in %zu window%s, %.2f s on the %s",
@@ -804,6 +825,15 @@ int cmd_form(int argc, char **argv)
             af_opts = 1;
             break;
         }
+        case OPT_AF_MIN_GAIN: {
+            double v;
+            if (cli_parse_double(optarg, -1, 1, &v) != 0 || !(v == -1 || v >= 0))
+                return cli_usage(cmd, "--autofocus-min-gain wants a fraction from 0 to 1, or -1 (no "
+                                 "check), not '%s'", optarg);
+            afr.min_gain = v == 0 ? 1e-12 : v; /* 0 in the options is the default */
+            af_opts = 1;
+            break;
+        }
         case OPT_AF_WINDOW: {
             unsigned long long w[4];
             int used = 0;
@@ -854,7 +884,7 @@ int cmd_form(int argc, char **argv)
                          "B-spline: not --interp quadratic");
     if (have_pulses && have_az) return cli_usage(cmd, "--pulses and --azimuth exclude each other");
     if ((af_csv || af_plot || af_opts) && autofocus < 2)
-        return cli_usage(cmd, "--autofocus-csv, -plot, -range, -window and -iterations go with "
+        return cli_usage(cmd, "--autofocus-csv, -plot, -range, -window, -iterations and -min-gain go with "
                          "--autofocus estimate or pga");
     afr.method = autofocus;
     if (afr.range && autofocus != 2)
