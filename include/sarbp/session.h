@@ -50,6 +50,15 @@ sarbp_status sarbp_session_create(const sarbp_session_options *o, sarbp_session 
  * alive. NULL is a no-op. */
 void sarbp_session_free(sarbp_session *s);
 
+/* Starts the CUDA contexts of devices[0..n-1] in s now, side by side (a
+ * thread each), instead of at each one's first plan: a caller forming
+ * image after image pays the start (a quarter of a second or more a
+ * device) before its first form, and several devices start in the time of
+ * one. Starting one already started costs nothing. The first failure, in
+ * the order given (SARBP_ERR_NODEVICE: no such device, or no CUDA in this
+ * build). */
+sarbp_status sarbp_session_start(sarbp_session *s, const int *devices, int n);
+
 /* What a session's plans hold of its budget (bytes), now and at most since
  * the session was made; device: a CUDA ordinal, or -1 for the host. All 0
  * for a device the session never used. */

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backproject/ffbp/memo.h"
@@ -104,6 +105,43 @@ sarbp_status sarbp_session_device(sarbp_session *s, int device, struct sarbp_cud
     *out = s->dev[device];
     pthread_mutex_unlock(&s->open_mu[device]);
     return st;
+}
+
+/* sarbp_session_start: one thread per device, each opening its context. */
+struct start_job {
+    sarbp_session *s;
+    int device;
+    sarbp_status st;
+    char why[256];
+};
+
+static void *start_main(void *arg)
+{
+    struct start_job *w = arg;
+    struct sarbp_cuda_device *ctx;
+    w->st = sarbp_session_device(w->s, w->device, &ctx);
+    if (w->st) snprintf(w->why, sizeof w->why, "%s", sarbp_error_detail());
+    return NULL;
+}
+
+sarbp_status sarbp_session_start(sarbp_session *s, const int *devices, int n)
+{
+    if (!s || n < 1) return SARBP_OK;
+    if (n > SARBP_MAX_DEVICES)
+        return sarbp_error(SARBP_ERR_INVALID, "%d devices: at most %d", n, SARBP_MAX_DEVICES);
+    struct start_job jobs[SARBP_MAX_DEVICES];
+    pthread_t th[SARBP_MAX_DEVICES];
+    int started[SARBP_MAX_DEVICES] = {0};
+    for (int k = 0; k < n; k++) {
+        jobs[k] = (struct start_job){s, devices[k], SARBP_OK, ""};
+        if (n > 1) started[k] = !pthread_create(&th[k], NULL, start_main, &jobs[k]);
+        if (!started[k]) start_main(&jobs[k]); /* one device, or no thread to spare */
+    }
+    for (int k = 0; k < n; k++)
+        if (started[k]) pthread_join(th[k], NULL);
+    for (int k = 0; k < n; k++)
+        if (jobs[k].st) return sarbp_error(jobs[k].st, "%s", jobs[k].why);
+    return SARBP_OK;
 }
 
 int sarbp_session_threads(const sarbp_session *s)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 
-sarbp_status sarbp_image_alloc(const sarbp_grid *g, sarbp_image **out)
+static sarbp_status image_alloc(const sarbp_grid *g, int zero, sarbp_image **out)
 {
     if (!out) return sarbp_error(SARBP_ERR_INVALID, "sarbp_image_alloc: no output pointer");
     *out = NULL;
@@ -17,7 +17,8 @@ sarbp_status sarbp_image_alloc(const sarbp_grid *g, sarbp_image **out)
     SARBP_TRY(sarbp_grid_validate(g));
     sarbp_image *img = calloc(1, sizeof *img);
     if (!img) return sarbp_error(SARBP_ERR_NOMEM, "cannot allocate an image");
-    img->data = calloc(g->nx * g->ny, sizeof *img->data);
+    img->data = zero ? calloc(g->nx * g->ny, sizeof *img->data)
+                     : malloc(g->nx * g->ny * sizeof *img->data); /* grid_validate bounds it */
     if (!img->data) {
         free(img);
         return sarbp_error(SARBP_ERR_NOMEM, "cannot allocate a %zu x %zu image (%.1f MiB)",
@@ -28,6 +29,16 @@ sarbp_status sarbp_image_alloc(const sarbp_grid *g, sarbp_image **out)
     img->has_grid_coords = 1;
     *out = img;
     return SARBP_OK;
+}
+
+sarbp_status sarbp_image_alloc(const sarbp_grid *g, sarbp_image **out)
+{
+    return image_alloc(g, 1, out);
+}
+
+sarbp_status sarbp_image_alloc_unset(const sarbp_grid *g, sarbp_image **out)
+{
+    return image_alloc(g, 0, out);
 }
 
 void sarbp_image_free(sarbp_image *img)

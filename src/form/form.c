@@ -426,10 +426,13 @@ static sarbp_status form_given(sarbp_session *s, sarbp_reader *rd, const sarbp_p
     const sarbp_form_request req = form_request_given(g, be, rc, o);
     sarbp_form_plan *fp;
     SARBP_TRY(sarbp_form_plan_create(s, phd ? phd : sarbp_reader_meta(rd), &req, &fp));
+    /* a layout in place accumulates onto zeros; otherwise every pixel is
+     * written and a fresh image needs none */
+    const int zero = fp->d.layout.in_place;
     sarbp_image *img = given;
-    sarbp_status st = given ? SARBP_OK : sarbp_image_alloc(g, &img);
+    sarbp_status st = given ? SARBP_OK : zero ? sarbp_image_alloc(g, &img) : sarbp_image_alloc_unset(g, &img);
     const double t_plan = sarbp_now_s() - t0;
-    if (!st) st = sarbp_form_plan_execute(fp, rd, phd, progress, img->data, !given, stats);
+    if (!st) st = sarbp_form_plan_execute(fp, rd, phd, progress, img->data, !given && zero, stats);
     if (!st) {
         if (given) img->grid = *g;
         st = sarbp_form_plan_attrs(fp, img);

@@ -9,16 +9,15 @@
  * the runner (form.c) only executes. It never prints. */
 #include "form/plan_internal.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backproject/plan.h"             /* sarbp_plan_shape_need */
-#include "backproject/session_internal.h" /* sarbp_session_device */
 #include "sarbp/bench.h"                  /* sarbp_form_limits */
 #include "sarbp/mpi.h"                    /* sarbp_mpi_band_rows */
+#include "sarbp/session.h"                /* sarbp_session_start */
 
 static size_t align_down(size_t n, size_t a)
 {
@@ -127,38 +126,6 @@ static sarbp_status form_layout(const sarbp_form_plan *fp, const sarbp_plan_shap
     return SARBP_OK;
 }
 
-/* Starting a CUDA device (its context) takes a quarter of a second or more,
- * and the layout's shape queries would start the devices one after the
- * other: with several devices their contexts in the session are opened side
- * by side first, one thread each. Errors are left for the layout and the
- * plans to report. */
-struct open_job {
-    sarbp_session *s;
-    int device;
-};
-
-static void *open_main(void *arg)
-{
-    const struct open_job *w = arg;
-    struct sarbp_cuda_device *ctx;
-    (void)sarbp_session_device(w->s, w->device, &ctx);
-    return NULL;
-}
-
-static void open_devices(sarbp_session *s, const sarbp_backend *be, const sarbp_bp_options *o)
-{
-    if (!be->multi_device || o->ndevices < 2 || o->ndevices > SARBP_MAX_DEVICES) return;
-    struct open_job jobs[SARBP_MAX_DEVICES];
-    pthread_t th[SARBP_MAX_DEVICES];
-    int started[SARBP_MAX_DEVICES] = {0};
-    for (int k = 0; k < o->ndevices; k++) {
-        jobs[k] = (struct open_job){s, o->devices[k]};
-        started[k] = !pthread_create(&th[k], NULL, open_main, &jobs[k]);
-    }
-    for (int k = 0; k < o->ndevices; k++)
-        if (started[k]) pthread_join(th[k], NULL);
-}
-
 /* The algorithm and, for FFBP, the factorization: FFBP when asked, or
  * under AUTO on the cpu in FP32 where the model predicts it faster at the
  * accuracy asked (on cuda AUTO stays with bp: the model's cost is the
@@ -233,7 +200,11 @@ static sarbp_status plan_decide(sarbp_form_plan *fp, const sarbp_form_request *r
     sarbp_phd meta_only = *fp->meta; /* samples are checked as they are read */
     meta_only.data = NULL;
     SARBP_TRY(sarbp_phd_validate(&meta_only));
-    open_devices(fp->s, d->backend, &d->bp);
+    /* several devices' contexts side by side first: the layout's shape
+     * queries would start them one after the other; errors are left for
+     * the layout and the plans to report */
+    if (d->backend->multi_device && d->bp.ndevices > 1 && d->bp.ndevices <= SARBP_MAX_DEVICES)
+        (void)sarbp_session_start(fp->s, d->bp.devices, d->bp.ndevices);
     SARBP_TRY(decide_algorithm(fp, req));
     d->have_gain = sarbp_rc_coherent_gain(fp->meta, &d->rc, &d->gain) == SARBP_OK;
     /* the whole grid's shape: the row alignment of the shares and bands */

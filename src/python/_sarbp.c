@@ -807,6 +807,31 @@ static PyObject *session_memory(PyObject *self, PyObject *args)
                          (unsigned long long)mm.kept);
 }
 
+/* start(devices): the devices' contexts now, side by side (sarbp_session_start) */
+static PyObject *session_start(PyObject *self, PyObject *arg)
+{
+    SessionObject *o = (SessionObject *)self;
+    if (!o->s) return raise_invalid("Session.start: the session is closed");
+    if (!PyList_Check(arg)) return raise_invalid("Session.start: wants a list of device numbers");
+    const Py_ssize_t n = PyList_Size(arg);
+    if (n > SARBP_MAX_DEVICES) return raise_invalid("devices: at most %d, not %zd", SARBP_MAX_DEVICES, n);
+    int dev[SARBP_MAX_DEVICES];
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const long v = PyLong_AsLong(PyList_GetItem(arg, k));
+        if (v == -1 && PyErr_Occurred()) return NULL;
+        if (v < 0 || v >= SARBP_MAX_DEVICES) return raise_invalid("device: wants 0 to %d, not %ld", SARBP_MAX_DEVICES - 1, v);
+        dev[k] = (int)v;
+    }
+    sarbp_status st;
+    o->busy++;
+    Py_BEGIN_ALLOW_THREADS
+    st = sarbp_session_start(o->s, dev, (int)n);
+    Py_END_ALLOW_THREADS
+    o->busy--;
+    if (st) return raise_sarbp(st);
+    Py_RETURN_NONE;
+}
+
 static PyGetSetDef session_getset[] = {
     {"closed", session_get_closed, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -815,6 +840,7 @@ static PyGetSetDef session_getset[] = {
 static PyMethodDef session_methods[] = {
     {"close", session_close, METH_NOARGS, NULL},
     {"memory", session_memory, METH_VARARGS, NULL},
+    {"start", session_start, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1054,8 +1080,10 @@ static sarbp_status run_form(struct form_args *a, struct form_result *r)
         ao.session = sess;
         st = sarbp_form_plan_execute_autofocused(plan, rd, rd ? NULL : meta, &ao, NULL, &img, NULL, NULL);
     } else {
-        st = sarbp_image_alloc(&dc->grid, &img);
-        if (!st) st = sarbp_form_plan_execute(plan, rd, rd ? NULL : meta, NULL, img->data, 1, NULL);
+        /* every pixel is written unless the layout accumulates in place */
+        const int zero = dc->layout.in_place;
+        st = zero ? sarbp_image_alloc(&dc->grid, &img) : sarbp_image_alloc_unset(&dc->grid, &img);
+        if (!st) st = sarbp_form_plan_execute(plan, rd, rd ? NULL : meta, NULL, img->data, zero, NULL);
         if (!st) st = sarbp_form_plan_attrs(plan, img);
         if (!st && rd) st = sarbp_form_inputs_attr(rd, img);
     }

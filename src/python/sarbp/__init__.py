@@ -301,10 +301,13 @@ class Session:
             img = sarbp.form(ph, session=s, ...)
 
     devices: the CUDA devices its forms use when they name none (an int, a
-    list, or 'all'); threads: the copier's host threads (0: the default);
-    device_budget, host_budget: bytes its plans may hold per device and on
-    the host (0: the defaults). close() (or leaving the with block) frees
-    it. Forms in several threads may share a session: they take turns."""
+    list, or 'all'), started here, side by side, when this build and
+    machine have CUDA (a quarter of a second or more each, paid once and
+    not by the first form); threads: the copier's host threads (0: the
+    default); device_budget, host_budget: bytes its plans may hold per
+    device and on the host (0: the defaults). close() (or leaving the with
+    block) frees it. Forms in several threads may share a session: they
+    take turns."""
 
     def __init__(self, devices=None, threads=0, device_budget=0, host_budget=0):
         self.devices = _devices(devices)
@@ -312,6 +315,8 @@ class Session:
         self._h = _sarbp.Session(threads=_int(threads, "threads", 0, 4096),
                                  device_budget=_int(device_budget, "device_budget", 0, 2**63),
                                  host_budget=_int(host_budget, "host_budget", 0, 2**63))
+        if self.devices and cuda_device_count() > 0:
+            self._h.start(list(self.devices))
 
     def close(self):
         """Frees everything the session holds (waits for a form using it)."""
