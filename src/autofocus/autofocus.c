@@ -364,9 +364,10 @@ double af_best_phase(sarbp_c64 C1, sarbp_c64 C2)
 /* Sweeps over the pulses from the engine's last image (phi's) until a
  * sweep gains less than tol; each pulse kept within half a turn of smooth. */
 static sarbp_status sweeps(struct af *a, const double *smooth, double *phi, double S_prev, int stage_no,
-                           const sarbp_autofocus_options *o, int *iters, double *S_out)
+                           const sarbp_autofocus_options *o, int max_sweeps, int *iters, double *S_out)
 {
-    const int maxit = o->iterations > 0 ? o->iterations : 40;
+    int maxit = o->iterations > 0 ? o->iterations : 40;
+    if (max_sweeps > 0 && max_sweeps < maxit) maxit = max_sweeps;
     const double tol = o->tol > 0 ? o->tol : 1e-3;
     for (int it = 0; it < maxit; it++) {
         double S, moved;
@@ -402,9 +403,10 @@ static double *legendre_basis(size_t P, int order)
 }
 
 /* The estimator over the engine of a: the polynomial stage (with a scan
- * first when scan_first), then the sweeps; x[P] the estimate. */
+ * first when scan_first), then at most max_sweeps sweeps (0: o's); x[P]
+ * the estimate. */
 static sarbp_status run_estimator(struct af *a, int order, int scan_first, const sarbp_autofocus_options *o,
-                                  double *x, int *iters, double *S)
+                                  int max_sweeps, double *x, int *iters, double *S)
 {
     const size_t P = a->P;
     double *phi = calloc(P, sizeof *phi), *gphi = calloc(P, sizeof *gphi), *B = NULL;
@@ -425,7 +427,7 @@ static sarbp_status run_estimator(struct af *a, int order, int scan_first, const
         st = image_of(a, x, S);
         if (!st) {
             memcpy(smooth, x, P * sizeof *smooth);
-            st = sweeps(a, smooth, x, *S, 2, o, iters, S);
+            st = sweeps(a, smooth, x, *S, 2, o, max_sweeps, iters, S);
         }
         if (!st) { /* x = smooth + its per-pulse part, each without a linear term */
             for (size_t j = 0; j < P; j++) x[j] -= smooth[j];
@@ -845,6 +847,13 @@ static int split_pixels(const af_pixels *px, sarbp_autofocus_window *w, af_pixel
     return 1;
 }
 
+/* Sweeps on a half at most: the check needs to see whether a correction
+ * holds where it was not fitted, not its last digits (refine_all makes
+ * those); on a GPU a sweep costs a grid barrier per pulse, whatever the
+ * pixels, and the halves' full sweeps made the bench problem's estimate
+ * 2.5x the time of one estimate over all the pixels. */
+#define HALF_SWEEPS 2
+
 /* The estimator on two halves of the pixels, each over its own engine
  * (a[0], a[1], their uncorrected sharpness set), checked on each other:
  * x[P] the halves' estimates averaged when each sharpens the other half
@@ -858,7 +867,7 @@ static sarbp_status run_checked(struct af a[2], int order, int scan_first, const
     if (!xh) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
     sarbp_status st = SARBP_OK;
     for (int h = 0; h < 2 && !st; h++) {
-        st = run_estimator(&a[h], order, scan_first, o, xh + h * P, iters, &Sh[h]);
+        st = run_estimator(&a[h], order, scan_first, o, HALF_SWEEPS, xh + h * P, iters, &Sh[h]);
         if (!st) st = unwrap_smooth(xh + h * P, P);
         if (!st) sarbp_phase_detrend(xh + h * P, P);
     }
@@ -910,7 +919,7 @@ static sarbp_status refine_all(const sarbp_profiles *pr, const af_pixels *px, co
     if (!st) st = image_of(&all, x, S);
     if (!st) {
         memcpy(ref, x, P * sizeof *ref);
-        st = sweeps(&all, ref, x, *S, 2, o, iters, S);
+        st = sweeps(&all, ref, x, *S, 2, o, 0, iters, S);
     }
     if (!st) { /* x = ref + what the sweeps moved, without a linear term */
         for (size_t j = 0; j < P; j++) x[j] -= ref[j];
@@ -989,7 +998,7 @@ static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, con
         }
     } else if (!st) {
         st = o->method == SARBP_AF_PGA ? run_pga(&a[0], &px, geo, geo + 3 * P, o, x, &iters, &S)
-                                       : run_estimator(&a[0], order, scan_first, o, x, &iters, &S);
+                                       : run_estimator(&a[0], order, scan_first, o, 0, x, &iters, &S);
         if (!st) st = unwrap_smooth(x, P);
         if (!st) sarbp_phase_detrend(x, P);
         if (!st) st = image_of(&a[0], x, &S);
