@@ -402,44 +402,59 @@ static double *legendre_basis(size_t P, int order)
     return B;
 }
 
-/* The estimator over the engine of a: the polynomial stage (with a scan
- * first when scan_first), then at most max_sweeps sweeps (0: o's); x[P]
- * the estimate. */
-static sarbp_status run_estimator(struct af *a, int order, int scan_first, const sarbp_autofocus_options *o,
-                                  int max_sweeps, double *x, int *iters, double *S)
+/* The polynomial stage over the engine of a (with a scan first when
+ * scan_first): x[P], without a constant and a linear term. */
+static sarbp_status poly_stage(struct af *a, int order, int scan_first, const sarbp_autofocus_options *o,
+                               double *x, int *iters)
 {
     const size_t P = a->P;
-    double *phi = calloc(P, sizeof *phi), *gphi = calloc(P, sizeof *gphi), *B = NULL;
-    double *smooth = malloc(P * sizeof *smooth);
-    sarbp_status st = SARBP_OK;
-    if (!phi || !gphi || !smooth) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
-    if (!st && order >= 2) { /* the polynomial stage */
-        B = legendre_basis(P, order);
-        if (!B) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    memset(x, 0, P * sizeof *x);
+    if (order < 2) return SARBP_OK;
+    double *phi = calloc(P, sizeof *phi), *gphi = calloc(P, sizeof *gphi), *B = legendre_basis(P, order);
+    sarbp_status st = !phi || !gphi || !B ? sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus") : SARBP_OK;
+    if (!st) {
         struct stage sg = {a, (size_t)(order - 1), B, phi, gphi};
         double c[11] = {0};
-        if (!st && scan_first) st = scan(&sg, c, o);
+        if (scan_first) st = scan(&sg, c, o);
         if (!st) st = lbfgs(&sg, c, 0, o, iters);
         if (!st) phases_of(&sg, c, x);
     }
-    if (!st) { /* every pulse: coordinate ascent from the polynomial's phases */
-        sarbp_phase_detrend(x, P);
-        st = image_of(a, x, S);
-        if (!st) {
-            memcpy(smooth, x, P * sizeof *smooth);
-            st = sweeps(a, smooth, x, *S, 2, o, max_sweeps, iters, S);
-        }
-        if (!st) { /* x = smooth + its per-pulse part, each without a linear term */
-            for (size_t j = 0; j < P; j++) x[j] -= smooth[j];
-            detrend_wrapped(x, P);
-            for (size_t j = 0; j < P; j++) x[j] += smooth[j];
-        }
-    }
+    if (!st) sarbp_phase_detrend(x, P);
     free(B);
     free(phi);
     free(gphi);
-    free(smooth);
     return st;
+}
+
+/* Coordinate ascent over every pulse from x[P] (at most max_sweeps
+ * sweeps, 0: o's), each pulse kept within half a turn of where it
+ * started; x = the start plus what the sweeps moved, without a linear
+ * term; *S the sharpness. */
+static sarbp_status sweep_stage(struct af *a, const sarbp_autofocus_options *o, int max_sweeps, double *x,
+                                int *iters, double *S)
+{
+    const size_t P = a->P;
+    double *start = malloc(P * sizeof *start);
+    if (!start) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
+    memcpy(start, x, P * sizeof *start);
+    sarbp_status st = image_of(a, x, S);
+    if (!st) st = sweeps(a, start, x, *S, 2, o, max_sweeps, iters, S);
+    if (!st) {
+        for (size_t j = 0; j < P; j++) x[j] -= start[j];
+        detrend_wrapped(x, P);
+        for (size_t j = 0; j < P; j++) x[j] += start[j];
+    }
+    free(start);
+    return st;
+}
+
+/* The estimator over the engine of a: the polynomial stage, then the
+ * sweeps; x[P] the estimate. */
+static sarbp_status run_estimator(struct af *a, int order, int scan_first, const sarbp_autofocus_options *o,
+                                  double *x, int *iters, double *S)
+{
+    SARBP_TRY(poly_stage(a, order, scan_first, o, x, iters));
+    return sweep_stage(a, o, 0, x, iters, S);
 }
 
 /* ---- phase gradient autofocus ----
@@ -850,32 +865,45 @@ static int split_pixels(const af_pixels *px, sarbp_autofocus_window *w, af_pixel
 /* Sweeps on a half at most: the check needs to see whether a correction
  * holds where it was not fitted, not its last digits (refine_all makes
  * those); on a GPU a sweep costs a grid barrier per pulse, whatever the
- * pixels, and the halves' full sweeps made the bench problem's estimate
- * 2.5x the time of one estimate over all the pixels. */
+ * pixels. */
 #define HALF_SWEEPS 2
+
+/* Each half's estimate xh[h * P ..] on the other half, relative to its
+ * uncorrected image: held[h]. */
+static sarbp_status held_out(struct af a[2], const double *xh, double held[2])
+{
+    for (int h = 0; h < 2; h++) SARBP_TRY(image_of(&a[1 - h], xh + h * a[0].P, &held[h]));
+    return SARBP_OK;
+}
 
 /* The estimator on two halves of the pixels, each over its own engine
  * (a[0], a[1], their uncorrected sharpness set), checked on each other:
- * x[P] the halves' estimates averaged when each sharpens the other half
- * by at least min_gain (o; *kept 1), else zero (*kept 0); *S the
- * sharpness of x over both halves relative to their uncorrected images'. */
+ * first the halves' polynomials, and, when those do not hold on the
+ * other half, their sweeps over the pulses (white noise has no smooth
+ * part). x[P] the halves' mean (*kept 1) once each sharpens the other
+ * half by at least min_gain (o), else zero (*kept 0); *S the sharpness
+ * of x over both halves relative to their uncorrected images'. */
 static sarbp_status run_checked(struct af a[2], int order, int scan_first, const sarbp_autofocus_options *o,
                                 double *x, int *iters, double *S, sarbp_autofocus_info *info, int *kept)
 {
     const size_t P = a[0].P;
-    double *xh = malloc(2 * P * sizeof *xh), Sh[2], held[2];
+    const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? -INFINITY : 0.01;
+    double *xh = malloc(2 * P * sizeof *xh), held[2], Sh;
     if (!xh) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus");
     sarbp_status st = SARBP_OK;
-    for (int h = 0; h < 2 && !st; h++) {
-        st = run_estimator(&a[h], order, scan_first, o, HALF_SWEEPS, xh + h * P, iters, &Sh[h]);
-        if (!st) st = unwrap_smooth(xh + h * P, P);
-        if (!st) sarbp_phase_detrend(xh + h * P, P);
+    for (int h = 0; h < 2 && !st; h++) st = poly_stage(&a[h], order, scan_first, o, xh + h * P, iters);
+    if (!st) st = held_out(a, xh, held);
+    int keep = !st && held[0] >= 1.0 + min_gain && held[1] >= 1.0 + min_gain;
+    if (!st && !keep) { /* no smooth error that holds: the pulses one by one */
+        for (int h = 0; h < 2 && !st; h++) {
+            st = sweep_stage(&a[h], o, HALF_SWEEPS, xh + h * P, iters, &Sh);
+            if (!st) st = unwrap_smooth(xh + h * P, P);
+            if (!st) sarbp_phase_detrend(xh + h * P, P);
+        }
+        if (!st) st = held_out(a, xh, held);
+        keep = !st && held[0] >= 1.0 + min_gain && held[1] >= 1.0 + min_gain;
     }
-    /* each half's estimate on the half it never saw */
-    for (int h = 0; h < 2 && !st; h++) st = image_of(&a[1 - h], xh + h * P, &held[h]);
     if (!st) {
-        const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? -INFINITY : 0.01;
-        const int keep = held[0] >= 1.0 + min_gain && held[1] >= 1.0 + min_gain;
         *kept = keep;
         /* the mean of the two as phases (each pulse's second within half a turn of its first) */
         for (size_t j = 0; j < P; j++)
@@ -998,7 +1026,7 @@ static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, con
         }
     } else if (!st) {
         st = o->method == SARBP_AF_PGA ? run_pga(&a[0], &px, geo, geo + 3 * P, o, x, &iters, &S)
-                                       : run_estimator(&a[0], order, scan_first, o, 0, x, &iters, &S);
+                                       : run_estimator(&a[0], order, scan_first, o, x, &iters, &S);
         if (!st) st = unwrap_smooth(x, P);
         if (!st) sarbp_phase_detrend(x, P);
         if (!st) st = image_of(&a[0], x, &S);
