@@ -307,20 +307,29 @@ static void whole_stats(sarbp_form_stats *stats, const sarbp_grid *g, sarbp_read
     stats->pairs = sarbp_grid_pairs(g, sarbp_reader_meta(rd)->npulses);
 }
 
+/* How both forms begin: *pf is peer_failed, or dummy when that is NULL,
+ * cleared; with several ranks, every rank checks that all were read and
+ * asked the same (agree). */
+static sarbp_status form_begin(sarbp_reader *rd, const sarbp_form_decision *d, int *peer_failed, int *dummy,
+                               int **pf)
+{
+    *pf = peer_failed ? peer_failed : dummy;
+    **pf = 0;
+    return g_size > 1 ? agree(rd, &d->grid, d->backend, &d->rc, &d->bp, *pf) : SARBP_OK;
+}
+
 sarbp_status sarbp_form_mpi(sarbp_session *s, sarbp_reader *rd, const sarbp_form_plan *fp,
                             sarbp_progress *progress, sarbp_image **out, sarbp_form_stats *stats,
                             int *peer_failed)
 {
-    int peer_dummy;
-    if (!peer_failed) peer_failed = &peer_dummy;
-    *peer_failed = 0;
     *out = NULL;
     (void)s;
     const sarbp_form_decision *d = sarbp_form_plan_decision(fp);
     const sarbp_grid *g = &d->grid;
     const double t0 = sarbp_now_s();
-    sarbp_status st = SARBP_OK;
-    if (g_size > 1 && (st = agree(rd, g, d->backend, &d->rc, &d->bp, peer_failed))) return st;
+    int peer_dummy;
+    sarbp_status st = form_begin(rd, d, peer_failed, &peer_dummy, &peer_failed);
+    if (st) return st;
 
     /* rank 0 forms its rows, the first, in place in the whole image; the
      * others into a band of their own */
@@ -370,16 +379,14 @@ sarbp_status sarbp_form_mpi_rows(sarbp_session *s, sarbp_reader *rd, const sarbp
                                  sarbp_progress *progress, sarbp_c32 **rows,
                                  sarbp_form_stats *stats, int *peer_failed)
 {
-    int peer_dummy;
-    if (!peer_failed) peer_failed = &peer_dummy;
-    *peer_failed = 0;
     *rows = NULL;
     (void)s;
     const sarbp_form_decision *d = sarbp_form_plan_decision(fp);
     const sarbp_grid *g = &d->grid;
     const double t0 = sarbp_now_s();
-    sarbp_status st = SARBP_OK;
-    if (g_size > 1 && (st = agree(rd, g, d->backend, &d->rc, &d->bp, peer_failed))) return st;
+    int peer_dummy;
+    sarbp_status st = form_begin(rd, d, peer_failed, &peer_dummy, &peer_failed);
+    if (st) return st;
     const size_t nx = g->nx, nrows = d->rows.nrows;
     sarbp_c32 *band = NULL;
     if (stats && !nrows) memset(stats, 0, sizeof *stats);
