@@ -4,6 +4,9 @@
  * engine (ffbp/engine.h), which backprojects runs of `base` pulses as they
  * complete and merges sub-images like a binary counter; finish merges what
  * is left. Pulses must arrive in order (the partition layer sends them so).
+ * Range compression runs on every thread too (one FFTW plan each, a share
+ * of the block's pulses each; per pulse the same transform whatever the
+ * share), so that it is not a serial part beside the parallel FFBP.
  * The factorization arrives decided in the description. A new region (band) starts the engine again:
  * its pulses come again from the kept profiles or the input. It
  * accumulates in the caller's image when the description gives one. */
@@ -13,13 +16,19 @@
 
 #include "backproject/plan.h"
 #include "backproject/ffbp/engine.h"
+#include "core/parallel.h"
+#include "sarbp/host.h"
 #include "sarbp/progress.h"
+
+/* the most range-compression plans (threads) a plan makes */
+#define FFBP_RC_PLANS 64
 
 struct ffbp_plan {
     sarbp_bp_plan base;    /* first: the plan's ops and common state */
     sarbp_cpu_options o;
     sarbp_ffbp_params prm;
-    sarbp_rc_plan *rc;
+    sarbp_rc_plan *rc[FFBP_RC_PLANS]; /* [nrc]: one per thread */
+    int nrc;
     sarbp_profiles *pr;    /* one block, when nothing is kept */
     sarbp_profiles *keep;  /* [keep_pulses] kept profiles */
     size_t K;
@@ -32,7 +41,7 @@ static void ffbp_destroy(sarbp_bp_plan *bp)
 {
     struct ffbp_plan *p = (struct ffbp_plan *)bp;
     ffbp_engine_free(p->eng);
-    sarbp_rc_plan_free(p->rc);
+    for (int t = 0; t < p->nrc; t++) sarbp_rc_plan_free(p->rc[t]);
     sarbp_profiles_free(p->pr);
     sarbp_profiles_free(p->keep);
     free(p->geo);
@@ -44,6 +53,40 @@ static void ffbp_destroy(sarbp_bp_plan *bp)
 static sarbp_c32 *rows_of(struct ffbp_plan *p)
 {
     return p->acc32 ? p->acc32 : p->base.image + p->base.region.row0 * p->base.grid.nx;
+}
+
+/* range compression of n pulses from q (samples[n][K]) into out, the
+ * pulses shared in contiguous runs among the plans */
+struct rc_job {
+    struct ffbp_plan *p;
+    size_t q, n, share;
+    const sarbp_c32 *samples;
+    sarbp_profiles *out;
+    sarbp_status st[FFBP_RC_PLANS];
+};
+
+static void rc_task(void *vj, size_t t, int worker)
+{
+    (void)worker;
+    struct rc_job *j = vj;
+    const size_t a = t * j->share, n = a + j->share < j->n ? j->share : j->n - a;
+    sarbp_profiles v = sarbp_profiles_slice(j->out, a, n);
+    j->st[t] = sarbp_rc_execute(j->p->rc[t], j->q + a, n, j->samples + a * j->p->K, &v);
+}
+
+static sarbp_status rc_block(struct ffbp_plan *p, size_t q, size_t n, const sarbp_c32 *samples,
+                             sarbp_profiles *out)
+{
+    if (p->nrc == 1 || n < 2) return sarbp_rc_execute(p->rc[0], q, n, samples, out);
+    struct rc_job j = {p, q, n, 0, samples, out, {SARBP_OK}};
+    j.share = (n + (size_t)p->nrc - 1) / (size_t)p->nrc;
+    const size_t tasks = (n + j.share - 1) / j.share;
+    SARBP_TRY(sarbp_parallel_for(p->nrc, tasks, rc_task, &j));
+    for (size_t t = 0; t < tasks; t++) SARBP_TRY(j.st[t]);
+    /* what sarbp_rc_execute sets on the profiles it fills, on the whole */
+    out->npulses = n;
+    out->interp = sarbp_rc_plan_interp(p->rc[0]);
+    return SARBP_OK;
 }
 
 static sarbp_status ffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const sarbp_c32 *samples,
@@ -67,7 +110,7 @@ static sarbp_status ffbp_execute(sarbp_bp_plan *bp, size_t p0, size_t np, const 
             pr = &view;
         }
         if (samples) {
-            st = sarbp_rc_execute(p->rc, q, n, samples + (q - p0) * p->K, keep ? &view : p->pr);
+            st = rc_block(p, q, n, samples + (q - p0) * p->K, keep ? &view : p->pr);
             if (!st && keep) memset(p->base.kept + q, 1, n);
         }
         const double t1 = sarbp_now_s();
@@ -128,11 +171,19 @@ sarbp_status ffbp_cpu_plan_create(const sarbp_bp_desc *d, const sarbp_cpu_option
     if (!st && P > SIZE_MAX / (7 * sizeof(double)))
         st = sarbp_error(SARBP_ERR_INVALID, "ffbp: %zu pulses", P);
     if (!st) st = sarbp_bp_desc_ffbp(d, &p->prm);
-    if (!st) st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, p->base.block, &p->rc);
-    const size_t nbins = st ? 0 : sarbp_rc_plan_nbins(p->rc);
+    if (!st) {
+        /* a plan per thread, each for its share of a block */
+        const int threads = o->threads > 0 ? o->threads : sarbp_cpu_count();
+        p->nrc = threads < FFBP_RC_PLANS ? threads : FFBP_RC_PLANS;
+        if ((size_t)p->nrc > p->base.block) p->nrc = (int)p->base.block;
+        const size_t share = (p->base.block + (size_t)p->nrc - 1) / (size_t)p->nrc;
+        for (int t = 0; !st && t < p->nrc; t++)
+            st = sarbp_rc_plan_create(meta, d->rc, SARBP_FP32, share, &p->rc[t]);
+    }
+    const size_t nbins = st ? 0 : sarbp_rc_plan_nbins(p->rc[0]);
     if (!st && p->base.keep_pulses) {
         st = sarbp_profiles_alloc(p->base.keep_pulses, nbins, SARBP_FP32, &p->keep);
-        if (!st) p->keep->interp = sarbp_rc_plan_interp(p->rc);
+        if (!st) p->keep->interp = sarbp_rc_plan_interp(p->rc[0]);
     }
     if (!st && p->base.keep_pulses < P) st = sarbp_profiles_alloc(p->base.block, nbins, SARBP_FP32, &p->pr);
     if (!st) {

@@ -14,13 +14,19 @@
  *   only: one table per grid), its azimuth theta - atan(B / (h - A)) (B =
  *   d across the row; atan by its series for |x| < 0.3, else libm), and
  *   the phase kc (rho_k - rho) in cycles, reduced to [-1/2, 1/2] before it
- *   becomes FP32. These loops carry no branches and vectorise.
- * - Per sample in FP32: the cubic weights, the 4 x 4 taps (4 x 4 complex
- *   with AVX2: four 256-bit loads and FMAs), sin and cos of the reduced
- *   phase by polynomial, the rotation and the sum.
- * - Threads split every grid into its rows (theta); the last step into
- *   pixel rows. Every sample and pixel is computed by the same arithmetic
- *   in the same order whatever the thread count: results are bit-identical.
+ *   becomes FP32. These loops carry no branches and vectorise. Where the
+ *   sample's offset is small against its range (every airborne geometry;
+ *   checked per row), the square roots and divisions go by series in FP64.
+ * - Per sample in FP32: the cubic weights, the 4 x 4 taps (with AVX2:
+ *   eight samples at a time, each sample's four rows summed with its theta
+ *   weights in one register, the eight registers transposed so that the
+ *   range weights and the sum run across samples), sin and cos of the
+ *   reduced phase by polynomial, the rotation and the sum.
+ * - Threads split every grid into its rows (theta); stage 0 the rows of
+ *   all the runs a push completes at once; the last step into pixel rows.
+ *   Every sample and pixel is computed by the same arithmetic in the same
+ *   order whatever the thread count or the push sizes: results are
+ *   bit-identical. Grids given back are kept for the next (no page faults).
  *
  * It does not keep pulses: a run of `base` pulses is backprojected once it
  * is complete, and only a few polar grids per level are held. */
@@ -42,6 +48,7 @@
 #include "sarbp/progress.h" /* sarbp_now_s */
 
 #define ATAN_SERIES_MAX 0.3 /* |x| below which atan_series is exact to 1e-13 */
+#define SQRT_SERIES_MAX 0.02 /* |x| below which sqrt1p_series is exact to 4e-16 */
 #define PREFILTER_HORIZON 16 /* (2 - sqrt 3)^16 = 7e-10: below FP32's rounding */
 
 /* ---- small numerics -------------------------------------------------------- */
@@ -63,6 +70,29 @@ static inline double atan_series(double x)
     p = -1.0 / 3 + y * p;
     p = 1.0 + y * p;
     return x * p;
+}
+
+/* (sqrt(1 + x) - 1) / x for |x| <= 0.02 by its binomial series to x^6
+ * (relative error of x times it below 4e-16): a range from a small
+ * difference of squares without the square root (eight FP64 square roots
+ * take as long as some thirty FMAs) */
+static inline double sqrt1p_series(double x)
+{
+    double p = 33.0 / 2048;
+    p = -21.0 / 1024 + x * p;
+    p = 7.0 / 256 + x * p;
+    p = -5.0 / 128 + x * p;
+    p = 1.0 / 16 + x * p;
+    p = -1.0 / 8 + x * p;
+    return 0.5 + x * p;
+}
+
+/* Whether rho_k = sqrt(rho^2 + K0 - 2 h A) may go by the series for every
+ * rho of a grid starting at r0 whose largest horizontal range is hmax:
+ * |K0 - 2 h A| / rho^2 <= SQRT_SERIES_MAX. */
+static inline int range_series_ok(double K0, double A, double hmax, double r0)
+{
+    return r0 > 0 && fabs(K0) + 2 * hmax * fabs(A) <= SQRT_SERIES_MAX * r0 * r0;
 }
 
 /* sin and cos of 2 pi t, t in [-1/2, 1/2] (bp_cpu.c's polynomials: errors
@@ -132,19 +162,121 @@ static inline void dot44(const float *p, size_t rs, const float wi[4], const flo
 #endif
 }
 
+#if FFBP_AVX2
+/* Eight samples at a time: each sample's four complex taps (theta already
+ * summed, for the 2-D reads) in one register, the eight registers
+ * transposed so that the range weights and the sum run across samples
+ * (two horizontal sums per sample cost more than the transpose). */
+
+/* r[s] = sample s's taps c0 .. c3 (re, im interleaved); after: r[k] holds
+ * element k of every sample (r[0] = c0.re of samples 0..7, r[1] = c0.im, ...) */
+static inline void transpose8(__m256 r[8])
+{
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* cubic_weights of eight fractions */
+static inline void cubic_weights8(__m256 t, __m256 w[4])
+{
+    const __m256 one = _mm256_set1_ps(1.0f), three = _mm256_set1_ps(3.0f), sixth = _mm256_set1_ps(1.0f / 6);
+    const __m256 u = _mm256_sub_ps(one, t), t2 = _mm256_mul_ps(t, t), t3 = _mm256_mul_ps(t2, t);
+    w[0] = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(u, u), u), sixth);
+    /* 3 t^3 - 6 t^2 + 4 and -3 t^3 + 3 t^2 + 3 t + 1 */
+    const __m256 a = _mm256_fmadd_ps(three, _mm256_sub_ps(t3, _mm256_add_ps(t2, t2)), _mm256_set1_ps(4.0f));
+    const __m256 b = _mm256_fmadd_ps(three, _mm256_add_ps(_mm256_sub_ps(t2, t3), t), one);
+    w[1] = _mm256_mul_ps(a, sixth);
+    w[2] = _mm256_mul_ps(b, sixth);
+    w[3] = _mm256_mul_ps(t3, sixth);
+}
+
+/* v[s]: the taps of samples s = 0..7; t: their range fractions; the eight
+ * interpolated values to re[0..8), im[0..8) */
+static inline void taps8(__m256 v[8], const float *t, float *re, float *im)
+{
+    transpose8(v);
+    __m256 w[4];
+    cubic_weights8(_mm256_loadu_ps(t), w);
+    __m256 r = _mm256_mul_ps(w[0], v[0]), m = _mm256_mul_ps(w[0], v[1]);
+    r = _mm256_fmadd_ps(w[1], v[2], r);
+    m = _mm256_fmadd_ps(w[1], v[3], m);
+    r = _mm256_fmadd_ps(w[2], v[4], r);
+    m = _mm256_fmadd_ps(w[2], v[5], m);
+    r = _mm256_fmadd_ps(w[3], v[6], r);
+    m = _mm256_fmadd_ps(w[3], v[7], m);
+    _mm256_storeu_ps(re, r);
+    _mm256_storeu_ps(im, m);
+}
+
+#endif
+
+/* The 2-D reads of samples [0, n) of a row: ii (flat cell indices), ti, tj
+ * (fractions) of a grid f of rows nr complex apart, to re, im; eight at a
+ * time, theta first (four rows weighted and summed), then taps8. */
+static void read44_row(const float *f, size_t nr, const int32_t *ii, const float *ti,
+                       const float *tj, float *re, float *im, size_t n)
+{
+    size_t x = 0;
+#if FFBP_AVX2
+    const size_t rs = 2 * nr;
+    for (; x + 8 <= n; x += 8) {
+        __m256 wj[4];
+        cubic_weights8(_mm256_loadu_ps(tj + x), wj);
+        float wb[4][8];
+        for (int b = 0; b < 4; b++) _mm256_storeu_ps(wb[b], wj[b]);
+        __m256 v[8];
+        for (int k = 0; k < 8; k++) {
+            const float *p = f + 2 * ((size_t)ii[x + k] - nr - 1);
+            __m256 a = _mm256_mul_ps(_mm256_broadcast_ss(&wb[0][k]), _mm256_loadu_ps(p));
+            a = _mm256_fmadd_ps(_mm256_broadcast_ss(&wb[1][k]), _mm256_loadu_ps(p + rs), a);
+            a = _mm256_fmadd_ps(_mm256_broadcast_ss(&wb[2][k]), _mm256_loadu_ps(p + 2 * rs), a);
+            v[k] = _mm256_fmadd_ps(_mm256_broadcast_ss(&wb[3][k]), _mm256_loadu_ps(p + 3 * rs), a);
+        }
+        taps8(v, ti + x, re + x, im + x);
+    }
+#endif
+    for (; x < n; x++) {
+        float wi[4], wj[4];
+        cubic_weights(ti[x], wi);
+        cubic_weights(tj[x], wj);
+        dot44(f + 2 * ((size_t)ii[x] - nr - 1), nr, wi, wj, &re[x], &im[x]);
+    }
+}
+
 /* ---- polar sub-images -------------------------------------------------------- */
 
 typedef struct {
     ffbp_polar g;
     size_t p0, p1;  /* its pulses */
     float *f;       /* [nt][nr] complex (interleaved): B-spline coefficients */
+    size_t cap;     /* floats f holds */
 } sub32;
 
-static void sub_release(sub32 *s)
-{
-    free(s->f);
-    s->f = NULL;
-}
+/* Grids given back, kept for the next: a fresh allocation of megabytes is
+ * a page fault per 4 KiB at its first touch, and two threads faulting into
+ * one address space wait on each other. At most the grids alive at once
+ * (a few per level) are ever held. */
+#define GRID_CACHE 32
+
+/* Stage 0 makes the grids of the complete runs of a push, up to this many
+ * pulses, in one parallel step (rows of all the runs shared among the
+ * threads): one start of the threads and one straggler for them all */
+#define RUN_BATCH_PULSES 256
+#define RUN_BATCH_MAX 16
 
 /* Per-worker scratch of one row: the per-sample geometry and the sums. */
 typedef struct {
@@ -170,16 +302,24 @@ struct ffbp_engine {
     size_t npend[FFBP_MAX_LEVELS + 1], made[FFBP_MAX_LEVELS + 1];
     /* the run of pulses being gathered for stage 0 */
     size_t next;        /* the next pulse expected */
-    size_t run_n, nbins, run_stride;
+    size_t run_n, nbins, run_stride; /* run_n: pulses gathered (runs of base) */
+    size_t nbatch;      /* runs the gathering holds */
     sarbp_interp interp;
-    float *run;         /* [base][run_stride] complex: 2 zero bins, the profile, 2 zero bins */
-    double *run_geo;    /* [base][7]: pos, r0, rstart, dr, fref */
+    float *run;         /* [nbatch base][run_stride] complex: 2 zero bins, the profile, 2 zero bins */
+    double *run_geo;    /* [nbatch base][7]: pos, r0, rstart, dr, fref */
     /* scratch */
     size_t max_nr, max_row;
-    double *h;          /* [max_nr] horizontal range per rho of the grid being made */
+    /* per grid being made (nbatch of them in stage 0; slot 0 for a merge),
+     * [nbatch][max_nr] each: */
+    double *h;          /* the horizontal range of each rho */
+    double *ir2;        /* 1 / rho^2 */
+    double *ih;         /* 1 / h (0 where h is 0) */
     row_scratch *rs;    /* [threads] */
     void *rs_mem;
     sarbp_c32 *img;
+    float *cache[GRID_CACHE]; /* grids given back, cap[] floats each */
+    size_t cache_cap[GRID_CACHE];
+    int ncache;
     /* statistics */
     size_t polar_samples, final_count;
     double t_stage0, t_merge, t_final;
@@ -192,6 +332,38 @@ static size_t ceil_div(size_t a, size_t b)
 
 /* ---- making sub-images ------------------------------------------------------- */
 
+/* s's grid back to the cache (freed when the cache is full) */
+static void sub_release(ffbp_engine *e, sub32 *s)
+{
+    if (!s->f) return;
+    if (e->ncache < GRID_CACHE) {
+        e->cache[e->ncache] = s->f;
+        e->cache_cap[e->ncache++] = s->cap;
+    } else {
+        free(s->f);
+    }
+    s->f = NULL;
+}
+
+/* a grid of at least n floats: the smallest cached one that holds it, else
+ * a new one */
+static float *grid_take(ffbp_engine *e, size_t n, size_t *cap)
+{
+    int best = -1;
+    for (int i = 0; i < e->ncache; i++)
+        if (e->cache_cap[i] >= n && (best < 0 || e->cache_cap[i] < e->cache_cap[best])) best = i;
+    if (best < 0) {
+        *cap = n;
+        return malloc(n * sizeof(float));
+    }
+    float *f = e->cache[best];
+    *cap = e->cache_cap[best];
+    e->ncache--;
+    e->cache[best] = e->cache[e->ncache];
+    e->cache_cap[best] = e->cache_cap[e->ncache];
+    return f;
+}
+
 static sarbp_status sub_alloc(ffbp_engine *e, int k, size_t m, sub32 *s)
 {
     memset(s, 0, sizeof *s);
@@ -200,7 +372,7 @@ static sarbp_status sub_alloc(ffbp_engine *e, int k, size_t m, sub32 *s)
                               e->drho / e->prm.os_rho, &s->g));
     if (s->g.nr > e->max_nr || s->g.nt > e->max_row)
         return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: a polar grid outgrew its plan");
-    s->f = malloc(s->g.nt * s->g.nr * 2 * sizeof(float));
+    s->f = grid_take(e, s->g.nt * s->g.nr * 2, &s->cap);
     if (!s->f)
         return sarbp_error(SARBP_ERR_NOMEM, "ffbp: out of memory for a %zu x %zu polar grid",
                            s->g.nr, s->g.nt);
@@ -208,14 +380,29 @@ static sarbp_status sub_alloc(ffbp_engine *e, int k, size_t m, sub32 *s)
     return SARBP_OK;
 }
 
-/* h[i] = the horizontal range of rho_i about s's centre */
-static void fill_h(ffbp_engine *e, const sub32 *s)
+/* the tables of slot `slot`: h[i] = the horizontal range of rho_i about
+ * s's centre, 1 / rho_i^2, 1 / h[i] */
+static void fill_h(ffbp_engine *e, const sub32 *s, size_t slot)
 {
     const double dz = e->fp.z - s->g.c[2];
+    double *h = e->h + slot * e->max_nr, *ir2 = e->ir2 + slot * e->max_nr,
+           *ih = e->ih + slot * e->max_nr;
     for (size_t i = 0; i < s->g.nr; i++) {
         const double rho = s->g.r0 + (double)i * s->g.dr, h2 = rho * rho - dz * dz;
-        e->h[i] = h2 > 0 ? sqrt(h2) : 0.0;
+        h[i] = h2 > 0 ? sqrt(h2) : 0.0;
+        ir2[i] = 1.0 / (rho * rho);
+        ih[i] = h[i] > 0 ? 1.0 / h[i] : 0.0;
     }
+}
+
+/* the grid of task t of a job over several grids: cum[r] tasks come before
+ * grid r's (n grids, at most RUN_BATCH_MAX); *first: cum[r] */
+static size_t grid_of_task(const size_t *cum, size_t n, size_t t, size_t *first)
+{
+    size_t r = 0;
+    while (r + 1 < n && t >= cum[r + 1]) r++;
+    *first = cum[r];
+    return r;
 }
 
 /* cubic B-spline prefilter of one row (in place, mirror ends) */
@@ -283,22 +470,28 @@ static void prefilter_cols(float *f, size_t nr, size_t nt, size_t c0, size_t c1)
 }
 
 struct cols_job {
-    sub32 *s;
-    size_t chunk;
+    sub32 *s;    /* [n] */
+    size_t n, chunk;
+    size_t cum[RUN_BATCH_MAX + 1]; /* column chunks before grid r */
 };
 
 static void cols_task(void *vj, size_t t, int worker)
 {
     (void)worker;
     const struct cols_job *j = vj;
-    const size_t c0 = t * j->chunk, c1 = c0 + j->chunk < j->s->g.nr ? c0 + j->chunk : j->s->g.nr;
-    prefilter_cols(j->s->f, j->s->g.nr, j->s->g.nt, c0, c1);
+    size_t first;
+    const sub32 *s = &j->s[grid_of_task(j->cum, j->n, t, &first)];
+    const size_t c0 = (t - first) * j->chunk, c1 = c0 + j->chunk < s->g.nr ? c0 + j->chunk : s->g.nr;
+    prefilter_cols(s->f, s->g.nr, s->g.nt, c0, c1);
 }
 
-static sarbp_status prefilter_theta(ffbp_engine *e, sub32 *s)
+/* the prefilter along theta of grids s[0..n) (n <= RUN_BATCH_MAX), in
+ * chunks of 64 columns */
+static sarbp_status prefilter_theta(ffbp_engine *e, sub32 *s, size_t n)
 {
-    struct cols_job j = {s, 128};
-    return sarbp_parallel_for(e->threads, ceil_div(s->g.nr, j.chunk), cols_task, &j);
+    struct cols_job j = {s, n, 64, {0}};
+    for (size_t r = 0; r < n; r++) j.cum[r + 1] = j.cum[r] + ceil_div(s[r].g.nr, j.chunk);
+    return sarbp_parallel_for(e->threads, j.cum[n], cols_task, &j);
 }
 
 /* reduced phase: cycles to [-1/2, 1/2] */
@@ -311,7 +504,9 @@ static inline double reduce_cycles(double c)
 
 struct stage0_job {
     ffbp_engine *e;
-    sub32 *s;
+    sub32 *s;   /* [n]: the grids of the runs gathered, in order */
+    size_t n;
+    size_t cum[RUN_BATCH_MAX + 1]; /* rows before grid r */
 };
 
 /* Adds the row's samples (vr, vi), turned by their phases cy and weighted
@@ -338,44 +533,85 @@ static inline void store_row(const row_scratch *w, float *out, size_t nr)
     prefilter_row(out, nr);
 }
 
-static void stage0_row(void *vj, size_t jt, int worker)
+/* one pulse seen from a stage-0 grid's row */
+typedef struct {
+    double K0, A;       /* rho_p^2 = rho^2 + K0 - 2 h A */
+    double rbin0, inv_dr; /* the range of the profile's bin 0, 1 / bin spacing */
+    double q, dq, ph0;  /* cycles per metre, less the grid's; the phase at rho_p = 0 */
+    double nb;          /* bins */
+} stage0_pulse;
+
+/* The bin, fraction, mask and phase of the pulse at every sample of the
+ * row; series: the range by sqrt1p_series (range_series_ok said so) */
+static inline void stage0_geometry(const row_scratch *w, const double *h, const double *ir2,
+                                   size_t nr, double r0, double drr, const stage0_pulse *sp,
+                                   int series)
+{
+    int32_t *restrict ii = w->ii;
+    float *restrict ti = w->ti, *restrict mm = w->m, *restrict cy = w->cy;
+    const double K0 = sp->K0, A = sp->A, rbin0 = sp->rbin0, inv_dr = sp->inv_dr, q = sp->q,
+                 dq = sp->dq, ph0 = sp->ph0, nb = sp->nb;
+    /* int counters: AVX2 converts 32-bit integers to double, not size_t */
+    for (int i = 0; i < (int)nr; i++) {
+        const double rho = r0 + (double)i * drr, D = K0 - 2 * h[i] * A;
+        double R, d; /* FP64: rho's ulp is 2e-12 m */
+        if (series) {
+            const double x = D * ir2[i];
+            d = rho * x * sqrt1p_series(x);
+            R = rho + d;
+        } else {
+            R = sqrt(rho * rho + D);
+            d = R - rho;
+        }
+        const double b = (R - rbin0) * inv_dr;
+        const double fb = floor(b);
+        const int ok = fb >= 0 && fb < nb - 1;
+        ii[i] = ok ? (int32_t)fb : 0;
+        ti[i] = (float)(b - fb);
+        mm[i] = ok ? 1.0f : 0.0f;
+        cy[i] = (float)reduce_cycles(q * d + dq * rho + ph0);
+    }
+}
+
+/* task t: a row of one of the runs' grids */
+static void stage0_row(void *vj, size_t t, int worker)
 {
     const struct stage0_job *j = vj;
     ffbp_engine *e = j->e;
-    const sub32 *s = j->s;
+    size_t first;
+    const size_t r = grid_of_task(j->cum, j->n, t, &first), jt = t - first;
+    const sub32 *s = &j->s[r];
     const row_scratch *w = &e->rs[worker];
-    const size_t nr = s->g.nr;
+    const size_t nr = s->g.nr, npulse = s->p1 - s->p0, p0 = r * e->prm.base;
     const double th = s->g.t0 + (double)jt * s->g.dt, ct = cos(th), st = sin(th);
     const double dz = e->fp.z - s->g.c[2], r0 = s->g.r0, drr = s->g.dr;
-    const double *h = e->h;
+    const double *h = e->h + r * e->max_nr, *ir2 = e->ir2 + r * e->max_nr;
     for (size_t i = 0; i < nr; i++) w->ar[i] = w->ai[i] = 0;
     const int cubic = e->interp == SARBP_INTERP_CUBIC;
-    for (size_t p = 0; p < e->run_n; p++) {
+    for (size_t p = p0; p < p0 + npulse; p++) {
         const double *geo = e->run_geo + 7 * p;
         const double dx = geo[0] - s->g.c[0], dy = geo[1] - s->g.c[1], dzp = geo[2] - s->g.c[2];
         const double A = ct * dx + st * dy, K0 = dx * dx + dy * dy + dzp * dzp - 2 * dz * dzp;
         const double r0p = geo[3], rst = geo[4], inv_dr = 1.0 / geo[5];
         const double q = 2.0 * geo[6] / SARBP_C; /* k / 2 pi: cycles per metre */
         const double dq = q - e->qc, ph0 = reduce_cycles(-q * r0p);
-        const double nb = (double)e->nbins;
-        int32_t *restrict ii = w->ii;
-        float *restrict ti = w->ti, *restrict mm = w->m, *restrict cy = w->cy;
-        /* int counters: AVX2 converts 32-bit integers to double, not size_t */
-        for (int i = 0; i < (int)nr; i++) {
-            const double rho = r0 + (double)i * drr;
-            const double R = sqrt(rho * rho + (K0 - 2 * h[i] * A));
-            const double d = R - rho; /* FP64: rho's ulp is 2e-12 m */
-            const double b = (R - r0p - rst) * inv_dr;
-            const double fb = floor(b);
-            const int ok = fb >= 0 && fb < nb - 1;
-            ii[i] = ok ? (int32_t)fb : 0;
-            ti[i] = (float)(b - fb);
-            mm[i] = ok ? 1.0f : 0.0f;
-            cy[i] = (float)reduce_cycles(q * d + dq * rho + ph0);
-        }
+        const stage0_pulse sp = {K0, A, r0p + rst, inv_dr, q, dq, ph0, (double)e->nbins};
+        if (range_series_ok(K0, A, h[nr - 1], r0))
+            stage0_geometry(w, h, ir2, nr, r0, drr, &sp, 1);
+        else
+            stage0_geometry(w, h, ir2, nr, r0, drr, &sp, 0);
         const float *prof = e->run + p * e->run_stride;
         if (cubic) {
-            for (size_t i = 0; i < nr; i++) {
+            size_t i = 0;
+#if FFBP_AVX2
+            for (; i + 8 <= nr; i += 8) {
+                /* bins n - 1 .. n + 2 sit at n + 1 .. n + 4 of the padded run */
+                __m256 v[8];
+                for (int k = 0; k < 8; k++) v[k] = _mm256_loadu_ps(prof + 2 * ((size_t)w->ii[i + k] + 1));
+                taps8(v, w->ti + i, w->vr + i, w->vi + i);
+            }
+#endif
+            for (; i < nr; i++) {
                 float wt[4];
                 cubic_weights(w->ti[i], wt);
                 /* bins n - 1 .. n + 2 sit at n + 1 .. n + 4 of the padded run */
@@ -383,9 +619,9 @@ static void stage0_row(void *vj, size_t jt, int worker)
             }
         } else {
             for (size_t i = 0; i < nr; i++) {
-                const float *b = prof + 2 * ((size_t)w->ii[i] + 2), t = w->ti[i];
-                w->vr[i] = b[0] + t * (b[2] - b[0]);
-                w->vi[i] = b[1] + t * (b[3] - b[1]);
+                const float *b = prof + 2 * ((size_t)w->ii[i] + 2), f = w->ti[i];
+                w->vr[i] = b[0] + f * (b[2] - b[0]);
+                w->vi[i] = b[1] + f * (b[3] - b[1]);
             }
         }
         accumulate_row(w, nr);
@@ -403,20 +639,33 @@ struct merge_job {
 };
 
 /* The child sample position and phase of every parent sample of a row:
- * exact chooses libm's atan (for rows where the series' range is left). */
-static inline int merge_geometry(const row_scratch *w, const double *h, size_t nr, double r0,
+ * exact chooses libm's atan (for rows where the series' range is left);
+ * series the range by sqrt1p_series and 1 / (h - A) by the geometric
+ * series of A / h (merge_series_ok). */
+static inline int merge_geometry(const row_scratch *w, const double *h, const double *ir2,
+                                    const double *ih, size_t nr, double r0,
                                     double drr, double A, double B, double K0, double kr0,
                                     double kidr, double tofs, double kidt, double qc, const sub32 *k,
-                                    int exact)
+                                    int series, int exact)
 {
     int big = 0;
     const double nrk = (double)k->g.nr, ntk = (double)k->g.nt;
     int32_t *restrict ii = w->ii;
     float *restrict ti = w->ti, *restrict tj = w->tj, *restrict mm = w->m, *restrict cy = w->cy;
     for (int i = 0; i < (int)nr; i++) { /* int: see stage0_row */
-        const double rho = r0 + (double)i * drr;
-        const double R = sqrt(rho * rho + (K0 - 2 * h[i] * A));
-        const double u = B / (h[i] - A);
+        const double rho = r0 + (double)i * drr, D = K0 - 2 * h[i] * A;
+        double R, u;
+        if (series) {
+            const double x = D * ir2[i], a = A * ih[i];
+            R = rho + rho * x * sqrt1p_series(x);
+            /* 1 / (1 - a) to a^7: relative error below 3e-14 for |a| <= 0.02 */
+            double g = 1.0 + a;
+            for (int n = 0; n < 6; n++) g = 1.0 + a * g;
+            u = B * ih[i] * g;
+        } else {
+            R = sqrt(rho * rho + D);
+            u = B / (h[i] - A);
+        }
         big |= fabs(u) > ATAN_SERIES_MAX; /* an int: fmax would not vectorise */
         const double at = exact ? atan(u) : atan_series(u);
         const double bi = (R - kr0) * kidr, bj = (tofs - at) * kidt;
@@ -454,18 +703,20 @@ static void merge_row(void *vj, size_t jt, int worker)
         /* the child's theta of this row's direction, on the child's branch */
         const double tk_mid = k->g.t0 + 0.5 * (double)k->g.nt * k->g.dt;
         const double tofs = ffbp_unwrap(th, tk_mid) - k->g.t0;
-        if (merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, 1.0 / k->g.dr, tofs,
-                           1.0 / k->g.dt, e->qc, k, 0))
-            merge_geometry(w, e->h, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, 1.0 / k->g.dr, tofs,
-                           1.0 / k->g.dt, e->qc, k, 1);
-        const size_t knr = k->g.nr;
-        for (size_t i = 0; i < nr; i++) {
-            float wi[4], wj[4];
-            cubic_weights(w->ti[i], wi);
-            cubic_weights(w->tj[i], wj);
-            const float *p = k->f + 2 * ((size_t)w->ii[i] - knr - 1);
-            dot44(p, knr, wi, wj, &w->vr[i], &w->vi[i]);
+        const double kidr = 1.0 / k->g.dr, kidt = 1.0 / k->g.dt;
+        const double *h = e->h, *ir2 = e->ir2, *ih = e->ih;
+        if (range_series_ok(K0, A, h[nr - 1], s->g.r0) && h[0] > 0 &&
+            fabs(A) <= SQRT_SERIES_MAX * h[0]) {
+            if (merge_geometry(w, h, ir2, ih, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, kidr, tofs,
+                               kidt, e->qc, k, 1, 0))
+                merge_geometry(w, h, ir2, ih, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, kidr, tofs,
+                               kidt, e->qc, k, 1, 1);
+        } else if (merge_geometry(w, h, ir2, ih, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, kidr,
+                                  tofs, kidt, e->qc, k, 0, 0)) {
+            merge_geometry(w, h, ir2, ih, nr, s->g.r0, s->g.dr, A, B, K0, k->g.r0, kidr, tofs, kidt,
+                           e->qc, k, 0, 1);
         }
+        read44_row(k->f, k->g.nr, w->ii, w->ti, w->tj, w->vr, w->vi, nr);
         accumulate_row(w, nr);
     }
     store_row(w, s->f + 2 * jt * nr, nr);
@@ -478,9 +729,11 @@ struct final_job {
     const sub32 *s;
 };
 
+/* series: rho and 1 / along by their series about the row's middle pixel
+ * (final_series_ok said they converge) */
 static inline int final_geometry(const row_scratch *w, const sarbp_grid *g, const sub32 *s,
                                     double dy, double dz, double cr, double sr, double tofs,
-                                    double qc, int exact)
+                                    double qc, int series, int exact)
 {
     int big = 0;
     const double nrk = (double)s->g.nr, ntk = (double)s->g.nt, idr = 1.0 / s->g.dr,
@@ -488,11 +741,24 @@ static inline int final_geometry(const row_scratch *w, const sarbp_grid *g, cons
     int32_t *restrict ii = w->ii;
     float *restrict ti = w->ti, *restrict tj = w->tj, *restrict mm = w->m, *restrict cy = w->cy;
     const double half = 0.5 * (double)(g->nx - 1), xc = g->xc - s->g.c[0];
+    /* the middle pixel's range and along-track distance */
+    const double rm2 = xc * xc + dy * dy + dz * dz, irm2 = 1.0 / rm2, rm = sqrt(rm2);
+    const double am = xc * cr + dy * sr, iam = 1.0 / am;
     for (int x = 0; x < (int)g->nx; x++) { /* int: see stage0_row; sarbp_grid_x's arithmetic */
-        const double dx = xc + ((double)x - half) * g->dx;
-        const double rho = sqrt(dx * dx + dy * dy + dz * dz);
+        const double ex = ((double)x - half) * g->dx, dx = xc + ex;
         const double along = dx * cr + dy * sr, across = dy * cr - dx * sr;
-        const double u = across / along;
+        double rho, u;
+        if (series) {
+            const double xs = ex * (2 * xc + ex) * irm2, a = -ex * cr * iam;
+            rho = rm + rm * xs * sqrt1p_series(xs);
+            /* 1 / (1 - a) to a^7, as in merge_geometry */
+            double gs = 1.0 + a;
+            for (int n = 0; n < 6; n++) gs = 1.0 + a * gs;
+            u = across * iam * gs;
+        } else {
+            rho = sqrt(dx * dx + dy * dy + dz * dz);
+            u = across / along;
+        }
         big |= fabs(u) > ATAN_SERIES_MAX; /* an int: fmax would not vectorise */
         const double at = exact ? atan(u) : atan_series(u);
         const double bi = (rho - r0) * idr, bj = (tofs + at) * idt;
@@ -522,16 +788,18 @@ static void final_row(void *vj, size_t iy, int worker)
     const double dy = sarbp_grid_y(g, e->region.row0 + iy) - s->g.c[1], dz = g->zc - s->g.c[2];
     /* azimuths about the grid's middle direction: atan of small ratios */
     const double tr = s->g.t0 + 0.5 * (double)(s->g.nt - 1) * s->g.dt, cr = cos(tr), sr = sin(tr);
-    if (final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 0))
-        final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 1);
-    const size_t nr = s->g.nr;
-    for (size_t x = 0; x < g->nx; x++) {
-        float wi[4], wj[4];
-        cubic_weights(w->ti[x], wi);
-        cubic_weights(w->tj[x], wj);
-        const float *p = s->f + 2 * ((size_t)w->ii[x] - nr - 1);
-        dot44(p, nr, wi, wj, &w->vr[x], &w->vi[x]);
+    /* the series of final_geometry converge when the row's half-width E is
+     * small against the middle pixel's range and along-track distance */
+    const double xm = g->xc - s->g.c[0], E = 0.5 * (double)(g->nx - 1) * fabs(g->dx);
+    const double am = xm * cr + dy * sr, rm2 = xm * xm + dy * dy + dz * dz;
+    if (am > 0 && E * fabs(cr) <= SQRT_SERIES_MAX * am &&
+        E * (2 * fabs(xm) + E) <= SQRT_SERIES_MAX * rm2) {
+        if (final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 1, 0))
+            final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 1, 1);
+    } else if (final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 0, 0)) {
+        final_geometry(w, g, s, dy, dz, cr, sr, tr - s->g.t0, e->qc, 0, 1);
     }
+    read44_row(s->f, s->g.nr, w->ii, w->ti, w->tj, w->vr, w->vi, g->nx);
     sarbp_c32 *out = e->img + iy * g->nx;
     for (size_t x = 0; x < g->nx; x++) {
         float sn, cs;
@@ -552,7 +820,7 @@ static sarbp_status to_pixels(ffbp_engine *e, sub32 *s)
     sarbp_status st = sarbp_parallel_for(e->threads, e->region.nrows, final_row, &j);
     e->t_final += sarbp_now_s() - t0;
     e->final_count++;
-    sub_release(s);
+    sub_release(e, s);
     return st;
 }
 
@@ -568,43 +836,62 @@ static sarbp_status finished(ffbp_engine *e, int k, sub32 *s)
     const double t0 = sarbp_now_s();
     sarbp_status st = sub_alloc(e, k + 1, m / e->prm.merge, &par);
     if (!st) {
-        fill_h(e, &par);
+        fill_h(e, &par, 0);
         struct merge_job j = {e, &par, e->pend[k], e->npend[k]};
         st = sarbp_parallel_for(e->threads, par.g.nt, merge_row, &j);
     }
-    if (!st) st = prefilter_theta(e, &par);
+    if (!st) st = prefilter_theta(e, &par, 1);
     e->t_merge += sarbp_now_s() - t0;
-    for (size_t c = 0; c < e->npend[k]; c++) sub_release(&e->pend[k][c]);
+    for (size_t c = 0; c < e->npend[k]; c++) sub_release(e, &e->pend[k][c]);
     e->npend[k] = 0;
     if (st) {
-        sub_release(&par);
+        sub_release(e, &par);
         return st;
     }
     return finished(e, k + 1, &par);
 }
 
-/* the run of pulses in e->run is complete */
-static sarbp_status run_done(ffbp_engine *e)
+/* The complete runs gathered in e->run (and the last, short run once every
+ * pulse is in) onto their grids, in one parallel step; the pulses of an
+ * incomplete run move to the front. Then each grid goes on, in order, as
+ * if made alone: the image does not depend on how the runs were batched. */
+static sarbp_status runs_done(ffbp_engine *e)
 {
-    sub32 s;
+    const size_t base = e->prm.base;
+    size_t n = e->run_n / base, tail = e->run_n % base;
+    if (e->next == e->P && tail) { /* the last run is short */
+        n++;
+        tail = 0;
+    }
+    if (n == 0) return SARBP_OK;
+    sub32 s[RUN_BATCH_MAX];
     const double t0 = sarbp_now_s();
-    SARBP_TRY(sub_alloc(e, 0, e->made[0], &s));
     sarbp_status st = SARBP_OK;
-    if (s.p1 - s.p0 != e->run_n)
-        st = sarbp_error(SARBP_ERR_INTERNAL, "ffbp: a run of %zu pulses for %zu", e->run_n, s.p1 - s.p0);
-    if (!st) {
-        fill_h(e, &s);
-        struct stage0_job j = {e, &s};
-        st = sarbp_parallel_for(e->threads, s.g.nt, stage0_row, &j);
+    size_t made = 0;
+    struct stage0_job j = {e, s, n, {0}};
+    for (; !st && made < n; made++) {
+        st = sub_alloc(e, 0, e->made[0] + made, &s[made]);
+        if (st) break;
+        const size_t want = made + 1 < n || !(e->next == e->P && e->run_n % base) ? base : e->run_n % base;
+        if (s[made].p1 - s[made].p0 != want)
+            st = sarbp_error(SARBP_ERR_INTERNAL, "ffbp: a run of %zu pulses for %zu", want,
+                             s[made].p1 - s[made].p0);
+        fill_h(e, &s[made], made);
+        j.cum[made + 1] = j.cum[made] + s[made].g.nt;
     }
-    if (!st) st = prefilter_theta(e, &s);
+    if (!st) st = sarbp_parallel_for(e->threads, j.cum[n], stage0_row, &j);
+    if (!st) st = prefilter_theta(e, s, n);
     e->t_stage0 += sarbp_now_s() - t0;
-    e->run_n = 0;
-    if (st) {
-        sub_release(&s);
-        return st;
+    if (tail) {
+        memmove(e->run, e->run + n * base * e->run_stride, tail * e->run_stride * sizeof(float));
+        memmove(e->run_geo, e->run_geo + 7 * n * base, tail * 7 * sizeof(double));
     }
-    return finished(e, 0, &s);
+    e->run_n = tail;
+    size_t r = 0;
+    for (; !st && r < n; r++) st = finished(e, 0, &s[r]);
+    /* on failure: the grids not handed on (finished takes its own) */
+    for (size_t q = r; q < made; q++) sub_release(e, &s[q]);
+    return st;
 }
 
 /* ---- the engine's life ----------------------------------------------------- */
@@ -613,7 +900,7 @@ static void drop_stack(ffbp_engine *e)
 {
     for (int k = 0; k <= FFBP_MAX_LEVELS; k++) {
         if (e->pend[k])
-            for (size_t c = 0; c < e->npend[k]; c++) sub_release(&e->pend[k][c]);
+            for (size_t c = 0; c < e->npend[k]; c++) sub_release(e, &e->pend[k][c]);
         e->npend[k] = 0;
         e->made[k] = 0;
     }
@@ -629,10 +916,13 @@ void ffbp_engine_free(ffbp_engine *e)
     if (!e) return;
     drop_stack(e);
     for (int k = 0; k <= FFBP_MAX_LEVELS; k++) free(e->pend[k]);
+    for (int i = 0; i < e->ncache; i++) free(e->cache[i]);
     free(e->pos);
     free(e->run);
     free(e->run_geo);
     free(e->h);
+    free(e->ir2);
+    free(e->ih);
     free(e->rs);
     free(e->rs_mem);
     free(e);
@@ -704,12 +994,17 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
     if (!st) st = plan_sizes(e, &whole);
     if (!st) {
         const size_t n = e->max_nr > g->nx ? e->max_nr : g->nx;
-        e->h = malloc(e->max_nr * sizeof(double));
+        e->nbatch = RUN_BATCH_PULSES / prm->base;
+        if (e->nbatch < 1) e->nbatch = 1;
+        if (e->nbatch > RUN_BATCH_MAX) e->nbatch = RUN_BATCH_MAX;
+        e->h = malloc(e->nbatch * e->max_nr * sizeof(double));
+        e->ir2 = malloc(e->nbatch * e->max_nr * sizeof(double));
+        e->ih = malloc(e->nbatch * e->max_nr * sizeof(double));
         e->rs = calloc((size_t)e->threads, sizeof *e->rs);
         /* 9 arrays of n 4-byte values per thread, 64 bytes between them */
         const size_t per = (n + 16) * 4;
         e->rs_mem = malloc((size_t)e->threads * 9 * per + 64);
-        if (!e->h || !e->rs || !e->rs_mem) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        if (!e->h || !e->ir2 || !e->ih || !e->rs || !e->rs_mem) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         for (int t = 0; !st && t < e->threads; t++) {
             char *b = (char *)e->rs_mem + (size_t)t * 9 * per;
             row_scratch *w = &e->rs[t];
@@ -723,7 +1018,7 @@ sarbp_status ffbp_engine_create(const ffbp_pulses *pu, const sarbp_grid *g, sarb
             w->ar = (float *)(void *)(b + 7 * per);
             w->ai = (float *)(void *)(b + 8 * per);
         }
-        e->run_geo = malloc(prm->base * 7 * sizeof(double));
+        e->run_geo = malloc(e->nbatch * prm->base * 7 * sizeof(double));
         if (!e->run_geo) st = sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
     if (st) {
@@ -767,9 +1062,9 @@ sarbp_status ffbp_engine_push(ffbp_engine *e, const sarbp_profiles *pr, size_t p
         e->interp = pr->interp;
         e->run_stride = 2 * (pr->nbins + 4);
         if (pr->nbins < 2 || pr->nbins > ((size_t)1 << 28) ||
-            e->prm.base > SIZE_MAX / sizeof(float) / e->run_stride)
+            e->nbatch * e->prm.base > SIZE_MAX / sizeof(float) / e->run_stride)
             return sarbp_error(SARBP_ERR_INVALID, "ffbp: profiles of %zu bins", pr->nbins);
-        e->run = calloc(e->prm.base * e->run_stride, sizeof(float));
+        e->run = calloc(e->nbatch * e->prm.base * e->run_stride, sizeof(float));
         if (!e->run) return sarbp_error(SARBP_ERR_NOMEM, "out of memory for a run of %zu pulses",
                                         e->prm.base);
     } else if (pr->nbins != e->nbins || pr->interp != e->interp) {
@@ -791,9 +1086,10 @@ sarbp_status ffbp_engine_push(ffbp_engine *e, const sarbp_profiles *pr, size_t p
             return sarbp_error(SARBP_ERR_INVALID, "ffbp: pulse %zu has no usable geometry", p);
         e->run_n++;
         e->next++;
-        if (e->run_n == e->prm.base || e->next == e->P) SARBP_TRY(run_done(e));
+        if (e->run_n == e->nbatch * e->prm.base || e->next == e->P) SARBP_TRY(runs_done(e));
     }
-    return SARBP_OK;
+    /* the complete runs of this push now, not when the next one comes */
+    return e->run_n >= e->prm.base ? runs_done(e) : SARBP_OK;
 }
 
 sarbp_status ffbp_engine_finish(ffbp_engine *e)
