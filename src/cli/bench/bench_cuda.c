@@ -33,67 +33,98 @@ sarbp_status bench_reused_median(const sarbp_phd *p, const sarbp_grid *g,
     return SARBP_OK;
 }
 
-/* One fp32 form end to end with the devices of o; its stats in fs. */
+/* The exact image's central window, to measure a scaling row's image
+ * against. */
+struct exact_ref {
+    const sarbp_grid *w;
+    size_t wx0, wy0;
+    const sarbp_c32 *exact;
+};
+
+/* One fp32 form end to end with the devices of o; its stats in fs and,
+ * ser not NULL, its SER against x's exact window. */
 static sarbp_status form_once(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *o,
-                              sarbp_form_stats *fs)
+                              sarbp_form_stats *fs, const struct exact_ref *x, double *ser)
 {
     sarbp_rc_params rcp;
     sarbp_rc_params_default(&rcp);
     sarbp_rc_params_default_for(&rcp, o->precision, o->algorithm == SARBP_ALGO_FFBP);
     sarbp_image *im = NULL;
     SARBP_TRY(sarbp_form_phd(bench_session, p, g, &sarbp_backend_cuda, &rcp, o, NULL, &im, fs));
+    if (ser) *ser = bench_window_ser_db(im->data, g, x->w, x->wx0, x->wy0, x->exact);
     sarbp_image_free(im);
     return SARBP_OK;
 }
 
 
-/* The scaling table: fp32 end to end on the first device alone, then on all
- * of devs; per device and total throughput. After one untimed run of each
- * (the one-time costs: contexts, cuFFT's kernels), reps runs of one and of
- * all, alternating so that drift hits both; medians, and the per-device
- * split of the median run of all. */
+/* The scaling table: fp32 end to end on the first 1, 2, 4, ... devices of
+ * devs and on all of them (bands of rows, one thread each), each row with
+ * its image's SER against the exact window (the first, untimed run's: the
+ * one-time costs, contexts and cuFFT's kernels, are paid there). Then reps
+ * runs of every row, the rows alternating so that drift hits them all;
+ * medians, and the per-device split of the median run of all. */
 static int bench_scaling(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp_options *devs,
-                         size_t pulse_block, int reps, int json)
+                         size_t pulse_block, int reps, int json, const struct exact_ref *x)
 {
     const double pairs = (double)g->nx * g->ny * p->npulses;
-    sarbp_bp_options one;
-    sarbp_bp_options_default(&one);
-    one.device = devs->devices[0];
-    one.pulse_block = pulse_block;
-    sarbp_bp_options all = one;
-    all.ndevices = devs->ndevices;
-    memcpy(all.devices, devs->devices, sizeof all.devices);
-    if (reps > SCALING_REPS_MAX) reps = SCALING_REPS_MAX;
-    sarbp_form_stats f1, fn, runs[SCALING_REPS_MAX];
-    double t1[SCALING_REPS_MAX], tn[SCALING_REPS_MAX];
-    sarbp_status st = form_once(p, g, &one, &f1);
-    if (!st) st = form_once(p, g, &all, &fn);
-    for (int r = 0; !st && r < reps; r++) {
-        st = form_once(p, g, &one, &f1);
-        if (!st) st = form_once(p, g, &all, &runs[r]);
-        t1[r] = f1.total_s;
-        tn[r] = runs[r].total_s;
+    enum { MAX_ROWS = 8 };
+    int ndev[MAX_ROWS], nrows = 0;
+    for (int n = 1; n < devs->ndevices && nrows < MAX_ROWS - 1; n *= 2) ndev[nrows++] = n;
+    ndev[nrows++] = devs->ndevices;
+    sarbp_bp_options o[MAX_ROWS];
+    for (int r = 0; r < nrows; r++) {
+        sarbp_bp_options_default(&o[r]);
+        o[r].device = devs->devices[0];
+        o[r].pulse_block = pulse_block;
+        if (ndev[r] > 1) {
+            o[r].ndevices = ndev[r];
+            memcpy(o[r].devices, devs->devices, (size_t)ndev[r] * sizeof o[r].devices[0]);
+        }
     }
+    if (reps > SCALING_REPS_MAX) reps = SCALING_REPS_MAX;
+    sarbp_form_stats fs, last = {0}, runs[SCALING_REPS_MAX];
+    double t[MAX_ROWS][SCALING_REPS_MAX], ser[MAX_ROWS], med[MAX_ROWS];
+    sarbp_status st = SARBP_OK;
+    for (int r = 0; !st && r < nrows; r++) st = form_once(p, g, &o[r], &fs, x, &ser[r]);
+    for (int k = 0; !st && k < reps; k++)
+        for (int r = 0; !st && r < nrows; r++) {
+            st = form_once(p, g, &o[r], r == nrows - 1 ? &runs[k] : &fs, NULL, NULL);
+            t[r][k] = r == nrows - 1 ? runs[k].total_s : fs.total_s;
+        }
     if (st) {
         fprintf(stderr, "sarbp: bench: scaling: %s\n", sarbp_error_detail());
         return 1;
     }
-    qsort(t1, (size_t)reps, sizeof *t1, bench_cmp_double);
-    double sorted[SCALING_REPS_MAX];
-    memcpy(sorted, tn, sizeof(double) * (size_t)reps);
-    qsort(sorted, (size_t)reps, sizeof *sorted, bench_cmp_double);
-    for (int r = 0; r < reps; r++) /* the run of all at the median */
-        if (tn[r] == sorted[reps / 2]) fn = runs[r];
-    f1.total_s = t1[reps / 2];
-    const double r1 = pairs / f1.total_s / 1e9, rn = pairs / fn.total_s / 1e9;
+    for (int r = 0; r < nrows; r++) {
+        double sorted[SCALING_REPS_MAX];
+        memcpy(sorted, t[r], sizeof(double) * (size_t)reps);
+        qsort(sorted, (size_t)reps, sizeof *sorted, bench_cmp_double);
+        med[r] = sorted[reps / 2];
+    }
+    for (int k = 0; k < reps; k++) /* the run of all at the median */
+        if (t[nrows - 1][k] == med[nrows - 1]) last = runs[k];
+    const double r1 = pairs / med[0] / 1e9;
     if (!json)
-        printf("\nscaling, fp32 end to end over %d devices (image rows shared, one thread each; "
-               "median of %d):\n"
-               "  one device (%d): %.4f s, %.1f Gbp/s\n", devs->ndevices, reps, one.device,
-               f1.total_s, r1);
-    for (int k = 0; k < fn.layout.nparts; k++) {
-        const sarbp_form_part *pt = &fn.layout.part[k];
-        const sarbp_form_dev_stats *d = &fn.dev[k];
+        printf("\nscaling, fp32 end to end (image rows shared, one thread each; median of %d; SER "
+               "against the exact image on the central %zu x %zu window):\n", reps, x->w->nx, x->w->ny);
+    for (int r = 0; r < nrows; r++) {
+        const double rn = pairs / med[r] / 1e9;
+        if (json) {
+            printf("{\"scaling_devices\":%d", ndev[r]);
+            bench_jnum("total_s", med[r]);
+            bench_jnum("gbps", rn);
+            bench_jnum("scaling", rn / r1);
+            bench_jnum("exact_ser_db", ser[r]);
+            printf("}\n");
+        } else {
+            printf("  %d device%s (from %d): %.4f s, %.1f Gbp/s, %.2f x one device (ideal %d), "
+                   "%.1f dB against exact\n", ndev[r], ndev[r] == 1 ? "" : "s", devs->devices[0], med[r],
+                   rn, rn / r1, ndev[r], ser[r]);
+        }
+    }
+    for (int k = 0; k < last.layout.nparts; k++) {
+        const sarbp_form_part *pt = &last.layout.part[k];
+        const sarbp_form_dev_stats *d = &last.dev[k];
         const double r = d->pairs / (d->total_s > 0 ? d->total_s : 1) / 1e9;
         if (json) {
             printf("{\"scaling_device\":%d,\"rows\":%zu,\"bands\":%zu", pt->device, pt->nrows, pt->bands);
@@ -101,25 +132,13 @@ static int bench_scaling(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
             bench_jnum("gbps", r);
             printf("}\n");
         } else {
-            printf("  device %d: rows %zu to %zu (%zu band%s), %.4f s, %.1f Gbp/s (setup %.4f, "
-                   "backprojection %.4f, finish %.4f s)\n", pt->device, pt->row0,
+            printf("    all %d, device %d: rows %zu to %zu (%zu band%s), %.4f s, %.1f Gbp/s (setup %.4f, "
+                   "backprojection %.4f, finish %.4f s)\n", last.layout.nparts, pt->device, pt->row0,
                    pt->row0 + pt->nrows, pt->bands, pt->bands == 1 ? "" : "s", d->total_s, r,
                    d->stages.setup_s, d->stages.bp_s, d->stages.finish_s);
         }
     }
-    if (json) {
-        printf("{\"scaling_devices\":%d", fn.layout.nparts);
-        bench_jnum("one_device_s", f1.total_s);
-        bench_jnum("one_device_gbps", r1);
-        bench_jnum("total_s", fn.total_s);
-        bench_jnum("gbps", rn);
-        bench_jnum("scaling", rn / r1);
-        printf("}\n");
-    } else {
-        printf("  all %d: %.4f s (starting and layout %.4f s), %.1f Gbp/s: %.2f x one device "
-               "(ideal %d)\n", fn.layout.nparts, fn.total_s, fn.init_s, rn, rn / r1,
-               fn.layout.nparts);
-    }
+    if (!json) printf("    all %d: starting and layout %.4f s\n", last.layout.nparts, last.init_s);
     cli_flush_stdout();
     return 0;
 }
@@ -399,7 +418,8 @@ int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const in
         cli_flush_stdout();
         sarbp_image_free(im);
     }
-    if (devs->ndevices > 1 && rc_out == CLI_OK && bench_scaling(p, g, devs, pulse_block, reps, json))
+    const struct exact_ref xr = {&w, wx0, wy0, exact};
+    if (devs->ndevices > 1 && rc_out == CLI_OK && bench_scaling(p, g, devs, pulse_block, reps, json, &xr))
         rc_out = CLI_FAIL;
     free(ref);
     free(img);
