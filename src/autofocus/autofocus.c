@@ -881,10 +881,9 @@ static sarbp_status held_out(struct af a[2], const double *xh, double held[2])
  * first the halves' polynomials, and, when those do not hold on the
  * other half, their sweeps over the pulses (white noise has no smooth
  * part). x[P] the halves' mean (*kept 1) once each sharpens the other
- * half by at least min_gain (o), else zero (*kept 0); *S the sharpness
- * of x over both halves relative to their uncorrected images'. */
+ * half by at least min_gain (o), else zero (*kept 0). */
 static sarbp_status run_checked(struct af a[2], int order, int scan_first, const sarbp_autofocus_options *o,
-                                double *x, int *iters, double *S, sarbp_autofocus_info *info, int *kept)
+                                double *x, int *iters, sarbp_autofocus_info *info, int *kept)
 {
     const size_t P = a[0].P;
     const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? -INFINITY : 0.01;
@@ -917,10 +916,6 @@ static sarbp_status run_checked(struct af a[2], int order, int scan_first, const
     }
     if (!st) st = unwrap_smooth(x, P);
     if (!st) sarbp_phase_detrend(x, P);
-    double s0 = 0, s1 = 0;
-    if (!st) st = image_of(&a[0], x, &s0);
-    if (!st) st = image_of(&a[1], x, &s1);
-    if (!st) *S = (s0 * a[0].S0 + s1 * a[1].S0) / (a[0].S0 + a[1].S0);
     free(xh);
     return st;
 }
@@ -936,30 +931,19 @@ static sarbp_status refine_all(const sarbp_profiles *pr, const af_pixels *px, co
 {
     const size_t P = pr->npulses;
     af_engine *e = NULL;
-    double *ref = malloc(P * sizeof *ref), *zero = calloc(P, sizeof *zero);
-    sarbp_status st = !ref || !zero ? sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus") : SARBP_OK;
+    double *zero = calloc(P, sizeof *zero), S0;
+    sarbp_status st = !zero ? sarbp_error(SARBP_ERR_NOMEM, "out of memory for autofocus") : SARBP_OK;
     const double t = sarbp_now_s();
     if (!st) st = engine_for(pr, px, o, &e);
     info->contributions_s += sarbp_now_s() - t;
     struct af all = {.e = e, .P = P, .acc = acc};
-    double S0;
     if (!st) st = image_of(&all, zero, &S0); /* its S0 */
-    if (!st) st = image_of(&all, x, S);
-    if (!st) {
-        memcpy(ref, x, P * sizeof *ref);
-        st = sweeps(&all, ref, x, *S, 2, o, 0, iters, S);
-    }
-    if (!st) { /* x = ref + what the sweeps moved, without a linear term */
-        for (size_t j = 0; j < P; j++) x[j] -= ref[j];
-        detrend_wrapped(x, P);
-        for (size_t j = 0; j < P; j++) x[j] += ref[j];
-        st = unwrap_smooth(x, P);
-    }
+    if (!st) st = sweep_stage(&all, o, 0, x, iters, S);
+    if (!st) st = unwrap_smooth(x, P);
     if (!st) sarbp_phase_detrend(x, P);
     if (!st) st = image_of(&all, x, S);
     info->evaluations += all.evaluations;
     if (e) e->ops->destroy(e);
-    free(ref);
     free(zero);
     return st;
 }
@@ -1014,7 +998,8 @@ static sarbp_status estimate_once(const sarbp_phd *phd, const sarbp_grid *g, con
     for (int h = 0; h < 1 + split && !st; h++) st = image_of(&a[h], x, &S); /* S0 */
     if (!st && split) {
         int kept = 0;
-        st = run_checked(a, order, scan_first, o, x, &iters, &S, info, &kept);
+        st = run_checked(a, order, scan_first, o, x, &iters, info, &kept);
+        S = 1.0; /* nothing applied: the uncorrected image */
         if (!st && kept) { /* the halves' engines give their memory to one over all the pixels */
             for (int h = 0; h < 2; h++) {
                 e[h]->ops->destroy(e[h]);
