@@ -7,12 +7,17 @@
  *    next plan is its own, a device the other never used has no context
  *    in it, and forms in both give the image of a form without a session,
  *    bit for bit; freeing one leaves the other working;
+ *  - forms from three threads share one warmed session side by side (the
+ *    direct kernels in FP32 and FP16, FFBP, in turns), each the image of
+ *    the same form alone without a session, bit for bit; the session keeps
+ *    at most four sets of each kind for them, and frees every thread;
  *  - a plan never allocates past the session's device budget: a form in a
  *    budget of the model's fixed need and 3/4 of the image is cut in bands
  *    and peaks within it (bp and ffbp), and a plan that would pass it
  *    fails at create, saying so, holding nothing beyond what the session
  *    keeps.
  * Skips (77) without a usable GPU. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +110,79 @@ static void test_two_sessions_share_nothing(void **state)
     sarbp_image_free(ref);
 }
 
+/* test_forms_share_a_session: a thread's forms, its failures counted */
+#define SHARE_KINDS 3
+#define SHARE_THREADS 3
+#define SHARE_FORMS 4
+static sarbp_image *share_ref[SHARE_KINDS];
+
+static void share_options(int kind, sarbp_bp_options *o)
+{
+    sarbp_bp_options_default(o);
+    if (kind == 1) o->precision = SARBP_FP16;
+    if (kind == 2) o->algorithm = SARBP_ALGO_FFBP;
+}
+
+struct share_job {
+    sarbp_session *s;
+    int id, bad;
+};
+
+static void *share_main(void *arg)
+{
+    struct share_job *j = arg;
+    for (int k = 0; k < SHARE_FORMS; k++) {
+        const int kind = (j->id + k) % SHARE_KINDS;
+        sarbp_bp_options o;
+        share_options(kind, &o);
+        sarbp_image *img = NULL;
+        sarbp_rc_params rc; /* as tu_form_in's */
+        sarbp_rc_params_default(&rc);
+        sarbp_rc_params_default_for(&rc, o.precision, o.algorithm == SARBP_ALGO_FFBP);
+        if (sarbp_form_phd(j->s, scene, &g0, &sarbp_backend_cuda, &rc, &o, NULL, &img, NULL) ||
+            memcmp(img->data, share_ref[kind]->data, g0.nx * g0.ny * sizeof(sarbp_c32)))
+            j->bad++;
+        sarbp_image_free(img);
+    }
+    return NULL;
+}
+
+static void test_forms_share_a_session(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < SHARE_KINDS; kind++) {
+        sarbp_bp_options o;
+        share_options(kind, &o);
+        share_ref[kind] = form_in(NULL, &o, NULL);
+    }
+    const int before = tu_threads_alive();
+    sarbp_session *s = NULL;
+    tu_ok(sarbp_session_create(NULL, &s));
+    const int dev0 = 0;
+    tu_ok(sarbp_form_warm(s, &dev0, 1));
+    struct share_job jobs[SHARE_THREADS];
+    pthread_t th[SHARE_THREADS];
+    for (int t = 0; t < SHARE_THREADS; t++) {
+        jobs[t] = (struct share_job){s, t, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, share_main, &jobs[t]), 0);
+    }
+    int bad = 0;
+    for (int t = 0; t < SHARE_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        bad += jobs[t].bad;
+    }
+    sarbp_session_memory m;
+    sarbp_session_memory_of(s, 0, &m);
+    print_message("%d forms in %d threads sharing a session: %d not the image alone; %d MiB kept, "
+                  "%d MiB at the peak\n", SHARE_THREADS * SHARE_FORMS, SHARE_THREADS, bad,
+                  (int)(m.kept >> 20), (int)(m.peak >> 20));
+    assert_int_equal(bad, 0);
+    assert_true(m.kept > 0 && m.kept == m.used); /* no plan alive: all of it kept */
+    sarbp_session_free(s);
+    assert_int_equal(tu_threads_alive(), before);
+    for (int kind = 0; kind < SHARE_KINDS; kind++) sarbp_image_free(share_ref[kind]);
+}
+
 static void test_budget_is_a_bound(void **state)
 {
     (void)state;
@@ -184,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_thread_after_free),
         cmocka_unit_test(test_two_sessions_share_nothing),
+        cmocka_unit_test(test_forms_share_a_session),
         cmocka_unit_test(test_budget_is_a_bound),
     };
     return tu_run_group("test_gpu_session", tests, sizeof tests / sizeof tests[0], setup, teardown);

@@ -117,6 +117,15 @@ sarbp_status sarbp_form_plan_create(sarbp_session *s, const sarbp_phd *meta,
 const sarbp_form_decision *sarbp_form_plan_decision(const sarbp_form_plan *fp);
 void sarbp_form_plan_free(sarbp_form_plan *fp); /* NULL is a no-op */
 
+/* sarbp_session_start, then a small form (16 pulses, 64 x 64 pixels a
+ * device, the default options) over devices[0..n-1] of s, side by side:
+ * what CUDA loads at a kernel's or cuFFT's first use, the copier's threads
+ * and the pinned buffers are then in place before the caller's first form,
+ * which no longer pays them (60-90 ms on an H200 before a 1024^2 form of
+ * 3.5 ms). The first form of a new shape still makes its cuFFT plans and
+ * buffers (a few ms). For a caller forming image after image in s. */
+sarbp_status sarbp_form_warm(sarbp_session *s, const int *devices, int n);
+
 /* The layout a form would use (no image is formed): for tests, -v and
  * benchmarks. SARBP_ERR_NOMEM when a budget cannot hold one band. */
 sarbp_status sarbp_form_plan_layout(sarbp_session *s, const sarbp_phd *meta, const sarbp_grid *g,

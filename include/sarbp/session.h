@@ -16,8 +16,11 @@
  * for a next plan is freed first when a plan needs the room. The partition
  * layer (form.h) cuts an image into bands that fit them.
  *
- * A session is used by one form at a time (a form's device threads share
- * it); forms in parallel take one session each. */
+ * Forms in several threads may share a session at once: every call on it
+ * takes its locks, and each plan takes its own kept set (a device keeps four
+ * of each kind, so up to four forms side by side on one device find theirs;
+ * on one GPU, one form's pulses go up and image comes back while the
+ * other's kernels run). sarbp_session_free must wait for them all. */
 #ifndef SARBP_SESSION_H
 #define SARBP_SESSION_H
 

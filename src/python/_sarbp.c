@@ -733,7 +733,7 @@ static PyObject *mod_image_read(PyObject *m, PyObject *args)
 typedef struct {
     PyObject_HEAD
     sarbp_session *s;  /* NULL once closed */
-    int busy;          /* a form is using it (set and read under the GIL) */
+    int busy;          /* forms and starts using it now (counted under the GIL) */
 } SessionObject;
 
 static PyObject *session_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
@@ -783,7 +783,7 @@ static PyObject *session_close(PyObject *self, PyObject *unused)
 {
     (void)unused;
     SessionObject *o = (SessionObject *)self;
-    if (o->busy) return raise_invalid("Session.close: a form is using the session");
+    if (o->busy) return raise_invalid("Session.close: %d form(s) are using the session", o->busy);
     if (o->s) session_free_now(o);
     Py_RETURN_NONE;
 }
@@ -807,7 +807,8 @@ static PyObject *session_memory(PyObject *self, PyObject *args)
                          (unsigned long long)mm.kept);
 }
 
-/* start(devices): the devices' contexts now, side by side (sarbp_session_start) */
+/* start(devices): the devices' contexts now, side by side, warmed by a
+ * small form (sarbp_form_warm) */
 static PyObject *session_start(PyObject *self, PyObject *arg)
 {
     SessionObject *o = (SessionObject *)self;
@@ -825,7 +826,7 @@ static PyObject *session_start(PyObject *self, PyObject *arg)
     sarbp_status st;
     o->busy++;
     Py_BEGIN_ALLOW_THREADS
-    st = sarbp_session_start(o->s, dev, (int)n);
+    st = sarbp_form_warm(o->s, dev, (int)n);
     Py_END_ALLOW_THREADS
     o->busy--;
     if (st) return raise_sarbp(st);
@@ -1298,9 +1299,6 @@ static PyObject *mod_form(PyObject *m, PyObject *args, PyObject *kw)
             return raise_invalid("session: wants a sarbp.Session");
         so = (SessionObject *)session;
         if (!so->s) return raise_invalid("session: the session is closed");
-        if (so->busy)
-            return raise_invalid("session: another form is using this session (one form at a "
-                                 "time per session)");
     }
     PyObject *keep = NULL; /* holds the paths' strings while the GIL is released */
     if (PyObject_TypeCheck(source, (PyTypeObject *)PhdType)) {
@@ -1329,7 +1327,7 @@ static PyObject *mod_form(PyObject *m, PyObject *args, PyObject *kw)
         a.heights_nx = (size_t)hb.shape[1];
     }
     if (so) {
-        so->busy = 1;
+        so->busy++; /* forms in other threads may share it (sarbp/session.h) */
         a.session = so->s;
     }
     struct form_result r;
@@ -1337,7 +1335,7 @@ static PyObject *mod_form(PyObject *m, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = run_form(&a, &r);
     Py_END_ALLOW_THREADS
-    if (so) so->busy = 0;
+    if (so) so->busy--;
     if (have_hb) PyBuffer_Release(&hb);
     Py_XDECREF(keep);
     if (st) return raise_sarbp(st);

@@ -650,3 +650,21 @@ def test_gpu_matches_cpu(ph):
     assert ser > 60
     with sarbp.Session(devices=[0]) as s:
         assert sarbp.form(ph, backend="cuda", session=s, **kw).attrs["device"] == "cuda device 0"
+
+
+@pytest.mark.skipif(not sarbp.have_cuda or sarbp.cuda_device_count() == 0,
+                    reason="no CUDA back end in this build or no GPU")
+def test_gpu_threads_one_session(ph):
+    # forms of several shapes from three threads side by side on one device,
+    # each the same bits as the same form alone without a session
+    shapes = [dict(grid=(256, 256)), dict(grid=(320, 192), precision="fp16"),
+              dict(grid=(128, 128), interp="linear")]
+    refs = [np.asarray(sarbp.form(ph, backend="cuda", device=0, **kw)) for kw in shapes]
+    with sarbp.Session(devices=[0]) as s:
+        res = run_threads(lambda i: [np.asarray(sarbp.form(ph, backend="cuda", session=s,
+                                                           **shapes[(i + k) % 3]))
+                                     for k in range(6)], 3)
+        assert s.memory(0)["peak"] > 0
+    for i, r in enumerate(res):
+        for k, a in enumerate(r):
+            assert same_bits(a, refs[(i + k) % 3])

@@ -212,7 +212,13 @@ static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, 
      * from nth pieces up */
     const size_t unit = host ? HOST_PIECE : PIECE;
     size_t lanes = (n + unit - 1) / unit;
-    if (lanes > (size_t)c->nth) lanes = (size_t)c->nth;
+    /* forms sharing the device share the cores: each job running on it
+     * takes its part of the lanes (two forms of 1024^2 side by side on a
+     * 16-core H200 host: 2.20-2.25 ms a form with 6 to 8 lanes each,
+     * 2.35-2.45 with 12 each, docs/benchmarks/2026-11-28-python-overlap.md) */
+    const int jobs = sarbp_cuda_device_copies(c->ctx, 1);
+    const size_t share = jobs > 1 ? (size_t)(c->nth / jobs) : (size_t)c->nth;
+    if (lanes > share) lanes = share ? share : 1;
     pthread_mutex_lock(&c->mu);
     c->dst = dst;
     c->src = src;
@@ -232,6 +238,7 @@ static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, 
     pthread_mutex_lock(&c->mu);
     while (c->busy) pthread_cond_wait(&c->done, &c->mu);
     pthread_mutex_unlock(&c->mu);
+    (void)sarbp_cuda_device_copies(c->ctx, -1);
     for (int w = 0; w < c->nlanes; w++)
         if (c->lane[w].err != cudaSuccess)
             return sarbp_error(SARBP_ERR_CUDA, "copying the image back from device %d: %s", c->device,

@@ -16,6 +16,7 @@
 
 #define WORK_MEMO 8
 #define PINNED_MAX 32
+#define KEPT_MAX 4 /* sets kept per kind: one for each of up to four forms sharing the session */
 
 struct allocation {
     void *ptr;
@@ -35,7 +36,8 @@ struct sarbp_cuda_device {
     size_t used, peak, kept_bytes; /* held (kept sets included), the most held, of used: kept */
     struct allocation *alloc;      /* [nalloc]: live allocations of dmalloc */
     size_t nalloc, calloc_n;
-    struct kept kept[SARBP_KEEP_KINDS];
+    struct kept kept[SARBP_KEEP_KINDS][KEPT_MAX]; /* [kind][0..nkept-1], the newest last */
+    int nkept[SARBP_KEEP_KINDS];
     struct {
         void *ptr;
         size_t n;
@@ -46,6 +48,7 @@ struct sarbp_cuda_device {
         size_t bytes;
     } work[WORK_MEMO];
     int nwork, next_work;
+    int copies;                    /* copier jobs running (sarbp_cuda_device_copies) */
 };
 
 sarbp_status sarbp_cuda_device_open(int device, size_t budget, int threads, sarbp_cuda_device **out)
@@ -88,6 +91,16 @@ void sarbp_cuda_device_memory(sarbp_cuda_device *d, sarbp_session_memory *m)
     pthread_mutex_lock(&d->mu);
     *m = (sarbp_session_memory){d->budget, d->used, d->peak, d->kept_bytes};
     pthread_mutex_unlock(&d->mu);
+}
+
+int sarbp_cuda_device_copies(sarbp_cuda_device *d, int delta)
+{
+    if (!d) return 1;
+    pthread_mutex_lock(&d->mu);
+    d->copies += delta;
+    const int n = d->copies;
+    pthread_mutex_unlock(&d->mu);
+    return n;
 }
 
 int sarbp_cuda_device_threads(const sarbp_cuda_device *d)
@@ -194,14 +207,30 @@ void sarbp_cuda_dfree(sarbp_cuda_device *d, void *ptr)
     cudaFree(ptr);
 }
 
+sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *have, size_t need,
+                                      size_t *count)
+{
+    if (*ptr && (*have < need || *have / 2 > need)) {
+        sarbp_cuda_dfree(d, *ptr);
+        *ptr = NULL;
+    }
+    if (*ptr) return SARBP_OK;
+    *have = 0;
+    SARBP_TRY(sarbp_cuda_dmalloc(d, ptr, need, have));
+    if (count) *count += need;
+    return SARBP_OK;
+}
+
 void *sarbp_cuda_device_take(sarbp_cuda_device *d, int kind)
 {
     if (!d) return NULL;
     pthread_mutex_lock(&d->mu);
-    struct kept *k = &d->kept[kind];
-    void *set = k->set;
-    d->kept_bytes -= k->bytes;
-    *k = (struct kept){0};
+    void *set = NULL;
+    if (d->nkept[kind] > 0) {
+        const struct kept k = d->kept[kind][--d->nkept[kind]];
+        d->kept_bytes -= k.bytes;
+        set = k.set;
+    }
     pthread_mutex_unlock(&d->mu);
     return set;
 }
@@ -215,9 +244,16 @@ void sarbp_cuda_device_keep(sarbp_cuda_device *d, int kind, void *set, size_t by
         return;
     }
     pthread_mutex_lock(&d->mu);
-    const struct kept old = d->kept[kind];
-    d->kept_bytes += bytes - old.bytes;
-    d->kept[kind] = (struct kept){set, bytes, free_set};
+    struct kept old = {0};
+    struct kept *list = d->kept[kind];
+    if (d->nkept[kind] == KEPT_MAX) { /* the oldest goes */
+        old = list[0];
+        memmove(list, list + 1, (KEPT_MAX - 1) * sizeof *list);
+        d->nkept[kind]--;
+        d->kept_bytes -= old.bytes;
+    }
+    list[d->nkept[kind]++] = (struct kept){set, bytes, free_set};
+    d->kept_bytes += bytes;
     pthread_mutex_unlock(&d->mu);
     if (old.set) old.free_set(d, old.set);
 }
@@ -227,12 +263,17 @@ void sarbp_cuda_device_drop(sarbp_cuda_device *d, int kind)
     if (!d) return;
     for (int k = 0; k < SARBP_KEEP_KINDS; k++) {
         if (kind >= 0 ? k != kind : k == SARBP_KEEP_COPIER) continue;
-        pthread_mutex_lock(&d->mu);
-        const struct kept old = d->kept[k];
-        d->kept_bytes -= old.bytes;
-        d->kept[k] = (struct kept){0};
-        pthread_mutex_unlock(&d->mu);
-        if (old.set) old.free_set(d, old.set);
+        for (;;) {
+            pthread_mutex_lock(&d->mu);
+            struct kept old = {0};
+            if (d->nkept[k] > 0) {
+                old = d->kept[k][--d->nkept[k]];
+                d->kept_bytes -= old.bytes;
+            }
+            pthread_mutex_unlock(&d->mu);
+            if (!old.set) break;
+            old.free_set(d, old.set);
+        }
     }
 }
 

@@ -7,9 +7,10 @@
  * freeing what is kept for a next plan). A plan gives its streams, events,
  * cuFFT plans and buffers back as a kept set of its kind when it is
  * destroyed, and the next plan of the kind takes it when the shapes match;
- * the context frees a kept set (through the function given with it) when
- * room is needed, when a set of the same kind replaces it, or when it is
- * closed. It knows nothing of what a set holds: the plans above it (bp,
+ * the context keeps up to four sets of a kind (forms sharing the session
+ * run side by side, each on its own set) and frees a set (through the
+ * function given with it) when room is needed, when a fifth of its kind is
+ * kept (the oldest goes), or when it is closed. It knows nothing of what a set holds: the plans above it (bp,
  * ffbp) and the copier (cuda/copy.c) each keep their own kind.
  *
  * Every call takes the context's lock; none waits for the device. The
@@ -43,19 +44,24 @@ sarbp_status sarbp_cuda_device_room(sarbp_cuda_device *d, size_t *room);
  * with sarbp_cuda_dfree (NULL is fine). */
 sarbp_status sarbp_cuda_dmalloc(sarbp_cuda_device *d, void **ptr, size_t n, size_t *count);
 void sarbp_cuda_dfree(sarbp_cuda_device *d, void *ptr);
+/* *ptr (holding *have bytes, or NULL) kept when it holds need bytes and
+ * not twice as many, else freed and need bytes allocated in its place
+ * (*have set to them, and added to *count when count is not NULL). */
+sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *have, size_t need,
+                                      size_t *count);
 
 /* Kept sets, one per kind. */
 enum { SARBP_KEEP_BP, SARBP_KEEP_FFBP, SARBP_KEEP_COPIER, SARBP_KEEP_KINDS };
 typedef void (*sarbp_cuda_free_set)(sarbp_cuda_device *d, void *set);
-/* The set of the kind, now the caller's (NULL: none). */
+/* The newest kept set of the kind, now the caller's (NULL: none). */
 void *sarbp_cuda_device_take(sarbp_cuda_device *d, int kind);
 /* Keeps set (holding `bytes` of the device memory of d already counted)
- * for the next taker, freeing an earlier set of the kind; d NULL: freed
- * now. */
+ * for the next taker, freeing the oldest set of the kind when four are
+ * kept; d NULL: freed now. */
 void sarbp_cuda_device_keep(sarbp_cuda_device *d, int kind, void *set, size_t bytes,
                             sarbp_cuda_free_set free_set);
-/* Frees the kept set of the kind (-1: every kind's device memory holders,
- * the bp and ffbp sets). */
+/* Frees the kept sets of the kind (-1: every kind's device memory
+ * holders, the bp and ffbp sets). */
 void sarbp_cuda_device_drop(sarbp_cuda_device *d, int kind);
 
 /* A pinned host buffer of at least n bytes (given back with put: kept for
@@ -67,6 +73,11 @@ void sarbp_cuda_pinned_put(sarbp_cuda_device *d, void *ptr);
  * length n (cufftEstimateMany), remembered per (n, batch) in d: it costs
  * 0.25-0.5 ms, and the memory model asks on every form. */
 cufftResult sarbp_cuda_fft_work(sarbp_cuda_device *d, int n, int batch, size_t *bytes);
+
+/* Adds delta (1 as a copier's job starts, -1 as it ends) to the jobs
+ * running on d's copiers, and gives the count after (d NULL: 1): forms
+ * sharing the device split the copier's cores among their jobs. */
+int sarbp_cuda_device_copies(sarbp_cuda_device *d, int delta);
 
 /* The copier's lanes asked of the session (0: the copier's default). */
 int sarbp_cuda_device_threads(const sarbp_cuda_device *d);

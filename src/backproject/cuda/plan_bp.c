@@ -118,10 +118,8 @@ struct cuda_plan {
     cudaEvent_t prev_bp;     /* last backprojection launched (any slot) */
     cudaEvent_t chunk_ev[ROW_CHUNKS];
     size_t chunk_row[ROW_CHUNKS + 1], nchunks; /* row chunks of the held units (region rows) */
-    void *d_w;               /* complex pack weights [K] (CHIRP: ones) */
-    void *d_filt;            /* CHIRP: matched filter with window and prefilter [nmf], float2 */
+    sarbp_cuda_rc_tables_t tab; /* azimuth and pack weights, CHIRP's matched filter (rc.h) */
     size_t nmf;              /* CHIRP: matched-filter FFT length */
-    float *d_waz;            /* [npulses] */
     void *d_img;             /* [max_rows][nx] float2 (img_alloc bytes) */
     size_t img_alloc;
     double *d_height;        /* terrain: [max_rows][nx], the region's rows of the grid's heights */
@@ -155,6 +153,7 @@ struct kit {
     cudaEvent_t ev[NSLOT][5], prev_bp, chunk_ev[ROW_CHUNKS];
     void *d_img;                       /* an image band's memory, img_bytes (or NULL) */
     size_t img_bytes;
+    sarbp_cuda_rc_tables_t tab;        /* the range compression's tables' memory */
     void *slot_mem[NSLOT];             /* the slots' device buffers (slot_layout), slot_bytes each */
     size_t slot_bytes;
     void *h_raw[NSLOT], *h_pulses[NSLOT]; /* the slots' pinned staging (or NULL) */
@@ -179,6 +178,7 @@ static void kit_free(sarbp_cuda_device *dev, struct kit *k)
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (k->chunk_ev[c]) cudaEventDestroy(k->chunk_ev[c]);
     sarbp_cuda_dfree(dev, k->d_img);
+    sarbp_cuda_rc_tables_free(dev, &k->tab);
     memset(k, 0, sizeof *k);
 }
 
@@ -276,6 +276,7 @@ static void kit_install(struct cuda_plan *p, struct kit *k)
     memcpy(p->chunk_ev, k->chunk_ev, sizeof p->chunk_ev);
     p->d_img = k->d_img;
     p->img_alloc = k->img_bytes;
+    p->tab = k->tab;
     p->kit_ready = 1;
     memset(k, 0, sizeof *k);
 }
@@ -330,10 +331,28 @@ static void give_kit(struct cuda_plan *p)
     k->d_img = p->d_img;
     k->img_bytes = p->d_img ? p->img_alloc : 0;
     p->d_img = NULL;
+    k->tab = p->tab;
+    memset(&p->tab, 0, sizeof p->tab);
     p->prev_bp = NULL;
     memset(p->chunk_ev, 0, sizeof p->chunk_ev);
     p->kit_ready = 0;
-    sarbp_cuda_device_keep(p->dev, SARBP_KEEP_BP, k, k->img_bytes + NSLOT * k->slot_bytes, kit_free_set);
+    const size_t tab_bytes = k->tab.waz_n + k->tab.w_n + k->tab.filt_n;
+    sarbp_cuda_device_keep(p->dev, SARBP_KEEP_BP, k, k->img_bytes + NSLOT * k->slot_bytes + tab_bytes,
+                           kit_free_set);
+}
+
+/* Waits for everything p queued: its slots' streams (the copier's jobs
+ * return finished). Never the whole device: other forms may share it. */
+static sarbp_status plan_sync(struct cuda_plan *p)
+{
+    cudaError_t first = cudaSuccess;
+    for (int k = 0; k < NSLOT; k++) {
+        if (!p->s[k].stream) continue;
+        const cudaError_t e = cudaStreamSynchronize(p->s[k].stream);
+        if (first == cudaSuccess) first = e;
+    }
+    CUDA_TRY(first);
+    return SARBP_OK;
 }
 
 sarbp_status sarbp_cuda_check_device(int device)
@@ -412,7 +431,7 @@ static void cuda_destroy(sarbp_bp_plan *bp)
 {
     struct cuda_plan *p = (struct cuda_plan *)bp;
     cudaSetDevice(p->device);
-    cudaDeviceSynchronize();
+    (void)plan_sync(p);
     give_kit(p); /* what it keeps is cleared from p */
     for (int k = 0; k < NSLOT; k++) {
         struct slot *s = &p->s[k];
@@ -428,9 +447,7 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     if (p->prev_bp) cudaEventDestroy(p->prev_bp);
     for (int c = 0; c < ROW_CHUNKS; c++)
         if (p->chunk_ev[c]) cudaEventDestroy(p->chunk_ev[c]);
-    sarbp_cuda_dfree(p->dev, p->d_w);
-    sarbp_cuda_dfree(p->dev, p->d_filt);
-    sarbp_cuda_dfree(p->dev, p->d_waz);
+    sarbp_cuda_rc_tables_free(p->dev, &p->tab);
     sarbp_cuda_dfree(p->dev, p->d_img);
     sarbp_cuda_dfree(p->dev, p->d_height);
     sarbp_d2h_destroy(p->copier);
@@ -444,19 +461,6 @@ static void cuda_destroy(sarbp_bp_plan *bp)
     sarbp_bp_plan_release(&p->base);
     sarbp_session_free(p->own); /* a plan's own session: nothing kept outlives it */
     free(p);
-}
-
-/* *ptr (*have bytes, or NULL) kept when it holds need bytes and not twice
- * as many, else freed and need bytes allocated in its place. */
-static sarbp_status kept_or_new(sarbp_cuda_device *dev, void **ptr, size_t *have, size_t need)
-{
-    if (*ptr && (*have < need || *have / 2 > need)) {
-        sarbp_cuda_dfree(dev, *ptr);
-        *ptr = NULL;
-    }
-    if (*ptr) return SARBP_OK;
-    *have = 0;
-    return sarbp_cuda_dmalloc(dev, ptr, need, have);
 }
 
 static size_t cuda_block(const sarbp_phd *meta, const sarbp_cuda_options *o)
@@ -638,7 +642,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     /* the image band: a kept set's when it holds enough and not twice too
      * much, else new */
     const size_t img_need = p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32);
-    SARBP_TRY(kept_or_new(p->dev, &p->d_img, &p->img_alloc, img_need));
+    SARBP_TRY(sarbp_cuda_dmalloc_reuse(p->dev, &p->d_img, &p->img_alloc, img_need, NULL));
     p->setup_bytes[1] += img_need;
     if (p->base.grid.height) {
         const size_t h_need = p->base.max_rows * p->base.grid.nx * sizeof(double);
@@ -666,7 +670,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         /* its buffers: a kept set's allocation when it fits, else one new */
         size_t off[SL_N];
         const size_t need = slot_layout(block, p->K, raw_e, p->sub, p->nbins, p->nmf, prof_row, off);
-        SARBP_TRY(kept_or_new(p->dev, &s->mem, &s->mem_bytes, need));
+        SARBP_TRY(sarbp_cuda_dmalloc_reuse(p->dev, &s->mem, &s->mem_bytes, need, NULL));
         *pb += need;
         char *b = s->mem;
         s->d_raw = b + off[SL_RAW];
@@ -687,10 +691,9 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         if (!p->h_keep_pulses || !p->keep_unit0) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     }
 
-    SARBP_TRY(sarbp_cuda_rc_tables(p->dev, m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
-    /* the tables above were copied on the legacy default stream, which the
-     * non-blocking slot streams do not wait for */
-    CUDA_TRY(cudaDeviceSynchronize());
+    /* uploaded and waited for on a slot's stream: a plan waits for its own
+     * streams only, never the device (forms sharing it run side by side) */
+    SARBP_TRY(sarbp_cuda_rc_tables(p->dev, m, p->rc, p->s[0].stream, &p->tab, pb));
     return SARBP_OK;
 }
 
@@ -814,10 +817,10 @@ static sarbp_status band_to_host(struct cuda_plan *p, sarbp_c32 *dst)
         SARBP_TRY(sarbp_d2h_copy_chunks(p->copier, dst, p->d_img, (int)p->nchunks, ends, p->chunk_ev));
         p->nchunks = 0;
     } else {
-        CUDA_TRY(cudaDeviceSynchronize());
+        SARBP_TRY(plan_sync(p));
         SARBP_TRY(rows_to_host(p, dst, 0, p->band_ny, NULL));
     }
-    CUDA_TRY(cudaDeviceSynchronize());
+    SARBP_TRY(plan_sync(p));
     return SARBP_OK;
 }
 
@@ -827,7 +830,7 @@ static sarbp_status cuda_region(sarbp_bp_plan *bp, sarbp_region r)
     CUDA_TRY(cudaSetDevice(p->device));
     /* whatever the last region still had in flight is dropped with it */
     SARBP_TRY(launch_pending(p));
-    CUDA_TRY(cudaDeviceSynchronize());
+    SARBP_TRY(plan_sync(p));
     p->nchunks = 0;
     p->band_row0 = r.row0;
     p->band_ny = r.nrows;
@@ -917,8 +920,8 @@ static sarbp_status stage_block(struct cuda_plan *p, struct slot *s, size_t p0, 
 static sarbp_status compress_block(struct cuda_plan *p, struct slot *s, size_t p0, size_t np, float raw_inv,
                                    void *prof, const sarbp_dpulse *d_pulses, float *bound)
 {
-    const sarbp_cuda_rc rc = {p->K, p->nbins, p->kc, p->nmf, p->base.block, p->sub, p->d_w,
-                              p->d_filt, p->d_waz, s->d_fft, s->d_spec, s->fft, s->fwd, s->stream};
+    const sarbp_cuda_rc rc = {p->K, p->nbins, p->kc, p->nmf, p->base.block, p->sub, p->tab.w,
+                              p->tab.filt, p->tab.waz, s->d_fft, s->d_spec, s->fft, s->fwd, s->stream};
     const sarbp_cuda_rc_out o = {prof, 1, p->half, p->cubic, p->mixed, p->scaled ? bound : NULL};
     return sarbp_cuda_rc_compress(&rc, s->d_raw, p->raw_half, raw_inv, p0, np, d_pulses, &o);
 }

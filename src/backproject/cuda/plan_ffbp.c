@@ -327,8 +327,7 @@ struct ffbp_cuda_plan {
     struct ffbp_stage stage[2]; /* used by blocks in turn: the host fills one while the
                                    device uploads and compresses the other */
     int next;                  /* the staging set of the next block */
-    void *d_w, *d_filt;        /* the tables (cuda/rc.h) */
-    float *d_waz;
+    sarbp_cuda_rc_tables_t tab; /* the range compression's tables (cuda/rc.h) */
     int inv_ok, fwd_ok;
     struct dev dv;             /* dv.prof: [P][nbins] complex profiles; the FFBP's buffers */
     sarbp_d2h *copier;         /* the image's way back to the caller's memory */
@@ -476,9 +475,7 @@ static void cffbp_destroy(sarbp_bp_plan *bp)
     }
     sarbp_cuda_dfree(p->ctx, p->crc.d_fft);
     sarbp_cuda_dfree(p->ctx, p->crc.d_spec);
-    sarbp_cuda_dfree(p->ctx, p->d_w);
-    sarbp_cuda_dfree(p->ctx, p->d_filt);
-    sarbp_cuda_dfree(p->ctx, p->d_waz);
+    sarbp_cuda_rc_tables_free(p->ctx, &p->tab);
     if (p->inv_ok) cufftDestroy(p->crc.inv);
     if (p->fwd_ok) cufftDestroy(p->crc.fwd);
     if (p->crc.stream) cudaStreamDestroy(p->crc.stream);
@@ -584,13 +581,10 @@ static sarbp_status cffbp_setup(struct ffbp_cuda_plan *p, const sarbp_rc_params 
         SARBP_TRY(sarbp_cuda_pinned_get(p->ctx, b_raw, &g->h_raw));
         SARBP_TRY(sarbp_cuda_pinned_get(p->ctx, b_pulses, (void **)&g->h_pulses));
     }
-    SARBP_TRY(sarbp_cuda_rc_tables(p->ctx, m, p->rc, &p->d_waz, &p->d_w, &p->d_filt, pb));
-    c->d_w = p->d_w;
-    c->d_filt = p->d_filt;
-    c->d_waz = p->d_waz;
-    /* the tables were copied on the legacy default stream, which the
-     * non-blocking stream does not wait for */
-    CUDA_TRY(cudaDeviceSynchronize());
+    SARBP_TRY(sarbp_cuda_rc_tables(p->ctx, m, p->rc, c->stream, &p->tab, pb));
+    c->d_w = p->tab.w;
+    c->d_filt = p->tab.filt;
+    c->d_waz = p->tab.waz;
     return SARBP_OK;
 }
 

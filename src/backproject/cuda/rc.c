@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -36,30 +37,32 @@ const char *sarbp_cufft_name(cufftResult r)
 }
 
 sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta, const sarbp_rc_plan *rc,
-                                  float **d_waz, void **d_w, void **d_filt, size_t *bytes)
+                                  cudaStream_t stream, sarbp_cuda_rc_tables_t *t, size_t *bytes)
 {
     const size_t P = meta->npulses, K = meta->nsamples, nbins = sarbp_rc_plan_nbins(rc);
-    if (P > SIZE_MAX / sizeof(float) || K > SIZE_MAX / sizeof(sarbp_c32))
+    const int freq = meta->domain == SARBP_DOMAIN_FREQ;
+    const size_t nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
+    if (P > SIZE_MAX / sizeof(float) || K > SIZE_MAX / sizeof(sarbp_c32) || nmf > SIZE_MAX / sizeof(sarbp_c32))
         return sarbp_error(SARBP_ERR_INVALID, "%zu pulses of %zu samples are too many", P, K);
-
-    /* azimuth weights for the whole aperture */
-    const double *waz = sarbp_rc_plan_az_weights(rc);
+    const size_t nw = K > nmf ? K : nmf;
+    /* the host tables, uploaded from one buffer: azimuth weights, then the
+     * pack weights and the filter */
     float *fw = malloc((P ? P : 1) * sizeof(float));
-    if (!fw) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    sarbp_c32 *w = malloc(nw * sizeof *w);
+    sarbp_c32 *h = malloc((nmf ? nmf : 1) * sizeof *h);
+    if (!fw || !w || !h) {
+        free(fw);
+        free(w);
+        free(h);
+        return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    }
+    const double *waz = sarbp_rc_plan_az_weights(rc);
     for (size_t i = 0; i < P; i++) fw[i] = (float)waz[i];
-    sarbp_status st = sarbp_cuda_dmalloc(dev, (void **)d_waz, P * sizeof(float), bytes);
-    cudaError_t e = st ? cudaSuccess : cudaMemcpy(*d_waz, fw, P * sizeof(float), cudaMemcpyHostToDevice);
-    free(fw);
-    SARBP_TRY(st);
-    CUDA_TRY(e);
-
-    if (meta->domain == SARBP_DOMAIN_FREQ) {
+    if (freq) {
         /* window / K and prefilter, with the fftshift as a phase ramp on the
          * sample's frequency index m = (k - kc) mod N: out[b] = y[b - N/2] */
         const size_t kc = (size_t)(-sarbp_rc_plan_first_freq_index(rc));
         const double *wr = sarbp_rc_plan_range_weights(rc);
-        sarbp_c32 *w = malloc(K * sizeof *w);
-        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
         const double shift = (double)(nbins / 2), n = (double)nbins;
         for (size_t k = 0; k < K; k++) {
             const size_t fi = k >= kc ? k - kc : k + nbins - kc;
@@ -67,29 +70,35 @@ sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta,
             w[k].re = (float)(wr[k] * cos(ph));
             w[k].im = (float)(wr[k] * sin(ph));
         }
-        st = sarbp_cuda_dmalloc(dev, d_w, K * sizeof *w, bytes);
-        if (!st) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
-        free(w);
-        SARBP_TRY(st);
-        CUDA_TRY(e);
     } else {
         /* the echoes are packed unweighted (the window is in the filter) */
-        const sarbp_c64 *h = sarbp_rc_plan_chirp_filter(rc);
-        const size_t nmf = sarbp_rc_plan_chirp_nfft(rc);
-        const size_t nw = K > nmf ? K : nmf;
-        sarbp_c32 *w = malloc(nw * sizeof *w);
-        if (!w) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+        const sarbp_c64 *hf = sarbp_rc_plan_chirp_filter(rc);
         for (size_t k = 0; k < K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
-        st = sarbp_cuda_dmalloc(dev, d_w, K * sizeof *w, bytes);
-        if (!st) e = cudaMemcpy(*d_w, w, K * sizeof *w, cudaMemcpyHostToDevice);
-        for (size_t k = 0; k < nmf; k++) w[k] = (sarbp_c32){(float)h[k].re, (float)h[k].im};
-        if (!st && e == cudaSuccess) st = sarbp_cuda_dmalloc(dev, d_filt, nmf * sizeof *w, bytes);
-        if (!st && e == cudaSuccess) e = cudaMemcpy(*d_filt, w, nmf * sizeof *w, cudaMemcpyHostToDevice);
-        free(w);
-        SARBP_TRY(st);
-        CUDA_TRY(e);
+        for (size_t k = 0; k < nmf; k++) h[k] = (sarbp_c32){(float)hf[k].re, (float)hf[k].im};
     }
+    sarbp_status st = sarbp_cuda_dmalloc_reuse(dev, (void **)&t->waz, &t->waz_n, P * sizeof(float), NULL);
+    if (!st) st = sarbp_cuda_dmalloc_reuse(dev, &t->w, &t->w_n, K * sizeof *w, NULL);
+    if (!st && nmf) st = sarbp_cuda_dmalloc_reuse(dev, &t->filt, &t->filt_n, nmf * sizeof *h, NULL);
+    cudaError_t e = cudaSuccess;
+    if (!st) e = cudaMemcpyAsync(t->waz, fw, P * sizeof(float), cudaMemcpyHostToDevice, stream);
+    if (!st && !e) e = cudaMemcpyAsync(t->w, w, K * sizeof *w, cudaMemcpyHostToDevice, stream);
+    if (!st && !e && nmf) e = cudaMemcpyAsync(t->filt, h, nmf * sizeof *h, cudaMemcpyHostToDevice, stream);
+    if (!st && !e) e = cudaStreamSynchronize(stream); /* before the host tables go */
+    free(fw);
+    free(w);
+    free(h);
+    SARBP_TRY(st);
+    CUDA_TRY(e);
+    if (bytes) *bytes += P * sizeof(float) + K * sizeof *w + nmf * sizeof *h;
     return SARBP_OK;
+}
+
+void sarbp_cuda_rc_tables_free(sarbp_cuda_device *dev, sarbp_cuda_rc_tables_t *t)
+{
+    sarbp_cuda_dfree(dev, t->waz);
+    sarbp_cuda_dfree(dev, t->w);
+    sarbp_cuda_dfree(dev, t->filt);
+    memset(t, 0, sizeof *t);
 }
 
 sarbp_dpulse sarbp_cuda_rc_pulse(const sarbp_phd *meta, const sarbp_profiles *pr, size_t j)

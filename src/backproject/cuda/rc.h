@@ -15,20 +15,28 @@
 #include "sarbp/rangecomp.h"
 
 
-/* Uploads (synchronously, on the legacy default stream) the tables the
- * range compression of meta reads, built from rc, the CPU plan of meta
- * with the same parameters:
- *   *d_waz   [npulses] float, the azimuth weights;
- *   *d_w     [K] complex pack weights: FREQ, window / K and the
- *            interpolation prefilter with the fftshift folded in as a
- *            phase ramp; CHIRP, ones (the window is in the filter);
- *   *d_filt  CHIRP: [nmf] complex, the matched filter with the window and
- *            prefilter (sarbp_rc_plan_chirp_filter); FREQ: left NULL.
- * Device pointers from dev (device.h); the caller frees them with
- * sarbp_cuda_dfree, after a failure too (each is set as soon as it is
- * allocated). The bytes allocated are added to *bytes. */
+/* The tables the range compression of meta reads (device memory from
+ * the context of device.h, bytes each holds): */
+typedef struct {
+    float *waz;  /* [npulses] float, the azimuth weights */
+    void *w;     /* [K] complex pack weights: FREQ, window / K and the
+                    interpolation prefilter with the fftshift folded in as a
+                    phase ramp; CHIRP, ones (the window is in the filter) */
+    void *filt;  /* CHIRP: [nmf] complex, the matched filter with the window
+                    and prefilter (sarbp_rc_plan_chirp_filter); FREQ: NULL */
+    size_t waz_n, w_n, filt_n;
+} sarbp_cuda_rc_tables_t;
+
+/* Fills *t with the tables of meta, built from rc (the CPU plan of meta
+ * with the same parameters), uploaded on stream and waited for: only the
+ * caller's stream, so that forms sharing the device do not wait for each
+ * other. A buffer of *t already holding enough (and not twice too much)
+ * is reused (a kept set's); others are allocated from dev. The tables'
+ * bytes are added to *bytes. Freed with sarbp_cuda_rc_tables_free, after a failure
+ * too. */
 sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta, const sarbp_rc_plan *rc,
-                                  float **d_waz, void **d_w, void **d_filt, size_t *bytes);
+                                  cudaStream_t stream, sarbp_cuda_rc_tables_t *t, size_t *bytes);
+void sarbp_cuda_rc_tables_free(sarbp_cuda_device *dev, sarbp_cuda_rc_tables_t *t);
 
 /* The pulse table entry (bp_kernels.h) of pulse j of pr's geometry (rows
  * filled by sarbp_rc_pulse_geometry from meta): position, ranges, 1 / bin

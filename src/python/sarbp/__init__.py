@@ -302,16 +302,20 @@ class Session:
 
     devices: the CUDA devices its forms use when they name none (an int, a
     list, or 'all'), started here, side by side, when this build and
-    machine have CUDA (a quarter of a second or more each, paid once and
-    not by the first form); threads: the copier's host threads (0: the
+    machine have CUDA, and warmed by a small form that loads the kernels
+    and cuFFT (a quarter of a second or more each, paid once: the first
+    form then pays only its shape's cuFFT plans and buffers, a few ms); threads: the copier's host threads (0: the
     default); device_budget, host_budget: bytes its plans may hold per
     device and on the host (0: the defaults). close() (or leaving the with
-    block) frees it. Forms in several threads may share a session: they
-    take turns."""
+    block) frees it, waiting for the forms using it. Forms in several
+    threads may share a session and run side by side: on one GPU, two
+    threads forming image after image keep it busy while each one's
+    pulses go up and image comes back."""
 
     def __init__(self, devices=None, threads=0, device_budget=0, host_budget=0):
         self.devices = _devices(devices)
-        self._lock = threading.Lock()
+        self._cv = threading.Condition()
+        self._active = 0  # forms using it now
         self._h = _sarbp.Session(threads=_int(threads, "threads", 0, 4096),
                                  device_budget=_int(device_budget, "device_budget", 0, 2**63),
                                  host_budget=_int(host_budget, "host_budget", 0, 2**63))
@@ -319,8 +323,9 @@ class Session:
             self._h.start(list(self.devices))
 
     def close(self):
-        """Frees everything the session holds (waits for a form using it)."""
-        with self._lock:
+        """Frees everything the session holds (waits for the forms using it)."""
+        with self._cv:
+            self._cv.wait_for(lambda: self._active == 0)
             self._h.close()
 
     @property
@@ -530,9 +535,14 @@ def form(source, grid=None, spacing=None, center=None, backend="auto", precision
                 autofocus_range=bool(autofocus_range), heights=_heights(heights))
     if session is None:
         return Image._wrap(_sarbp.form(src, **args))
-    # one form at a time per session: forms from other threads wait here
-    with session._lock:
+    with session._cv:  # counted, so that close() waits for it
+        session._active += 1
+    try:
         return Image._wrap(_sarbp.form(src, **args))
+    finally:
+        with session._cv:
+            session._active -= 1
+            session._cv.notify_all()
 
 
 def _as_image(x, what):
