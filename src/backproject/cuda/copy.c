@@ -45,6 +45,7 @@ struct lane {
     cudaStream_t stream;
     cudaEvent_t ev[2];
     int nev;
+    int chunk[2];                /* the chunk whose event the piece in each buffer waits for (-1: none) */
     unsigned char *bounce;       /* [2][PIECE], inside the copier's pinned block */
     cudaError_t err;             /* of its last job */
     size_t bad;                  /* a host job: the first NaN or Inf float of its slice, else SIZE_MAX */
@@ -87,6 +88,7 @@ static cudaError_t lane_fetch(struct sarbp_d2h *c, struct lane *l, size_t j, int
             if (c->evs[q]) e = cudaStreamWaitEvent(l->stream, c->evs[q], 0);
         *waited = k;
     }
+    l->chunk[buf] = c->evs && c->evs[k] ? k : -1;
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(l->bounce + (size_t)buf * PIECE, c->src + off, len, cudaMemcpyDeviceToHost,
                             l->stream);
@@ -117,7 +119,13 @@ static void lane_run(struct sarbp_d2h *c, struct lane *l)
     for (size_t i = 0; i < 2 && i < mine && e == cudaSuccess; i++)
         e = lane_fetch(c, l, (size_t)l->w + i * L, (int)i, &waited);
     for (size_t i = 0; i < mine && e == cudaSuccess; i++) {
-        e = cudaEventSynchronize(l->ev[i % 2]);
+        /* the chunk first: a caller's event made with cudaEventBlockingSync
+         * (the plans' chunk events) lets the lane sleep while the kernels
+         * run, where waiting on the copy's own event spins (0.1-1 ms of a
+         * core per lane and form; forms sharing the device want the cores) */
+        const int k = l->chunk[i % 2];
+        if (k >= 0) e = cudaEventSynchronize(c->evs[k]);
+        if (e == cudaSuccess) e = cudaEventSynchronize(l->ev[i % 2]);
         if (e != cudaSuccess) break;
         const size_t off = ((size_t)l->w + i * L) * PIECE, len = c->n - off < PIECE ? c->n - off : PIECE;
         memcpy(c->dst + off, l->bounce + (i % 2) * PIECE, len);

@@ -227,7 +227,10 @@ static sarbp_status kit_make(struct kit *k, size_t nbins, size_t sub, size_t nmf
     cufftResult fe = CUFFT_SUCCESS;
     for (int j = 0; j < NSLOT && !ce && !fe; j++) {
         ce = cudaStreamCreateWithFlags(&k->stream[j], cudaStreamNonBlocking);
-        for (int e = 0; e < 5 && !ce; e++) ce = cudaEventCreate(&k->ev[j][e]);
+        /* the last, the unit's backprojection done, is waited for while
+         * kernels run: the waiting thread sleeps instead of spinning */
+        for (int e = 0; e < 5 && !ce; e++)
+            ce = cudaEventCreateWithFlags(&k->ev[j][e], e == 4 ? cudaEventBlockingSync : cudaEventDefault);
         if (!ce) fe = cufftCreate(&k->fft[j]);
         k->fft_ok[j] = !ce && !fe;
         if (!ce && !fe)
@@ -243,7 +246,7 @@ static sarbp_status kit_make(struct kit *k, size_t nbins, size_t sub, size_t nmf
     }
     if (!ce && !fe) ce = cudaEventCreateWithFlags(&k->prev_bp, cudaEventDisableTiming);
     for (int c = 0; c < ROW_CHUNKS && !ce && !fe; c++)
-        ce = cudaEventCreateWithFlags(&k->chunk_ev[c], cudaEventDisableTiming);
+        ce = cudaEventCreateWithFlags(&k->chunk_ev[c], cudaEventDisableTiming | cudaEventBlockingSync);
     if (ce || fe) {
         kit_free(NULL, k); /* no memory yet */
         if (ce) return sarbp_error(ce == cudaErrorMemoryAllocation ? SARBP_ERR_NOMEM : SARBP_ERR_CUDA,
