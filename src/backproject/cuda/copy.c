@@ -222,7 +222,7 @@ static sarbp_status run_job(sarbp_d2h *c, void *dst, const void *src, size_t n, 
     size_t lanes = (n + unit - 1) / unit;
     /* forms sharing the device share the cores: each job running on it
      * takes its part of the lanes (two forms of 1024^2 side by side on a
-     * 16-core H200 host: 2.20-2.25 ms a form with 6 to 8 lanes each,
+     * 16-core H200 host: 2.20-2.25 ms a form with 4 or 8 lanes each,
      * 2.35-2.45 with 12 each, docs/benchmarks/2026-11-28-python-overlap.md) */
     const int jobs = sarbp_cuda_device_copies(c->ctx, 1);
     const size_t share = jobs > 1 ? (size_t)(c->nth / jobs) : (size_t)c->nth;
