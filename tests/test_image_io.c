@@ -494,6 +494,42 @@ static void test_nonfinite_refused(void **state)
     sarbp_image_free(img);
 }
 
+/* A large image: the finite check runs in pieces of 4 Mi pixels on every
+ * core and the .npy is written in pieces of 64 MiB, each handed to the
+ * disk as it goes: the count and the first bad pixel are the whole image's,
+ * and the file reads back bit for bit. */
+static void test_large_image(void **state)
+{
+    (void)state;
+    const size_t nx = 3000, ny = 3000, n = nx * ny; /* 9 Mi pixels: 3 check pieces, 2 write pieces */
+    sarbp_image *img = make_image(nx, ny);
+    const char *npy = tu_tmp("io_large.npy");
+    tu_ok(sarbp_image_write(npy, img, 50));
+    sarbp_image *back;
+    tu_ok(sarbp_image_read(npy, &back));
+    assert_int_equal(back->grid.nx * back->grid.ny, n);
+    assert_memory_equal(back->data, img->data, n * sizeof *img->data);
+    sarbp_image_free(back);
+    const size_t late = 5000001, later = 8500000, early = 100;
+    img->data[late].re = NAN;
+    img->data[later].im = INFINITY;
+    assert_int_equal(sarbp_image_write(npy, img, 50), SARBP_ERR_INVALID);
+    char want[80];
+    snprintf(want, sizeof want, "ix %zu, iy %zu", late % nx, late / nx);
+    assert_non_null(strstr(sarbp_error_detail(), "image has 2 non-finite pixels"));
+    assert_non_null(strstr(sarbp_error_detail(), want));
+    img->data[early].im = -INFINITY;
+    assert_int_equal(sarbp_image_write(npy, img, 50), SARBP_ERR_INVALID);
+    snprintf(want, sizeof want, "ix %zu, iy %zu", early % nx, early / nx);
+    assert_non_null(strstr(sarbp_error_detail(), "image has 3 non-finite pixels"));
+    assert_non_null(strstr(sarbp_error_detail(), want));
+    tu_ok(sarbp_image_read(npy, &back)); /* the earlier file is kept */
+    assert_true(isfinite(back->data[late].re));
+    sarbp_image_free(back);
+    sarbp_image_free(img);
+    remove(npy);
+}
+
 /* Several outputs are all or nothing: one that cannot be written (missing
  * directory, or a directory in the way at rename) leaves none of them, and
  * earlier files of those names are as they were. */
@@ -682,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_npy_roundtrip), cmocka_unit_test(test_npy_variants),
         cmocka_unit_test(test_png),           cmocka_unit_test(test_failed_writes),
         cmocka_unit_test(test_bad_reads),     cmocka_unit_test(test_nonfinite_refused),
+        cmocka_unit_test(test_large_image),
         cmocka_unit_test(test_write_all),     cmocka_unit_test(test_planted_links),
         cmocka_unit_test(test_declared_image),
     };

@@ -108,10 +108,10 @@ typedef struct {
     int tiff_complex;               /* GeoTIFF: complex float32 pixels (CFloat32) instead
                                      * of the 8-bit dB magnitude */
     struct sarbp_image_display_s *display; /* out, or NULL: the dB display range the
-                                     * write chose (sarbp_image_display_choose), set
-                                     * before any file is written; inside the writers
-                                     * (image_write.c) never NULL, so the .h5 can
-                                     * record it */
+                                     * write chose for its 8-bit outputs (.png, .kmz,
+                                     * a dB .tif; sarbp_image_display_choose), set
+                                     * before any file is written; untouched when
+                                     * none is 8-bit. Inside the writers never NULL */
 } sarbp_image_context;
 
 /* The 8-bit dB quick looks (.png, dB .tif, .kmz) show 20 log10 |I| in dB

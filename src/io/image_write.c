@@ -8,10 +8,12 @@
  * file is created. The layouts are described in sarbp/image.h. HDF5's
  * automatic error printing is turned off: failures are reported through
  * sarbp_error() only. Reading is image_read.c's. */
+#define _GNU_SOURCE /* sync_file_range */
 #include "sarbp/image.h"
 #include "sarbp/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <png.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/parallel.h"
 #include "io/geo_write.h"
 #include "io/image_check.h"
 #include "io/tempfile.h"
@@ -43,21 +46,52 @@ static sarbp_status close_stream(FILE *f, int ok, const char *path)
     return ok ? SARBP_OK : sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(e));
 }
 
+/* check_image's scan: pixels [task x CHECK_PIECE, ...) of img, the bad
+ * ones counted and the first kept, per task (tasks run on all cores) */
+#define CHECK_PIECE ((size_t)1 << 22)
+struct check_scan {
+    const sarbp_image *img;
+    size_t n;
+    size_t *bad, *first; /* [tasks] */
+};
+
+static void check_piece(void *arg, size_t task, int worker)
+{
+    (void)worker;
+    const struct check_scan *c = arg;
+    const size_t a = task * CHECK_PIECE, b = a + CHECK_PIECE < c->n ? a + CHECK_PIECE : c->n;
+    size_t bad = 0, first = 0;
+    for (size_t i = a; i < b; i++)
+        if (!isfinite(c->img->data[i].re) || !isfinite(c->img->data[i].im)) {
+            if (!bad) first = i;
+            bad++;
+        }
+    c->bad[task] = bad;
+    c->first[task] = first;
+}
+
 /* An image can be written when it has a valid grid and every pixel is
  * finite: a NaN or Inf pixel means the computation went wrong, and a file
- * of them (a PNG of it is black) would pass for a result. */
+ * of them (a PNG of it is black) would pass for a result. The scan runs on
+ * every core: a 16384^2 image is 2 GiB to read before its file starts. */
 static sarbp_status check_image(const sarbp_image *img, const char *path)
 {
     if (!img || !img->data)
         return sarbp_error(SARBP_ERR_INVALID, "no image to write to '%s'", path ? path : "(null)");
     SARBP_TRY(sarbp_grid_validate(&img->grid));
-    const size_t n = img->grid.nx * img->grid.ny;
+    const size_t n = img->grid.nx * img->grid.ny, tasks = (n + CHECK_PIECE - 1) / CHECK_PIECE;
+    size_t *cnt = calloc(2 * (tasks ? tasks : 1), sizeof *cnt);
+    if (!cnt) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    struct check_scan c = {img, n, cnt, cnt + tasks};
+    sarbp_status st = tasks > 1 ? sarbp_parallel_for(0, tasks, check_piece, &c) : SARBP_OK;
+    if (tasks == 1) check_piece(&c, 0, 0);
     size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(img->data[i].re) || !isfinite(img->data[i].im)) {
-            if (!bad) first = i;
-            bad++;
-        }
+    for (size_t k = 0; !st && k < tasks; k++) {
+        if (cnt[k] && !bad) first = c.first[k];
+        bad += cnt[k];
+    }
+    free(cnt);
+    SARBP_TRY(st);
     if (bad)
         return sarbp_error(SARBP_ERR_INVALID, "image has %zu non-finite pixel%s (NaN or Inf; the "
                            "first at ix %zu, iy %zu): no output written", bad, bad == 1 ? "" : "s",
@@ -381,7 +415,19 @@ static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_imag
     int ok = fwrite(head, 1, padded, f) == padded;
     const size_t n = img->grid.nx * img->grid.ny;
     if (ok && host_is_little_endian()) {
-        ok = fwrite(img->data, sizeof(sarbp_c32), n, f) == n;
+        /* in pieces, each handed to the disk as soon as it is written, so
+         * that the commit's fsync finds most of a large image written
+         * (2 GiB at 16384^2: the copy into the page cache and the disk's
+         * write overlap instead of following each other) */
+        const size_t piece = (size_t)8 << 20; /* pixels: 64 MiB */
+        for (size_t i = 0; ok && i < n; i += piece) {
+            const size_t m = n - i < piece ? n - i : piece;
+            ok = fwrite(img->data + i, sizeof(sarbp_c32), m, f) == m;
+#ifdef SYNC_FILE_RANGE_WRITE
+            if (ok && n > piece && fflush(f) == 0)
+                (void)sync_file_range(fileno(f), 0, 0, SYNC_FILE_RANGE_WRITE); /* starts it, waits for nothing */
+#endif
+        }
     } else if (ok) {
         enum { CHUNK = 4096 };
         sarbp_c32 buf[CHUNK];
@@ -784,13 +830,18 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
         if (!paths[i] || !*paths[i]) return sarbp_error(SARBP_ERR_INVALID, "no output path given");
     SARBP_TRY(check_image(img, paths[0]));
     SARBP_TRY(image_check_outputs(paths, fmt, n, img, db_range, ctx));
-    /* one dB display for every output, chosen before any file exists; the
-     * writers see it in their context (the .h5 records it), the caller in
-     * ctx->display. A non-positive db_range (given to .h5 or .npy only, which
-     * do not read it) is the default 50 dB below the peak. */
-    sarbp_image_display disp;
+    /* one dB display for every 8-bit output (.png, .kmz, a dB .tif), chosen
+     * before any file exists (a pass over the pixels: none without one);
+     * the writers see it in their context, the caller in ctx->display. A
+     * non-positive db_range (given to .h5 or .npy only, which do not read
+     * it) is the default 50 dB below the peak. */
+    int quick_look = 0;
+    for (size_t i = 0; i < n; i++)
+        quick_look |= fmt[i] == SARBP_IMG_PNG || fmt[i] == SARBP_IMG_KMZ ||
+                      (fmt[i] == SARBP_IMG_GEOTIFF && !(ctx && ctx->tiff_complex));
+    sarbp_image_display disp = {0};
     const int db_ok = db_range == SARBP_DB_RANGE_AUTO || (db_range > 0 && isfinite(db_range));
-    SARBP_TRY(sarbp_image_display_choose(img, db_ok ? db_range : 50, &disp));
+    if (quick_look) SARBP_TRY(sarbp_image_display_choose(img, db_ok ? db_range : 50, &disp));
     sarbp_image_context wctx = {0};
     if (ctx) wctx = *ctx;
     wctx.display = &disp;
@@ -801,7 +852,7 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
         st = sarbp_tempfile_create(paths[i], &t[i]);
         if (st == SARBP_OK) st = writer_of(fmt[i])->write(t[i], paths[i], img, db_range, &wctx);
     }
-    if (st == SARBP_OK && ctx && ctx->display) *ctx->display = disp;
+    if (st == SARBP_OK && quick_look && ctx && ctx->display) *ctx->display = disp;
     if (st == SARBP_OK) {
         st = sarbp_tempfile_commit_all(t, n);
     } else {
