@@ -175,6 +175,14 @@ static sarbp_status d2h_start(struct sarbp_d2h *c, int threads)
 
 static void d2h_free(sarbp_cuda_device *ctx, void *set);
 
+/* Whether kept copier c runs on device want[0] with want[1] lanes. */
+static int d2h_fits(const void *set, const void *want)
+{
+    const struct sarbp_d2h *c = set;
+    const int *w = want;
+    return c->device == w[0] && c->nth == w[1];
+}
+
 sarbp_status sarbp_d2h_create(sarbp_cuda_device *ctx, sarbp_d2h **out)
 {
     *out = NULL;
@@ -188,12 +196,12 @@ sarbp_status sarbp_d2h_create(sarbp_cuda_device *ctx, sarbp_d2h **out)
     if (threads <= 0) threads = sarbp_cpu_count() * 3 / 4;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    struct sarbp_d2h *c = sarbp_cuda_device_take(ctx, SARBP_KEEP_COPIER);
-    if (c && c->device == device && c->nth == threads) { /* starting 15 threads costs a millisecond */
+    const int want[2] = {device, threads}; /* starting 15 threads costs a millisecond */
+    struct sarbp_d2h *c = sarbp_cuda_device_take(ctx, SARBP_KEEP_COPIER, d2h_fits, want);
+    if (c) {
         *out = c;
         return SARBP_OK;
     }
-    if (c) d2h_free(ctx, c);
     c = calloc(1, sizeof *c);
     if (!c) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&c->mu, NULL);

@@ -207,8 +207,7 @@ void sarbp_cuda_dfree(sarbp_cuda_device *d, void *ptr)
     cudaFree(ptr);
 }
 
-sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *have, size_t need,
-                                      size_t *count)
+sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *have, size_t need)
 {
     if (*ptr && (*have < need || *have / 2 > need)) {
         sarbp_cuda_dfree(d, *ptr);
@@ -216,20 +215,22 @@ sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *
     }
     if (*ptr) return SARBP_OK;
     *have = 0;
-    SARBP_TRY(sarbp_cuda_dmalloc(d, ptr, need, have));
-    if (count) *count += need;
-    return SARBP_OK;
+    return sarbp_cuda_dmalloc(d, ptr, need, have);
 }
 
-void *sarbp_cuda_device_take(sarbp_cuda_device *d, int kind)
+void *sarbp_cuda_device_take(sarbp_cuda_device *d, int kind, int (*fits)(const void *set, const void *arg),
+                             const void *arg)
 {
     if (!d) return NULL;
     pthread_mutex_lock(&d->mu);
     void *set = NULL;
-    if (d->nkept[kind] > 0) {
-        const struct kept k = d->kept[kind][--d->nkept[kind]];
-        d->kept_bytes -= k.bytes;
-        set = k.set;
+    struct kept *list = d->kept[kind];
+    for (int j = d->nkept[kind] - 1; j >= 0 && !set; j--) {
+        if (fits && !fits(list[j].set, arg)) continue;
+        set = list[j].set;
+        d->kept_bytes -= list[j].bytes;
+        memmove(list + j, list + j + 1, (size_t)(d->nkept[kind] - 1 - j) * sizeof *list);
+        d->nkept[kind]--;
     }
     pthread_mutex_unlock(&d->mu);
     return set;

@@ -46,15 +46,17 @@ sarbp_status sarbp_cuda_dmalloc(sarbp_cuda_device *d, void **ptr, size_t n, size
 void sarbp_cuda_dfree(sarbp_cuda_device *d, void *ptr);
 /* *ptr (holding *have bytes, or NULL) kept when it holds need bytes and
  * not twice as many, else freed and need bytes allocated in its place
- * (*have set to them, and added to *count when count is not NULL). */
-sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *have, size_t need,
-                                      size_t *count);
+ * (*have set to them). */
+sarbp_status sarbp_cuda_dmalloc_reuse(sarbp_cuda_device *d, void **ptr, size_t *have, size_t need);
 
 /* Kept sets, one per kind. */
 enum { SARBP_KEEP_BP, SARBP_KEEP_FFBP, SARBP_KEEP_COPIER, SARBP_KEEP_KINDS };
 typedef void (*sarbp_cuda_free_set)(sarbp_cuda_device *d, void *set);
-/* The newest kept set of the kind, now the caller's (NULL: none). */
-void *sarbp_cuda_device_take(sarbp_cuda_device *d, int kind);
+/* The newest kept set of the kind that fits(set, arg) accepts (fits NULL:
+ * the newest), now the caller's; NULL when none does. Sets that do not fit
+ * stay kept: forms of other shapes sharing the session take them. */
+void *sarbp_cuda_device_take(sarbp_cuda_device *d, int kind, int (*fits)(const void *set, const void *arg),
+                             const void *arg);
 /* Keeps set (holding `bytes` of the device memory of d already counted)
  * for the next taker, freeing the oldest set of the kind when four are
  * kept; d NULL: freed now. */

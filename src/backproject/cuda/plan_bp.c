@@ -284,17 +284,24 @@ static void kit_install(struct cuda_plan *p, struct kit *k)
     memset(k, 0, sizeof *k);
 }
 
-/* Takes the device's kept set into p when its shapes are p's (1), or frees
- * one that is not (0). */
+/* Whether kept set k has plan p's FFT shapes (device_take's test). */
+static int kit_fits(const void *set, const void *plan)
+{
+    const struct kit *k = set;
+    const struct cuda_plan *p = plan;
+    return k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
+           k->fwd_batch == (p->nmf ? p->base.block : 0);
+}
+
+/* Takes a kept set of p's shapes from its device's context into p (1), or
+ * finds none (0). */
 static int take_kit(struct cuda_plan *p)
 {
-    struct kit *k = sarbp_cuda_device_take(p->dev, SARBP_KEEP_BP);
+    struct kit *k = sarbp_cuda_device_take(p->dev, SARBP_KEEP_BP, kit_fits, p);
     if (!k) return 0;
-    const int ok = k->nbins == p->nbins && k->sub == p->sub && k->nmf == p->nmf &&
-                   k->fwd_batch == (p->nmf ? p->base.block : 0);
-    if (ok) kit_install(p, k);
-    kit_free_set(p->dev, k); /* empty when installed */
-    return ok;
+    kit_install(p, k);
+    free(k); /* emptied by kit_install */
+    return 1;
 }
 
 /* Gives p's set (idle: the device was synchronised) to its device's context
@@ -645,7 +652,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
     /* the image band: a kept set's when it holds enough and not twice too
      * much, else new */
     const size_t img_need = p->base.max_rows * p->base.grid.nx * sizeof(sarbp_c32);
-    SARBP_TRY(sarbp_cuda_dmalloc_reuse(p->dev, &p->d_img, &p->img_alloc, img_need, NULL));
+    SARBP_TRY(sarbp_cuda_dmalloc_reuse(p->dev, &p->d_img, &p->img_alloc, img_need));
     p->setup_bytes[1] += img_need;
     if (p->base.grid.height) {
         const size_t h_need = p->base.max_rows * p->base.grid.nx * sizeof(double);
@@ -673,7 +680,7 @@ static sarbp_status setup(struct cuda_plan *p, const sarbp_rc_params *rc)
         /* its buffers: a kept set's allocation when it fits, else one new */
         size_t off[SL_N];
         const size_t need = slot_layout(block, p->K, raw_e, p->sub, p->nbins, p->nmf, prof_row, off);
-        SARBP_TRY(sarbp_cuda_dmalloc_reuse(p->dev, &s->mem, &s->mem_bytes, need, NULL));
+        SARBP_TRY(sarbp_cuda_dmalloc_reuse(p->dev, &s->mem, &s->mem_bytes, need));
         *pb += need;
         char *b = s->mem;
         s->d_raw = b + off[SL_RAW];

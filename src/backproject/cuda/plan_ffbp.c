@@ -389,16 +389,20 @@ static void fkit_free_set(sarbp_cuda_device *ctx, void *set)
     free(k);
 }
 
-/* Takes the device's kept set into p when it serves p's shapes (1), or
- * frees a set that does not (0). */
+/* Whether kept set k serves plan p's shapes (device_take's test). */
+static int fkit_fits(const void *set, const void *plan)
+{
+    const struct ffbp_kit *k = set;
+    const struct ffbp_cuda_plan *p = plan;
+    return k->K == p->crc.K && k->nbins == p->nbins && k->block == p->base.block && k->nmf == p->crc.nmf;
+}
+
+/* Takes a kept set of p's shapes from its device's context into p (1), or
+ * finds none (0). */
 static int fkit_take(struct ffbp_cuda_plan *p)
 {
-    struct ffbp_kit *k = sarbp_cuda_device_take(p->ctx, SARBP_KEEP_FFBP);
+    struct ffbp_kit *k = sarbp_cuda_device_take(p->ctx, SARBP_KEEP_FFBP, fkit_fits, p);
     if (!k) return 0;
-    if (k->K != p->crc.K || k->nbins != p->nbins || k->block != p->base.block || k->nmf != p->crc.nmf) {
-        fkit_free_set(p->ctx, k);
-        return 0;
-    }
     sarbp_cuda_rc *c = &p->crc;
     c->stream = k->stream;
     c->inv = k->inv;

@@ -44,11 +44,9 @@ sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta,
     const size_t nmf = freq ? 0 : sarbp_rc_plan_chirp_nfft(rc);
     if (P > SIZE_MAX / sizeof(float) || K > SIZE_MAX / sizeof(sarbp_c32) || nmf > SIZE_MAX / sizeof(sarbp_c32))
         return sarbp_error(SARBP_ERR_INVALID, "%zu pulses of %zu samples are too many", P, K);
-    const size_t nw = K > nmf ? K : nmf;
-    /* the host tables, uploaded from one buffer: azimuth weights, then the
-     * pack weights and the filter */
+    /* the host tables: azimuth weights, pack weights, CHIRP's filter */
     float *fw = malloc((P ? P : 1) * sizeof(float));
-    sarbp_c32 *w = malloc(nw * sizeof *w);
+    sarbp_c32 *w = malloc((K ? K : 1) * sizeof *w);
     sarbp_c32 *h = malloc((nmf ? nmf : 1) * sizeof *h);
     if (!fw || !w || !h) {
         free(fw);
@@ -76,9 +74,9 @@ sarbp_status sarbp_cuda_rc_tables(sarbp_cuda_device *dev, const sarbp_phd *meta,
         for (size_t k = 0; k < K; k++) w[k] = (sarbp_c32){1.0f, 0.0f};
         for (size_t k = 0; k < nmf; k++) h[k] = (sarbp_c32){(float)hf[k].re, (float)hf[k].im};
     }
-    sarbp_status st = sarbp_cuda_dmalloc_reuse(dev, (void **)&t->waz, &t->waz_n, P * sizeof(float), NULL);
-    if (!st) st = sarbp_cuda_dmalloc_reuse(dev, &t->w, &t->w_n, K * sizeof *w, NULL);
-    if (!st && nmf) st = sarbp_cuda_dmalloc_reuse(dev, &t->filt, &t->filt_n, nmf * sizeof *h, NULL);
+    sarbp_status st = sarbp_cuda_dmalloc_reuse(dev, (void **)&t->waz, &t->waz_n, P * sizeof(float));
+    if (!st) st = sarbp_cuda_dmalloc_reuse(dev, &t->w, &t->w_n, K * sizeof *w);
+    if (!st && nmf) st = sarbp_cuda_dmalloc_reuse(dev, &t->filt, &t->filt_n, nmf * sizeof *h);
     cudaError_t e = cudaSuccess;
     if (!st) e = cudaMemcpyAsync(t->waz, fw, P * sizeof(float), cudaMemcpyHostToDevice, stream);
     if (!st && !e) e = cudaMemcpyAsync(t->w, w, K * sizeof *w, cudaMemcpyHostToDevice, stream);
