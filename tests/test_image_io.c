@@ -530,6 +530,105 @@ static void test_large_image(void **state)
     remove(npy);
 }
 
+/* A .npy written band by band (sarbp_npy_stream, bands given out of
+ * order as devices finish them) is byte for byte the file the whole-image
+ * writer makes; it replaces the earlier file only through the write of all
+ * outputs, after the image is checked; rows given twice or never, a
+ * non-finite pixel, or a stream freed unwritten leave the earlier file and
+ * no temporary. */
+static void test_npy_stream(void **state)
+{
+    (void)state;
+    const size_t nx = 37, ny = 29;
+    sarbp_image *img = make_image(nx, ny);
+    const char *dir = tu_fresh_dir("io_npy_stream");
+    const char *whole = tu_in_dir(dir, "whole.npy"), *out = tu_in_dir(dir, "out.npy");
+    const char *png = tu_in_dir(dir, "out.png");
+    tu_ok(sarbp_image_write(whole, img, 50));
+    write_bytes(out, "earlier", 7);
+
+    /* freed before any write took it: nothing changes */
+    sarbp_npy_stream *ns = NULL;
+    tu_ok(sarbp_npy_stream_open(out, ny, nx, &ns));
+    tu_ok(sarbp_npy_stream_rows(ns, 0, 10, img->data));
+    sarbp_npy_stream_free(ns);
+    size_t n;
+    unsigned char *b = read_all(out, &n);
+    assert_int_equal(n, 7);
+    free(b);
+    tu_no_temporaries(dir);
+
+    /* rows twice, past the end, or some never given */
+    tu_ok(sarbp_npy_stream_open(out, ny, nx, &ns));
+    tu_ok(sarbp_npy_stream_rows(ns, 20, 9, img->data + 20 * nx));
+    assert_int_equal(sarbp_npy_stream_rows(ns, 25, 2, img->data + 25 * nx), SARBP_ERR_INVALID);
+    assert_non_null(strstr(sarbp_error_detail(), "given twice"));
+    assert_int_equal(sarbp_npy_stream_rows(ns, 28, 2, img->data), SARBP_ERR_INVALID);
+    assert_int_equal(sarbp_npy_stream_finish(ns), SARBP_ERR_INTERNAL);
+    assert_non_null(strstr(sarbp_error_detail(), "9 of its 29 rows"));
+    sarbp_image_context ctx = {0};
+    sarbp_npy_stream *one[1] = {ns};
+    ctx.npy = one;
+    assert_int_equal(sarbp_image_write_all_ctx(&out, 1, img, 50, &ctx), SARBP_ERR_INVALID);
+    sarbp_npy_stream_free(ns);
+    b = read_all(out, &n);
+    assert_int_equal(n, 7);
+    free(b);
+    tu_no_temporaries(dir);
+
+    /* whole, in three bands out of order, with a .png beside it */
+    tu_ok(sarbp_npy_stream_open(out, ny, nx, &ns));
+    tu_ok(sarbp_npy_stream_rows(ns, 16, 13, img->data + 16 * nx));
+    tu_ok(sarbp_npy_stream_rows(ns, 0, 8, img->data));
+    tu_ok(sarbp_npy_stream_rows(ns, 8, 8, img->data + 8 * nx));
+    tu_ok(sarbp_npy_stream_finish(ns));
+    /* a non-finite pixel: the image is checked before the file is taken */
+    img->data[3 * nx + 5].re = NAN;
+    sarbp_npy_stream *two[2] = {NULL, ns};
+    const char *paths[2] = {png, out};
+    ctx.npy = two;
+    assert_int_equal(sarbp_image_write_all_ctx(paths, 2, img, 50, &ctx), SARBP_ERR_INVALID);
+    assert_non_null(strstr(sarbp_error_detail(), "non-finite"));
+    b = read_all(out, &n);
+    assert_int_equal(n, 7);
+    free(b);
+    assert_false(tu_exists(png));
+    sarbp_npy_stream_free(ns);
+    tu_no_temporaries(dir);
+
+    tu_ok(sarbp_npy_stream_open(out, ny, nx, &ns));
+    sarbp_image *ref = make_image(nx, ny);
+    tu_ok(sarbp_npy_stream_rows(ns, 16, 13, ref->data + 16 * nx));
+    tu_ok(sarbp_npy_stream_rows(ns, 0, 16, ref->data));
+    tu_ok(sarbp_npy_stream_finish(ns));
+    two[1] = ns;
+    tu_ok(sarbp_image_write_all_ctx(paths, 2, ref, 50, &ctx));
+    sarbp_npy_stream_free(ns); /* the write took its file */
+    size_t nw;
+    unsigned char *w = read_all(whole, &nw);
+    b = read_all(out, &n);
+    assert_int_equal(n, nw);
+    assert_memory_equal(b, w, n);
+    free(b);
+    free(w);
+    assert_true(tu_exists(png));
+    tu_no_temporaries(dir);
+
+    /* not a .npy, or another image's rows */
+    assert_int_equal(sarbp_npy_stream_open(png, ny, nx, &ns), SARBP_ERR_INVALID);
+    tu_ok(sarbp_npy_stream_open(out, ny - 1, nx, &ns));
+    tu_ok(sarbp_npy_stream_rows(ns, 0, ny - 1, ref->data));
+    tu_ok(sarbp_npy_stream_finish(ns));
+    one[0] = ns;
+    ctx.npy = one;
+    assert_int_equal(sarbp_image_write_all_ctx(&out, 1, ref, 50, &ctx), SARBP_ERR_INVALID);
+    assert_non_null(strstr(sarbp_error_detail(), "not this image's"));
+    sarbp_npy_stream_free(ns);
+    tu_no_temporaries(dir);
+    sarbp_image_free(ref);
+    sarbp_image_free(img);
+}
+
 /* Several outputs are all or nothing: one that cannot be written (missing
  * directory, or a directory in the way at rename) leaves none of them, and
  * earlier files of those names are as they were. */
@@ -718,7 +817,7 @@ int main(void)
         cmocka_unit_test(test_npy_roundtrip), cmocka_unit_test(test_npy_variants),
         cmocka_unit_test(test_png),           cmocka_unit_test(test_failed_writes),
         cmocka_unit_test(test_bad_reads),     cmocka_unit_test(test_nonfinite_refused),
-        cmocka_unit_test(test_large_image),
+        cmocka_unit_test(test_large_image),   cmocka_unit_test(test_npy_stream),
         cmocka_unit_test(test_write_all),     cmocka_unit_test(test_planted_links),
         cmocka_unit_test(test_declared_image),
     };

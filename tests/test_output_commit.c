@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "../src/io/tempfile.h"
+#include "sarbp/image.h"
 #include "sarbp/output.h"
 #include "scratch.h"
 
@@ -636,6 +637,38 @@ static void test_cli_file_size_limit(void **state)
     tu_assert_dir_holds(dir, TU_NAMES("img.npy"));
 }
 
+/* A large .npy is written band by band as the image forms (at least 64
+ * MiB: here 128 MiB in two bands): it is the same image as the .h5 the
+ * same run writes from memory; under a file-size limit that the second
+ * band's rows cross, exit 1 with one message naming the output, the
+ * earlier file whole and no temporary. */
+static void test_cli_streamed_npy(void **state)
+{
+    (void)state;
+    const char *in = sim_input(), *dir = fresh_dir("oc_cli_stream");
+    const char *npy = tu_in_dir(dir, "big.npy"), *h5 = tu_in_dir(dir, "big.h5");
+    tu_write_text(npy, "earlier\n");
+    const char *form = "form %s -i '%s' --backend cpu --pulses 0:2 --grid 4096x4096 --spacing 0.01 "
+                       "-o '%s' -o '%s'";
+    int status = run_raw(0, 100L << 20, form, "-q", in, npy, h5);
+    assert_one_message(status, "big.npy", "File too large");
+    tu_assert_text(npy, "earlier\n");
+    tu_assert_dir_holds(dir, TU_NAMES("big.npy"));
+    status = run_raw(0, 0, form, "-v", in, npy, h5);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("status 0x%x: %s", status, err);
+    if (!strstr(err, "in 2 bands")) fail_msg("not formed in two bands: %s", err);
+    sarbp_image *a, *b;
+    tu_ok(sarbp_image_read(npy, &a));
+    tu_ok(sarbp_image_read(h5, &b));
+    assert_int_equal(a->grid.nx * a->grid.ny, (size_t)4096 * 4096);
+    assert_memory_equal(a->data, b->data, (size_t)4096 * 4096 * sizeof(sarbp_c32));
+    sarbp_image_free(a);
+    sarbp_image_free(b);
+    tu_assert_dir_holds(dir, TU_NAMES("big.npy", "big.h5"));
+    unlink(npy);
+    unlink(h5);
+}
+
 /* wide_png_kmz.sh: a side over libpng's 1,000,000 pixels is refused before
  * forming, with one message naming the output. */
 static void test_cli_wide_png_kmz(void **state)
@@ -695,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_cli_directory_in_the_way),
         cmocka_unit_test(test_cli_sticky_foreign),
         cmocka_unit_test(test_cli_file_size_limit),
+        cmocka_unit_test(test_cli_streamed_npy),
         cmocka_unit_test(test_cli_wide_png_kmz),
         cmocka_unit_test(test_cli_gotcha_refused_fast),
     };

@@ -23,9 +23,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "test_util.h"
+#include "scratch.h"
 #include "../src/core/sample_check.h" /* internal headers: tests link the library directly */
 
 /* Bands that split the FP32 path's 16 x 16 tiles change each pixel's
@@ -481,6 +483,109 @@ static void test_devices_threads(void **state)
     sarbp_image_free(one);
 }
 
+/* What the rows hook saw: each row's count, the calls; fail_at: the call
+ * that fails (0: none). */
+static struct {
+    pthread_mutex_t mu;
+    unsigned char seen[256];
+    int calls, fail_at;
+    sarbp_npy_stream *ns;
+} hook = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0, NULL};
+
+static sarbp_status hook_rows(void *user, size_t row0, size_t nrows, const sarbp_c32 *rows)
+{
+    assert_ptr_equal(user, &hook);
+    pthread_mutex_lock(&hook.mu);
+    const int call = ++hook.calls;
+    for (size_t r = row0; r < row0 + nrows && r < sizeof hook.seen; r++) hook.seen[r]++;
+    pthread_mutex_unlock(&hook.mu);
+    if (call == hook.fail_at) return sarbp_error(SARBP_ERR_IO, "the hook's write failed");
+    return hook.ns ? sarbp_npy_stream_rows(hook.ns, row0, nrows, rows) : SARBP_OK;
+}
+
+/* A form asked for bands (sarbp_form_request.bands_min) with a rows hook,
+ * on three threaded parts: each part in at least that many bands over kept
+ * profiles, the hook given every row once, as the bands finish; the image
+ * is one piece's bit for bit, and a .npy written from the hook's rows is
+ * the whole-image writer's file. Where the profiles may not be kept, as
+ * few bands as fit; a hook that fails fails the form. */
+static void test_rows_as_bands_form(void **state)
+{
+    (void)state;
+    const sarbp_grid g = grid(120, 200);
+    sarbp_bp_options o;
+    sarbp_bp_options_default(&o);
+    lim = (sarbp_form_limits){0};
+    o.limits = &lim;
+    o.threads = 1;
+    sarbp_image *one = form_o(&g, &o, NULL);
+    o.ndevices = 3;
+    o.devices[0] = 2;
+    o.devices[1] = 0;
+    o.devices[2] = 1;
+    sarbp_form_request req = {.backend = &fake_multi, .grid = g, .bp = o, .bands_min = 4,
+                              .on_rows = hook_rows, .on_rows_user = &hook};
+    sarbp_rc_params_default(&req.rc);
+    req.interp_given = req.upsample_given = 1;
+    const char *dir = tu_fresh_dir("partition_rows");
+    const char *npy = tu_in_dir(dir, "rows.npy"), *whole = tu_in_dir(dir, "whole.npy");
+    for (int round = 0; round < 3; round++) {
+        memset(hook.seen, 0, sizeof hook.seen);
+        hook.calls = 0;
+        hook.fail_at = round == 2 ? 2 : 0;
+        lim.stream = round == 1;
+        sarbp_form_plan *fp;
+        tu_ok(sarbp_form_plan_create(NULL, scene, &req, &fp));
+        const sarbp_form_layout *lay = &sarbp_form_plan_decision(fp)->layout;
+        assert_int_equal(lay->nparts, 3);
+        size_t bands = 0;
+        for (int k = 0; k < 3; k++) {
+            const sarbp_form_part *pt = &lay->part[k];
+            print_message("round %d, device %d: rows %zu to %zu in %zu band(s) of %zu, profiles %s\n",
+                          round, pt->device, pt->row0, pt->row0 + pt->nrows, pt->bands, pt->band_rows,
+                          pt->kept ? "kept" : "not kept");
+            if (pt->bands > 1) assert_int_equal(pt->band_rows % 16, 0);
+            if (round == 1) assert_int_equal(pt->bands, 1); /* no kept profiles: no bands for it */
+            else assert_true(pt->bands >= 4 && pt->kept);
+            bands += pt->bands;
+        }
+        sarbp_image *img;
+        tu_ok(sarbp_image_alloc(&g, &img));
+        if (round == 0) tu_ok(sarbp_npy_stream_open(npy, g.ny, g.nx, &hook.ns));
+        const sarbp_status st = sarbp_form_plan_execute(fp, NULL, scene, NULL, img->data, 1, NULL);
+        sarbp_form_plan_free(fp);
+        if (round == 2) {
+            assert_int_equal(st, SARBP_ERR_IO);
+            assert_non_null(strstr(sarbp_error_detail(), "the hook's write failed"));
+            sarbp_image_free(img);
+            continue;
+        }
+        tu_ok(st);
+        assert_int_equal(hook.calls, (int)bands);
+        for (size_t r = 0; r < g.ny; r++) assert_int_equal(hook.seen[r], 1);
+        assert_same(img, one, round ? "three parts, one band each, with the hook"
+                                    : "three parts in bands for the hook vs one piece");
+        if (round == 0) {
+            tu_ok(sarbp_npy_stream_finish(hook.ns));
+            sarbp_npy_stream *ctx_npy[1] = {hook.ns};
+            const sarbp_image_context ctx = {.npy = ctx_npy};
+            tu_ok(sarbp_image_write_all_ctx(&npy, 1, img, 50, &ctx));
+            sarbp_npy_stream_free(hook.ns);
+            hook.ns = NULL;
+            tu_ok(sarbp_image_write(whole, img, 50));
+            sarbp_image *a, *b;
+            tu_ok(sarbp_image_read(npy, &a));
+            tu_ok(sarbp_image_read(whole, &b));
+            assert_same(a, b, "the .npy written band by band vs the whole image's");
+            sarbp_image_free(a);
+            sarbp_image_free(b);
+        }
+        sarbp_image_free(img);
+    }
+    tu_no_temporaries(dir);
+    sarbp_image_free(one);
+}
+
 /* sarbp_form_phd_into: into an image full of garbage, reused, banded, on
  * the FP32 path that accumulates in place (which needs the image zeroed
  * first) and the FP64 one that copies: the same pixels as a fresh image;
@@ -644,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_layout_refusals),
         cmocka_unit_test(test_plan_contract),
         cmocka_unit_test(test_devices_threads),
+        cmocka_unit_test(test_rows_as_bands_form),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

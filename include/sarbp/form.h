@@ -71,6 +71,14 @@ sarbp_status sarbp_form_grid(const sarbp_phd *meta, const sarbp_grid_request *r,
  * whole image's grid (sarbp_grid_decide), range compression, the back end
  * options with the algorithm BP, FFBP or AUTO, and the share of the rows
  * this process forms (MPI ranks: the outermost cut of the image). */
+/* Rows [row0, row0 + nrows) of a form plan's rows (row 0 its first row)
+ * are final and lie at rows ([nrows][nx], in the caller's buffer): the
+ * request's on_rows. Called from the device threads, from several at once
+ * for different rows, once for each band; it should hand the rows on
+ * (another thread writes them) and return. A status other than SARBP_OK
+ * stops the form with it. */
+typedef sarbp_status (*sarbp_form_rows_fn)(void *user, size_t row0, size_t nrows, const sarbp_c32 *rows);
+
 typedef struct {
     const sarbp_backend *backend;
     sarbp_grid grid;             /* the whole image */
@@ -83,6 +91,15 @@ typedef struct {
                                     only) */
     int rank, nranks;            /* forms share rank of nranks equal shares of the rows, cut on
                                     the back end's row alignment (nranks <= 1: every row) */
+    size_t bands_min;            /* direct bp: each device's rows in at least this many bands
+                                    (the last may be shorter), over range profiles kept on the
+                                    device, so that on_rows can take a band's rows while the
+                                    next band forms. Where the profiles cannot be kept (reading
+                                    the input again for every band), or for FFBP (whose
+                                    factorization follows the band), as few as fit. 0 or 1: as
+                                    few as fit */
+    sarbp_form_rows_fn on_rows;  /* each band's rows as they are final, or NULL */
+    void *on_rows_user;
 } sarbp_form_request;
 
 /* What was decided, for -v, the image's attributes and the caller's

@@ -98,6 +98,43 @@ void sarbp_image_format_list(char *buf, size_t n);
  * needs the image's scene_ref attribute (sarbp/geo.h). */
 int sarbp_image_format_is_geo(sarbp_image_format f);
 
+/* ---- a .npy written band by band while the image forms ----
+ * A large image's rows are written to its .npy output's temporary as each
+ * band of them is formed (sarbp_form_request's on_rows), instead of all
+ * after the form. The temporary becomes the output only through
+ * sarbp_image_write_all_ctx (the context's npy), with the other outputs and
+ * after the whole image is checked: a form or a check that fails leaves the
+ * earlier file as it was.
+ *
+ *     sarbp_npy_stream *ns;
+ *     SARBP_TRY(sarbp_npy_stream_open(path, ny, nx, &ns));
+ *     ... sarbp_npy_stream_rows(ns, row0, nrows, rows) for every band ...
+ *     st = sarbp_npy_stream_finish(ns);
+ *     if (!st) st = sarbp_image_write_all_ctx(paths, n, img, db, &ctx);   (ctx.npy[i] = ns)
+ *     sarbp_npy_stream_free(ns);
+ */
+typedef struct sarbp_npy_stream_s sarbp_npy_stream;
+
+/* Creates path's temporary (sarbp/output.h's rules), writes the header of
+ * a complex64 image of ny x nx pixels and starts the stream's writer
+ * thread. SARBP_ERR_UNSUPPORTED on a big-endian host (write the whole
+ * image instead); SARBP_ERR_IO naming path when the temporary cannot be
+ * made. */
+sarbp_status sarbp_npy_stream_open(const char *path, size_t ny, size_t nx, sarbp_npy_stream **out);
+/* Queues rows [row0, row0 + nrows) of the image, which lie at rows
+ * ([nrows][nx]) and must stay there, unchanged, until
+ * sarbp_npy_stream_finish returns; the writer thread writes them at their
+ * offset. Thread-safe; a row given twice, or past the image, is
+ * SARBP_ERR_INVALID. */
+sarbp_status sarbp_npy_stream_rows(sarbp_npy_stream *s, size_t row0, size_t nrows,
+                                   const sarbp_c32 *rows);
+/* Waits for the writer: the first write error (SARBP_ERR_IO naming the
+ * output), or SARBP_ERR_INTERNAL when some rows were never given. */
+sarbp_status sarbp_npy_stream_finish(sarbp_npy_stream *s);
+/* Stops the writer, removes the temporary unless a write of all outputs
+ * took it, frees s. NULL is a no-op. */
+void sarbp_npy_stream_free(sarbp_npy_stream *s);
+
 struct sarbp_phd_s;
 /* What geolocated outputs need beyond the image and its attributes (the
  * scene reference, collection names and windows are attributes). */
@@ -112,6 +149,9 @@ typedef struct {
                                      * a dB .tif; sarbp_image_display_choose), set
                                      * before any file is written; untouched when
                                      * none is 8-bit. Inside the writers never NULL */
+    sarbp_npy_stream *const *npy;   /* NULL, or [n] beside the paths: output i is the file
+                                     * npy[i] wrote (finished, every row of this image),
+                                     * committed with the others, where npy[i] is not NULL */
 } sarbp_image_context;
 
 /* The 8-bit dB quick looks (.png, dB .tif, .kmz) show 20 log10 |I| in dB

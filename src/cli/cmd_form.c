@@ -573,6 +573,92 @@ static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarb
 
 /* -v: where the time went; plan_s: the form plan's creation (the devices
  * start there), write_s: the outputs' (< 0: written elsewhere). */
+/* A large image's .npy outputs are written as its bands form: images of
+ * at least STREAM_MIN_BYTES, in bands of at least that much (at most
+ * STREAM_BANDS of them), so that by the end of the form only the last
+ * band is left to write (at 16384^2, 256 MiB of 2 GiB). */
+#define STREAM_MIN_BYTES ((double)(64 << 20))
+#define STREAM_BANDS 8
+
+/* The .npy outputs written as the image forms: streams[i] beside
+ * outputs[i] (NULL for the other formats). */
+struct npy_streams {
+    sarbp_npy_stream **s;
+    size_t n;
+};
+
+/* The bands a form into outputs should be cut into for streamed .npy
+ * outputs, or 0 when none are streamed (small images, MPI, autofocus). */
+static size_t stream_bands(const char *const *outputs, size_t nout, const sarbp_grid *g, int autofocus)
+{
+    const double bytes = (double)g->nx * (double)g->ny * sizeof(sarbp_c32);
+    if (sarbp_mpi_size() > 1 || autofocus >= 2 || bytes < STREAM_MIN_BYTES) return 0;
+    int any = 0;
+    for (size_t i = 0; i < nout; i++) any |= sarbp_image_format_from_name(outputs[i]) == SARBP_IMG_NPY;
+    if (!any) return 0;
+    const double n = bytes / STREAM_MIN_BYTES;
+    return n >= STREAM_BANDS ? STREAM_BANDS : (size_t)n;
+}
+
+/* the form's on_rows: each band to every streamed output */
+static sarbp_status stream_rows(void *user, size_t row0, size_t nrows, const sarbp_c32 *rows)
+{
+    const struct npy_streams *w = user;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->s[i]) SARBP_TRY(sarbp_npy_stream_rows(w->s[i], row0, nrows, rows));
+    return SARBP_OK;
+}
+
+static sarbp_status streams_open(struct npy_streams *w, const char *const *outputs, size_t nout,
+                                 const sarbp_grid *g)
+{
+    w->s = calloc(nout, sizeof *w->s);
+    if (!w->s) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    w->n = nout;
+    for (size_t i = 0; i < nout; i++)
+        if (sarbp_image_format_from_name(outputs[i]) == SARBP_IMG_NPY)
+            SARBP_TRY(sarbp_npy_stream_open(outputs[i], g->ny, g->nx, &w->s[i]));
+    return SARBP_OK;
+}
+
+static sarbp_status streams_finish(const struct npy_streams *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->s[i]) SARBP_TRY(sarbp_npy_stream_finish(w->s[i]));
+    return SARBP_OK;
+}
+
+/* the streams, and their temporaries unless a write took them */
+static void streams_free(struct npy_streams *w)
+{
+    for (size_t i = 0; i < w->n; i++) sarbp_npy_stream_free(w->s[i]);
+    free(w->s);
+    w->s = NULL;
+    w->n = 0;
+}
+
+/* One process, its .npy outputs written as the bands form: the image is
+ * allocated here rather than by sarbp_form_mpi, so that the streams'
+ * writer is done with its rows before a failed form frees them. */
+static sarbp_status form_streamed(sarbp_reader *rd, sarbp_form_plan *plan, sarbp_progress *prog,
+                                  struct npy_streams *w, sarbp_image **out, sarbp_form_stats *stats)
+{
+    *out = NULL;
+    sarbp_image *img = NULL;
+    sarbp_status st = sarbp_image_alloc(&sarbp_form_plan_decision(plan)->grid, &img);
+    if (!st) st = sarbp_form_plan_execute(plan, rd, NULL, prog, img->data, 1, stats);
+    if (!st) st = sarbp_form_plan_attrs(plan, img);
+    if (!st) st = sarbp_form_inputs_attr(rd, img);
+    if (!st) st = streams_finish(w); /* every band's rows written */
+    if (st) {
+        streams_free(w); /* its writer stops before the rows it reads are freed */
+        sarbp_image_free(img);
+        return st;
+    }
+    *out = img;
+    return SARBP_OK;
+}
+
 static void report_times(const sarbp_form_stats *stats, double plan_s, double write_s)
 {
     const double total = stats->total_s + plan_s;
@@ -1052,9 +1138,14 @@ int cmd_form(int argc, char **argv)
      * devices x bands */
     bo.max_error_db = max_error_db;
     bo.algorithm = want_ffbp ? SARBP_ALGO_FFBP : strcmp(algorithm, "auto") ? SARBP_ALGO_BP : SARBP_ALGO_AUTO;
+    /* a large image's .npy outputs: written band by band as the image forms */
+    struct npy_streams streams = {NULL, 0};
+    const size_t bands = stream_bands(outputs, nout, &g, autofocus);
     const sarbp_form_request req = {.backend = be, .grid = g, .rc = rc, .interp_given = have_interp,
                                     .upsample_given = have_upsample, .bp = bo,
-                                    .rank = sarbp_mpi_rank(), .nranks = sarbp_mpi_size()};
+                                    .rank = sarbp_mpi_rank(), .nranks = sarbp_mpi_size(),
+                                    .bands_min = bands, .on_rows = bands ? stream_rows : NULL,
+                                    .on_rows_user = &streams};
     sarbp_form_plan *plan = NULL;
     const double t_plan = sarbp_now_s();
     st = sarbp_form_plan_create(sess, meta, &req, &plan);
@@ -1099,6 +1190,13 @@ int cmd_form(int argc, char **argv)
         return cli_fail(cmd, "--prf and --collect-start are for inputs without pulse times; "
                         "'%s' has its own", inputs[0]);
     }
+    if (bands && (st = streams_open(&streams, outputs, nout, &g))) {
+        streams_free(&streams);
+        sarbp_form_plan_free(plan);
+        sarbp_session_free(sess);
+        sarbp_reader_free(rd);
+        return cli_fail_status(cmd, st);
+    }
     sarbp_progress *prog = cli_progress_start("form", (double)g.nx * (double)g.ny);
     sarbp_image *img = NULL;
     sarbp_form_stats stats;
@@ -1118,6 +1216,8 @@ int cmd_form(int argc, char **argv)
     }
     if (autofocus >= 2) /* the estimate applied to the samples in memory, then formed */
         st = form_autofocused(sess, rd, plan, &afr, prog, &img, &stats, &pv);
+    else if (streams.n)
+        st = form_streamed(rd, plan, prog, &streams, &img, &stats);
     else
         st = sarbp_form_mpi(sess, rd, plan, prog, &img, &stats, &peer_failed);
     sarbp_form_plan_free(plan);
@@ -1125,6 +1225,7 @@ int cmd_form(int argc, char **argv)
     cli_progress_end(prog);
     if (st && peer_failed) cli_mpi_peer_failed = 1;
     if (st || !img) { /* no image: a rank other than 0, whose band went to rank 0 */
+        streams_free(&streams);
         sarbp_reader_free(rd);
         return st ? (peer_failed ? CLI_FAIL : cli_fail_status(cmd, st)) : CLI_OK;
     }
@@ -1133,6 +1234,7 @@ int cmd_form(int argc, char **argv)
     if (!st) st = record_provenance(img, &pv, sarbp_reader_meta(rd), &bo, argc, argv);
     if (!st && terrain.h) st = sarbp_image_set_attr(img, "heights_source", terrain.source);
     if (st) {
+        streams_free(&streams);
         sarbp_reader_free(rd);
         sarbp_image_free(img);
         return cli_fail_status(cmd, st);
@@ -1140,7 +1242,8 @@ int cmd_form(int argc, char **argv)
 
     sarbp_image_display display; /* the quick looks' dB range, as written */
     sarbp_image_context ctx = {.meta = sarbp_reader_meta(rd), .times = sarbp_reader_times(rd),
-                               .tiff_complex = tiff_complex, .display = &display};
+                               .tiff_complex = tiff_complex, .display = &display,
+                               .npy = streams.s};
     double *times = NULL;
     if (prf > 0) {
         times = malloc(ctx.meta->npulses * sizeof *times);
@@ -1152,6 +1255,7 @@ int cmd_form(int argc, char **argv)
     const double t_write = sarbp_now_s();
     if (!st) st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
     const double write_s = sarbp_now_s() - t_write;
+    streams_free(&streams); /* the write took their files, or they go */
     /* the estimate's own outputs, once the image is written */
     if (!st && af_csv) st = write_af_csv(af_csv, img);
     if (!st && af_plot) {

@@ -231,6 +231,7 @@ static sarbp_status form_part(struct form_part_job *job)
             part_progress(sh, np);
         }
         if (!st) st = sarbp_bp_plan_finish(plan, sh->rows + row0 * nx, stages);
+        if (!st && fp->on_rows) st = fp->on_rows(fp->on_rows_user, row0, nrows, sh->rows + row0 * nx);
     }
     if (st && sh->share.enabled) share_fail(&sh->share);
     const double td = sarbp_now_s();

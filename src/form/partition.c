@@ -39,6 +39,15 @@ sarbp_bp_desc form_plan_desc(const sarbp_form_plan *fp, sarbp_region r, size_t k
                            d->ffbp ? &d->prm : NULL, d->ffbp ? &d->pred : NULL};
 }
 
+/* Rows per band for at least n bands of nrows rows: a multiple of align
+ * (the last band may be shorter), at least align. */
+static size_t wanted_band_rows(size_t nrows, size_t n, size_t align)
+{
+    if (align < 1) align = 1;
+    const size_t units = (nrows + align - 1) / align, per = units / n;
+    return (per ? per : 1) * align;
+}
+
 /* The bands of one device's share: rows per band within its budget (and
  * the limits' band_rows), with the profiles kept when they leave room for
  * bands of a fair size. */
@@ -84,6 +93,20 @@ static sarbp_status plan_part(const sarbp_form_plan *fp, sarbp_form_part *pt, in
             }
         }
         pt->band_rows = align_down(pt->band_rows, m->row_align);
+    }
+    /* the bands the request asks for (so that its on_rows takes a band's
+     * rows while the next forms): over kept profiles only, where they fit
+     * beside a band of that size; more bands over kept profiles cost a few
+     * launches each */
+    const size_t want = fp->bands_min > 1 && !dc->ffbp ? wanted_band_rows(pt->nrows, fp->bands_min, m->row_align)
+                                                        : 0;
+    if (want && want < pt->band_rows && want < pt->nrows) {
+        const int can_keep = pt->kept || (!lim->stream && m->per_kept_pulse <= (avail - 1) / (P ? P : 1) &&
+                                          (avail - P * m->per_kept_pulse) / per_row >= want);
+        if (can_keep) {
+            pt->kept = 1;
+            pt->band_rows = want;
+        }
     }
     if (pt->band_rows > pt->nrows) pt->band_rows = pt->nrows;
     pt->bands = (pt->nrows + pt->band_rows - 1) / pt->band_rows;
@@ -236,6 +259,9 @@ sarbp_status sarbp_form_plan_create(sarbp_session *s, const sarbp_phd *meta,
     sarbp_form_plan *fp = calloc(1, sizeof *fp);
     if (!fp) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     fp->meta = meta;
+    fp->bands_min = req->bands_min;
+    fp->on_rows = req->on_rows;
+    fp->on_rows_user = req->on_rows_user;
     sarbp_status st = SARBP_OK;
     if (!s) st = sarbp_session_create(NULL, &fp->own);
     fp->s = s ? s : fp->own;

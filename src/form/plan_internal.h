@@ -10,6 +10,9 @@ struct sarbp_form_plan_s {
     const sarbp_phd *meta;
     sarbp_form_decision d;
     sarbp_grid band;           /* the grid of d.rows (the whole grid when every row) */
+    size_t bands_min;          /* the request's */
+    sarbp_form_rows_fn on_rows;
+    void *on_rows_user;
 };
 
 /* A back end plan's description for rows r of fp's band grid (keep: the

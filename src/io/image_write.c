@@ -26,6 +26,7 @@
 #include "core/parallel.h"
 #include "io/geo_write.h"
 #include "io/image_check.h"
+#include "io/npy_stream.h"
 #include "io/tempfile.h"
 
 /* ---- checks and streams --------------------------------------------------- */
@@ -849,6 +850,12 @@ static sarbp_status write_files(const char *const *paths, const sarbp_image_form
     if (!t) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
     sarbp_status st = SARBP_OK;
     for (size_t i = 0; i < n && st == SARBP_OK; i++) {
+        if (ctx && ctx->npy && ctx->npy[i]) { /* written as the image formed */
+            st = fmt[i] == SARBP_IMG_NPY ? npy_stream_take(ctx->npy[i], paths[i], &img->grid, &t[i])
+                                         : sarbp_error(SARBP_ERR_INVALID, "'%s' is not a .npy output",
+                                                       paths[i]);
+            continue;
+        }
         st = sarbp_tempfile_create(paths[i], &t[i]);
         if (st == SARBP_OK) st = writer_of(fmt[i])->write(t[i], paths[i], img, db_range, &wctx);
     }
