@@ -5,6 +5,7 @@
 #include "backproject/ffbp/layout.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef ffbp_footprint footprint;
@@ -51,49 +52,62 @@ void ffbp_footprint_of(const sarbp_grid *g, sarbp_region r, ffbp_footprint *fp)
     fp->z = g->zc;
 }
 
-sarbp_status ffbp_polar_plan(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
-                             double kband, double os_theta, double drho, ffbp_polar *s)
+sarbp_status ffbp_polar_geom_of(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
+                               ffbp_polar_geom *s)
 {
     double c[3] = {0, 0, 0};
     for (size_t i = p0; i < p1; i++)
         for (int d = 0; d < 3; d++) c[d] += pos[3 * i + d];
     for (int d = 0; d < 3; d++) c[d] /= (double)(p1 - p0);
     memcpy(s->c, c, sizeof c);
-    double rmin = 0, rmax = 0, tmin = 0, tmax = 0;
-    SARBP_TRY(polar_extent(c, fp, &rmin, &rmax, &tmin, &tmax));
+    SARBP_TRY(polar_extent(c, fp, &s->rmin, &s->rmax, &s->tmin, &s->tmax));
     /* the aperture's horizontal half-extent across the line of sight to the
      * image centre: how fast the phase turns with theta */
-    const double tc = 0.5 * (tmin + tmax), ux = -sin(tc), uy = cos(tc);
+    const double tc = 0.5 * (s->tmin + s->tmax), ux = -sin(tc), uy = cos(tc);
     double L = 0;
     for (size_t i = p0; i < p1; i++) {
         const double d = fabs((pos[3 * i] - c[0]) * ux + (pos[3 * i + 1] - c[1]) * uy);
         if (d > L) L = d;
     }
     s->L = L;
-    {
-        const double hx = 0.5 * (fp->x0 + fp->x1) - c[0], hy = 0.5 * (fp->y0 + fp->y1) - c[1],
-                     hz = fp->z - c[2];
-        const double hh = hypot(hx, hy);
-        s->cosd = hh / sqrt(hh * hh + hz * hz);
-    }
+    const double hx = 0.5 * (fp->x0 + fp->x1) - c[0], hy = 0.5 * (fp->y0 + fp->y1) - c[1], hz = fp->z - c[2];
+    const double hh = hypot(hx, hy);
+    s->cosd = hh / sqrt(hh * hh + hz * hz);
+    return SARBP_OK;
+}
+
+sarbp_status ffbp_polar_size(const ffbp_polar_geom *gm, double kband, double os_theta, double drho,
+                             ffbp_polar *s)
+{
+    memcpy(s->c, gm->c, sizeof s->c);
+    s->L = gm->L;
+    s->cosd = gm->cosd;
     /* theta bandwidth (rad^-1): the carrier's and the envelope's turn over
      * the aperture, and the footprint's own width seen at its range */
-    const double w = kband * L + 1.0;
+    const double w = kband * gm->L + 1.0;
     s->dt = M_PI / (os_theta * w);
     s->dr = drho;
     /* margins in samples: the 4 x 4 taps, and the prefilter's mirrored ends,
      * whose error decays as (2 - sqrt 3)^k: 8 samples in, below -90 dB */
     const double mt = 8.0, mr = 8.0;
-    s->t0 = tmin - mt * s->dt;
-    s->r0 = rmin - mr * s->dr;
-    const double nt = ceil((tmax - tmin) / s->dt) + 2 * mt + 1,
-                 nr = ceil((rmax - rmin) / s->dr) + 2 * mr + 1;
+    s->t0 = gm->tmin - mt * s->dt;
+    s->r0 = gm->rmin - mr * s->dr;
+    const double nt = ceil((gm->tmax - gm->tmin) / s->dt) + 2 * mt + 1,
+                 nr = ceil((gm->rmax - gm->rmin) / s->dr) + 2 * mr + 1;
     if (!(nt < 1e7) || !(nr < 1e7) || nt * nr > 4e8)
         return sarbp_error(SARBP_ERR_INVALID, "ffbp: a polar grid of %.0f x %.0f samples is too large",
                            nr, nt);
     s->nt = (size_t)nt;
     s->nr = (size_t)nr;
     return SARBP_OK;
+}
+
+sarbp_status ffbp_polar_plan(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
+                             double kband, double os_theta, double drho, ffbp_polar *s)
+{
+    ffbp_polar_geom gm;
+    SARBP_TRY(ffbp_polar_geom_of(pos, p0, p1, fp, &gm));
+    return ffbp_polar_size(&gm, kband, os_theta, drho, s);
 }
 
 static size_t ceil_div(size_t a, size_t b)
@@ -162,14 +176,60 @@ void  ffbp_sub_pulses(const sarbp_ffbp_params *prm, size_t P, int k, size_t m, s
     *p1 = *p0 + span < P ? *p0 + span : P;
 }
 
+sarbp_status ffbp_level_geoms_make(const ffbp_pulses *pu, const sarbp_grid *g, size_t base, size_t merge,
+                                   ffbp_level_geoms *out)
+{
+    memset(out, 0, sizeof *out);
+    const sarbp_ffbp_params prm = {base, merge, 1, 1.0, 1.0};
+    SARBP_TRY(ffbp_check_params(&prm));
+    SARBP_TRY(sarbp_grid_validate(g));
+    SARBP_TRY(ffbp_check_pulses(pu));
+    out->base = base;
+    out->merge = merge;
+    out->npulses = pu->npulses;
+    if (pu->npulses == 0) return SARBP_OK;
+    const int L = ffbp_level_counts(pu->npulses, &prm, out->n);
+    size_t total = 0;
+    for (int k = 0; k <= L; k++) {
+        out->off[k] = total;
+        total += out->n[k];
+    }
+    out->levels = L + 1;
+    out->geo = malloc(total * sizeof *out->geo);
+    if (!out->geo) return sarbp_error(SARBP_ERR_NOMEM, "out of memory");
+    ffbp_footprint fp;
+    ffbp_footprint_of(g, (sarbp_region){0, g->ny}, &fp);
+    for (int k = 0; k <= L; k++)
+        for (size_t m = 0; m < out->n[k]; m++) {
+            size_t p0, p1;
+            ffbp_sub_pulses(&prm, pu->npulses, k, m, &p0, &p1);
+            const sarbp_status st = ffbp_polar_geom_of(pu->pos, p0, p1, &fp, &out->geo[out->off[k] + m]);
+            if (st) {
+                ffbp_level_geoms_release(out);
+                return st;
+            }
+        }
+    return SARBP_OK;
+}
+
+void ffbp_level_geoms_release(ffbp_level_geoms *lg)
+{
+    if (!lg) return;
+    free(lg->geo);
+    memset(lg, 0, sizeof *lg);
+}
+
 sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
-                                 const sarbp_ffbp_params *prm, ffbp_layout_stats *out)
+                                 const sarbp_ffbp_params *prm, const ffbp_level_geoms *lg,
+                                 ffbp_layout_stats *out)
 {
     memset(out, 0, sizeof *out);
     SARBP_TRY(ffbp_check_params(prm));
     SARBP_TRY(sarbp_grid_validate(g));
     if (pu->npulses == 0) return SARBP_OK;
-    SARBP_TRY(ffbp_check_pulses(pu));
+    if (lg && (lg->base != prm->base || lg->merge != prm->merge || lg->npulses != pu->npulses))
+        return sarbp_error(SARBP_ERR_INTERNAL, "ffbp: sub-aperture geometry of another factorization");
+    if (!lg) SARBP_TRY(ffbp_check_pulses(pu));
     double kc, kband, drho, kmax;
     ffbp_pulse_bands(pu, &kc, &kband, &drho, &kmax);
     ffbp_footprint fp;
@@ -185,8 +245,11 @@ sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
         for (size_t m = 0; m < n[k]; m++) {
             size_t p0, p1;
             ffbp_sub_pulses(prm, pu->npulses, k, m, &p0, &p1);
+            ffbp_polar_geom gm;
+            if (lg) gm = lg->geo[lg->off[k] + m]; /* the same levels: they stop at one sub-image */
+            else SARBP_TRY(ffbp_polar_geom_of(pu->pos, p0, p1, &fp, &gm));
             ffbp_polar pg;
-            SARBP_TRY(ffbp_polar_plan(pu->pos, p0, p1, &fp, kband, prm->os_theta, drho / prm->os_rho, &pg));
+            SARBP_TRY(ffbp_polar_size(&gm, kband, prm->os_theta, drho / prm->os_rho, &pg));
             const double s = (double)pg.nr * (double)pg.nt;
             if (k == 0) {
                 out->samples0 += s;
@@ -209,4 +272,3 @@ sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
     out->reads_final = (double)g->nx * (double)g->ny * (double)n[L];
     return SARBP_OK;
 }
-

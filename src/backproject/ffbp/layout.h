@@ -41,6 +41,20 @@ typedef struct {
 sarbp_status ffbp_polar_plan(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
                              double kband, double os_theta, double drho, ffbp_polar *out);
 
+/* ffbp_polar_plan in two steps: what no factorization parameter changes
+ * (the centre c, the footprint's extent in rho and theta seen from it, L
+ * and cosd), then the grid's sampling for kband, os_theta and drho. The
+ * factorization search (model.c) makes the first once per sub-aperture. */
+typedef struct {
+    double c[3];
+    double rmin, rmax, tmin, tmax;
+    double L, cosd;
+} ffbp_polar_geom;
+sarbp_status ffbp_polar_geom_of(const double *pos, size_t p0, size_t p1, const ffbp_footprint *fp,
+                                ffbp_polar_geom *out);
+sarbp_status ffbp_polar_size(const ffbp_polar_geom *gm, double kband, double os_theta, double drho,
+                             ffbp_polar *out);
+
 /* rho and theta of the point (x, y, z) seen from c */
 static inline void ffbp_to_polar(const double *c, double x, double y, double z, double *rho,
                                  double *th)
@@ -93,8 +107,26 @@ typedef struct {
     double os_ratio[65];
 } ffbp_layout_stats;
 
+/* The geometry (ffbp_polar_geom) of every sub-aperture of the levels of
+ * base and merge on the whole grid g, down to one sub-image: every level a
+ * factorization of that base and merge has, whatever its final_subs,
+ * os_theta and os_rho. Sub-image m of level k at geo[off[k] + m]. */
+typedef struct {
+    size_t base, merge, npulses;
+    int levels;
+    size_t n[FFBP_MAX_LEVELS + 1], off[FFBP_MAX_LEVELS + 1];
+    ffbp_polar_geom *geo; /* owned: ffbp_level_geoms_release */
+} ffbp_level_geoms;
+sarbp_status ffbp_level_geoms_make(const ffbp_pulses *pu, const sarbp_grid *g, size_t base, size_t merge,
+                                   ffbp_level_geoms *out);
+void ffbp_level_geoms_release(ffbp_level_geoms *lg); /* NULL is a no-op */
+
+/* The layout of prm on g. lg: the sub-apertures' geometry of prm's base
+ * and merge for these pulses and grid (ffbp_level_geoms_make), or NULL to
+ * compute it; the same figures either way. */
 sarbp_status ffbp_layout_measure(const ffbp_pulses *pu, const sarbp_grid *g,
-                                 const sarbp_ffbp_params *prm, ffbp_layout_stats *out);
+                                 const sarbp_ffbp_params *prm, const ffbp_level_geoms *lg,
+                                 ffbp_layout_stats *out);
 
 /* ffbp_unwrap (theta wrapped to within pi of a reference) is the GPU
  * kernels' own, shared through ffbp_kernels.h */

@@ -112,7 +112,7 @@ sarbp_status sarbp_ffbp_predict(const sarbp_profiles *pr, const sarbp_grid *g,
     if (!pr || !g || !prm) return sarbp_error(SARBP_ERR_INVALID, "ffbp: a NULL argument");
     const ffbp_pulses pu = {pr->npulses, pr->pos, pr->fref, pr->dr};
     ffbp_layout_stats ls;
-    SARBP_TRY(ffbp_layout_measure(&pu, g, prm, &ls));
+    SARBP_TRY(ffbp_layout_measure(&pu, g, prm, NULL, &ls));
     if (pr->npulses == 0) {
         out->error_db = -INFINITY;
         return SARBP_OK;
@@ -138,16 +138,22 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
     const double pairs = sarbp_grid_pairs(g, pr->npulses);
     double best_cost = INFINITY, best_err = INFINITY, fallback_err = INFINITY;
     sarbp_ffbp_params best = *out, fallback = *out;
-    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++)
-        for (size_t m = 0; m < sizeof merges / sizeof *merges; m++)
-            for (size_t f = 0; f < sizeof finals / sizeof *finals; f++)
-                for (size_t r = 0; r < sizeof os_rhos / sizeof *os_rhos; r++) {
+    sarbp_status st = SARBP_OK;
+    for (size_t b = 0; b < sizeof bases / sizeof *bases && !st; b++)
+        for (size_t m = 0; m < sizeof merges / sizeof *merges && !st; m++) {
+            if (bases[b] > pr->npulses && b > 0) continue;
+            /* the sub-apertures' geometry of this base and merge, once for
+             * every final_subs, os_rho and os_theta below */
+            ffbp_level_geoms lg;
+            st = ffbp_level_geoms_make(&pu, g, bases[b], merges[m], &lg);
+            for (size_t f = 0; f < sizeof finals / sizeof *finals && !st; f++)
+                for (size_t r = 0; r < sizeof os_rhos / sizeof *os_rhos && !st; r++) {
                     sarbp_ffbp_params p = {bases[b], merges[m], finals[f], 1.0, os_rhos[r]};
-                    if (bases[b] > pr->npulses && b > 0) continue;
                     /* the levels' ratios do not depend on os_theta: measure
                      * once, then the smallest os_theta that meets the request */
                     ffbp_layout_stats ls;
-                    SARBP_TRY(ffbp_layout_measure(&pu, g, &p, &ls));
+                    st = ffbp_layout_measure(&pu, g, &p, &lg, &ls);
+                    if (st) break;
                     sarbp_ffbp_prediction pd;
                     double os = 1.5;
                     for (; os <= 12.0; os += 0.25) {
@@ -165,7 +171,8 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
                         continue;
                     }
                     /* the cost at that os_theta (the grids' sizes) */
-                    SARBP_TRY(ffbp_layout_measure(&pu, g, &p, &ls));
+                    st = ffbp_layout_measure(&pu, g, &p, &lg, &ls);
+                    if (st) break;
                     predict_from(&ls, &p, pairs, &pd);
                     if (pd.cost_ratio < best_cost) {
                         best_cost = pd.cost_ratio;
@@ -173,6 +180,9 @@ sarbp_status sarbp_ffbp_choose(const sarbp_profiles *pr, const sarbp_grid *g, do
                         best = p;
                     }
                 }
+            ffbp_level_geoms_release(&lg);
+        }
+    if (st) return st;
     if (isfinite(best_cost)) {
         *out = best;
         if (predicted_db) *predicted_db = best_err;
