@@ -17,6 +17,7 @@
 
 #include "sarbp/bench.h"
 #include "sarbp/ffbp.h"
+#include "../src/backproject/ffbp/layout.h" /* internal header: tests link the library directly */
 
 /* the form's limits the tests set (sarbp/bench.h), reset with each options */
 static sarbp_form_limits lim;
@@ -566,6 +567,44 @@ static void test_model(void **state)
                 ls, 26.9);
 }
 
+/* The factorization search measures layouts from each sub-aperture's
+ * geometry made once per base and merge (ffbp_level_geoms): every figure
+ * the same as a layout measured from the pulses, over bases, merges,
+ * final sub-image counts and oversamplings. */
+static void test_layout_geoms(void **state)
+{
+    (void)state;
+    sarbp_phd *p = tu_clutter_scene(300);
+    sarbp_profiles *pr = profiles_of(p);
+    const ffbp_pulses pu = {pr->npulses, pr->pos, pr->fref, pr->dr};
+    const sarbp_grid g = {160, 120, 0.25, 0.25, 1.0, -2.0, 0, 0, 0, NULL, 0};
+    static const size_t bases[] = {4, 16, 64}, merges[] = {2, 3, 4}, finals[] = {1, 2, 16};
+    static const double os[][2] = {{1.5, 1.5}, {3.25, 2.0}, {12.0, 3.0}};
+    int n = 0;
+    for (size_t b = 0; b < 3; b++)
+        for (size_t m = 0; m < 3; m++) {
+            ffbp_level_geoms lg;
+            tu_ok(ffbp_level_geoms_make(&pu, &g, bases[b], merges[m], &lg));
+            for (size_t f = 0; f < 3; f++)
+                for (size_t o = 0; o < 3; o++) {
+                    const sarbp_ffbp_params prm = {bases[b], merges[m], finals[f], os[o][0], os[o][1]};
+                    ffbp_layout_stats a, c;
+                    tu_ok(ffbp_layout_measure(&pu, &g, &prm, NULL, &a));
+                    tu_ok(ffbp_layout_measure(&pu, &g, &prm, &lg, &c));
+                    assert_memory_equal(&a, &c, sizeof a);
+                    n++;
+                }
+            /* the geometry of another base is refused */
+            const sarbp_ffbp_params other = {bases[b] * 2, merges[m], 1, 2.0, 2.0};
+            ffbp_layout_stats x;
+            assert_int_equal(ffbp_layout_measure(&pu, &g, &other, &lg, &x), SARBP_ERR_INTERNAL);
+            ffbp_level_geoms_release(&lg);
+        }
+    print_message("%d layouts: the same from the kept geometry as from the pulses\n", n);
+    sarbp_profiles_free(pr);
+    sarbp_phd_free(p);
+}
+
 /* The cpu back end's FFBP plan: pulses streamed in odd blocks give the
  * one-call image bit for bit; in bands of rows (each band its own polar
  * grids) it stays within the request of the whole. */
@@ -762,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_point_targets_fp32),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_model),
+        cmocka_unit_test(test_layout_geoms),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_gotcha),
         cmocka_unit_test(test_refusals_fp32),
