@@ -391,10 +391,12 @@ __device__ __forceinline__ void tiled_chunk(const tile_terms &s, int cnt, const 
         if (ti.y == 1) {
             /* every bin inside: v3 and v3a read linear and quadratic rows
              * folded by icm (one instruction a pair fewer: FP16 linear 32x
-             * 1004 against 983 Gbp/s, the default quadratic 924 against 910,
-             * 2026-11-29, H200); cubic rows not (1% slower folded: FP32 754
-             * against 762, FP16 901 against 910) */
-            constexpr bool F = V != SARBP_CUDA_V2 && !C;
+             * 1000-1004 against 979-983 Gbp/s, the default quadratic 922-924
+             * against 909-910, 2026-11-29, H200); not cubic rows (1% slower
+             * folded: FP32 754 against 762, FP16 901 against 910) nor the
+             * quadratic on terrain (770 against 817: its dz already presses
+             * the registers, launch_tiled) */
+            constexpr bool F = V != SARBP_CUDA_V2 && !C && !(T && M);
             const void *pf = F ? fold_bins(prof, ti.x, line_bin_bytes<H, M>()) : prof;
 #pragma unroll
             for (int k = 0; k < PPT; k++)

@@ -125,7 +125,8 @@ sarbp_status sarbp_npy_stream_open(const char *path, size_t ny, size_t nx, sarbp
  * ([nrows][nx]) and must stay there, unchanged, until
  * sarbp_npy_stream_finish returns; the writer thread writes them at their
  * offset. Thread-safe; a row given twice, or past the image, is
- * SARBP_ERR_INVALID. */
+ * SARBP_ERR_INVALID; once a write has failed, its error (a form giving
+ * rows through its on_rows then stops instead of forming for nothing). */
 sarbp_status sarbp_npy_stream_rows(sarbp_npy_stream *s, size_t row0, size_t nrows,
                                    const sarbp_c32 *rows);
 /* Waits for the writer: the first write error (SARBP_ERR_IO naming the

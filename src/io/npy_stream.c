@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -156,6 +157,13 @@ sarbp_status sarbp_npy_stream_rows(sarbp_npy_stream *s, size_t row0, size_t nrow
         return sarbp_error(SARBP_ERR_INVALID, "rows %zu to %zu of a %zu-row .npy", row0, row0 + nrows,
                            s ? s->ny : 0);
     pthread_mutex_lock(&s->mu);
+    if (s->st) { /* an earlier band's write failed (a full disk, a size limit): stop the form */
+        const sarbp_status failed = s->st;
+        char why[sizeof s->why];
+        memcpy(why, s->why, sizeof why);
+        pthread_mutex_unlock(&s->mu);
+        return sarbp_error(failed, "%s", why);
+    }
     sarbp_status st = s->finished ? SARBP_ERR_INVALID : SARBP_OK;
     for (size_t r = row0; !st && r < row0 + nrows; r++)
         if (s->given[r]) st = SARBP_ERR_INVALID;

@@ -69,7 +69,8 @@ static void help(void)
 "                   quadratic:8,cubic:4 (default quadratic:8,linear:8,cubic:4,cubic:8;\n"
 "                   form's default is quadratic:8, cubic:4 with fp16 or mixed, --fast\n"
 "                   linear:8); quadratic bins have one form (value FP32, slope and\n"
-"                   curvature FP16, 16 bytes): its fp16 and mixed columns are n/a\n"
+"                   curvature FP16, 16 bytes): its fp16 and mixed columns are n/a;\n"
+"                   given, the end-to-end lines form with the first of them\n"
 "  --variant LIST   cuda: comma-separated NAME[:TXxTY[:PPT[:MINB]]] (default %s);\n"
 "                   MINB 12 or 16 compiles a 64-thread, 8-pixel kernel for that many\n"
 "                   resident blocks per SM (-1: none), where the variant takes it;\n"
@@ -215,7 +216,7 @@ int cmd_bench(int argc, char **argv)
     bench_default_variants(variants, sizeof variants);
     struct interp_cfg ics[16] = {{SARBP_INTERP_QUADRATIC, 8}, {SARBP_INTERP_LINEAR, 8},
                                  {SARBP_INTERP_CUBIC, 4}, {SARBP_INTERP_CUBIC, 8}};
-    int nic = 4, wide = 0;
+    int nic = 4, ics_given = 0, wide = 0;
     size_t exact_n = 64, pulse_block = 0;
     int prec[NPREC] = {1, 1, 1}; /* fp32, fp16, mixed */
     int algo_bp = 1, algo_ffbp = 0, algo_af = 0;
@@ -294,6 +295,7 @@ int cmd_bench(int argc, char **argv)
         }
         case 'I':
             nic = parse_interps(optarg, ics, 16);
+            ics_given = 1;
             if (nic < 1) return cli_usage(cmd, "--interp wants KERNEL[:UPSAMPLE],..., e.g. linear:8,cubic:4, not '%s'", optarg);
             break;
         case 'Q':
@@ -372,7 +374,7 @@ int cmd_bench(int argc, char **argv)
              "grid %zu x %zu at %g m", npulses, nsamples, sarbp_now_s() - t0, g.nx, g.ny, g.dx);
     int rc = CLI_OK;
     if (cuda && algo_bp)
-        rc = bench_cuda(p, &g, variants, prec, ics, nic, exact_n, pulse_block, reps, &devs, json);
+        rc = bench_cuda(p, &g, variants, prec, ics, nic, ics_given, exact_n, pulse_block, reps, &devs, json);
     if (cuda && algo_ffbp && rc == CLI_OK)
         rc = bench_cuda_ffbp(p, &g, exact_n, reps, max_error_db, devs.device, pulse_block, json);
     if (!cuda && algo_bp) rc = bench_cpu(p, &g, threads, nthreads, reps, json);

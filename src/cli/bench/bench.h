@@ -70,9 +70,11 @@ int bench_cpu(const sarbp_phd *p, const sarbp_grid *g, const int *threads, int n
               int reps, int json);
 int bench_ffbp(const sarbp_phd *p, const sarbp_grid *g, const int *threads, int nthreads,
                int reps, double max_error_db, size_t ref_rows, size_t exact_n, int json);
+/* ics_given: --interp named the configurations; the end-to-end runs then
+ * form with the first (else with form's default kernel of each precision) */
 int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
-               const struct interp_cfg *ics, int nic, size_t exact_n, size_t pulse_block,
-               int reps, const sarbp_bp_options *devs, int json);
+               const struct interp_cfg *ics, int nic, int ics_given, size_t exact_n,
+               size_t pulse_block, int reps, const sarbp_bp_options *devs, int json);
 int bench_cuda_ffbp(const sarbp_phd *p, const sarbp_grid *g, size_t exact_n, int reps,
                     double max_error_db, int device, size_t pulse_block, int json);
 /* bench_autofocus.c: autofocus against direct formation (cuda: on device) */

@@ -147,8 +147,8 @@ static int bench_scaling(const sarbp_phd *p, const sarbp_grid *g, const sarbp_bp
 const char *const bench_prec_names[NPREC] = {"fp32", "fp16", "mixed"};
 
 int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const int *prec,
-               const struct interp_cfg *ics, int nic, size_t exact_n, size_t pulse_block,
-               int reps, const sarbp_bp_options *devs, int json)
+               const struct interp_cfg *ics, int nic, int ics_given, size_t exact_n,
+               size_t pulse_block, int reps, const sarbp_bp_options *devs, int json)
 {
     const int device = devs->device;
     const char *cmd = "bench";
@@ -195,11 +195,16 @@ int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const in
      * and variant), per precision, when the table measures it: the end-to-end
      * runs are set against it */
     double kern_ms[NPREC] = {NAN, NAN, NAN};
-    sarbp_rc_params rc_default[NPREC]; /* form's default kernel per precision */
+    sarbp_rc_params rc_default[NPREC]; /* the end to end's kernel per precision: form's default,
+                                          or --interp's first */
     static const sarbp_precision prec_of[NPREC] = {SARBP_FP32, SARBP_FP16, SARBP_MIXED};
     for (int h = 0; h < NPREC; h++) {
         sarbp_rc_params_default(&rc_default[h]);
         sarbp_rc_params_default_for(&rc_default[h], prec_of[h], 0);
+        if (ics_given) {
+            rc_default[h].interp = ics[0].interp;
+            rc_default[h].upsample = ics[0].upsample;
+        }
     }
     for (int c = 0; c < nic && !st; c++) {
         sarbp_profiles *p32 = NULL;
@@ -313,9 +318,10 @@ int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const in
         free(exact);
         return cli_fail_status(cmd, st);
     }
-    /* end to end: the streamed pipeline with the default kernel and the
-     * default interpolation, per precision (fp16 twice: raw samples uploaded
-     * as FP16, then as FP32) */
+    /* end to end: the streamed pipeline with the default variant and the
+     * default interpolation (or --interp's first), per precision (fp16
+     * twice: raw samples uploaded as FP16, then as FP32); none where the
+     * kernel table has none (the quadratic's fp16 and mixed, mixed linear) */
     if (!json) printf("\n");
     for (int run = 0; run < 4; run++) {
         static const int run_prec[4] = {PREC_FP32, PREC_FP16, PREC_FP16, PREC_MIXED};
@@ -324,9 +330,10 @@ int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const in
         const int h = run_prec[run], raw16 = run == 1;
         if (!prec[h]) continue;
         const char *label = labels[run];
-        sarbp_rc_params rcp;
-        sarbp_rc_params_default(&rcp);
-        sarbp_rc_params_default_for(&rcp, run_p[h], 0);
+        const sarbp_rc_params rcp = rc_default[h];
+        if ((rcp.interp == SARBP_INTERP_QUADRATIC && h != PREC_FP32) ||
+            (h == PREC_MIXED && rcp.interp != SARBP_INTERP_CUBIC))
+            continue;
         sarbp_bp_options o;
         sarbp_bp_options_default(&o);
         o.device = device;
@@ -396,13 +403,14 @@ int bench_cuda(const sarbp_phd *p, const sarbp_grid *g, char *variants, const in
             printf("}\n");
         } else
         {
-            printf("end to end, %s (form, default kernel, %s %dx, pulse blocks streamed): %.4f s "
+            printf("end to end, %s (form, %s kernel, %s %dx, pulse blocks streamed): %.4f s "
                    "(median of %d; first run %.3f s), %.1f Gbp/s, %.1f dB against exact\n"
                    "  layout %.4f, setup %.4f, read %.4f, transfer %.4f, range compression %.4f "
                    "(under the backprojection), backprojection %.4f, "
                    "finish %.4f s;\n"
                    "  total = %.2f x the largest of read, transfer and backprojection (%s)",
-                   label, sarbp_interp_name(rcp.interp), rcp.upsample, fs.total_s, nrun, cold,
+                   label, ics_given ? "--interp's first" : "default", sarbp_interp_name(rcp.interp),
+                   rcp.upsample, fs.total_s, nrun, cold,
                    pairs / fs.total_s / 1e9, ser_x, fs.init_s, t->setup_s, fs.read_s,
                    t->transfer_s, t->rc_s, t->bp_s, t->finish_s, fs.total_s / big,
                    bigname);
