@@ -426,6 +426,23 @@ static sarbp_status fake_create(const sarbp_bp_desc *d, const sarbp_bp_options *
 
 static const sarbp_backend fake_multi = {"fake", 1, fake_available, fake_memory, fake_create};
 
+/* o: the defaults, one thread a part and the tests' limits reset; the
+ * image of g in one piece with them; then o names the three fake devices
+ * 2, 0 and 1. */
+static sarbp_image *one_then_three(const sarbp_grid *g, sarbp_bp_options *o)
+{
+    sarbp_bp_options_default(o);
+    lim = (sarbp_form_limits){0};
+    o->limits = &lim;
+    o->threads = 1;
+    sarbp_image *one = form_o(g, o, NULL);
+    o->ndevices = 3;
+    o->devices[0] = 2;
+    o->devices[1] = 0;
+    o->devices[2] = 1;
+    return one;
+}
+
 static void test_devices_threads(void **state)
 {
     (void)state;
@@ -433,15 +450,7 @@ static void test_devices_threads(void **state)
     sarbp_rc_params rc;
     sarbp_rc_params_default(&rc);
     sarbp_bp_options o;
-    sarbp_bp_options_default(&o);
-    lim = (sarbp_form_limits){0};
-    o.limits = &lim;
-    o.threads = 1;
-    sarbp_image *one = form_o(&g, &o, NULL);
-    o.ndevices = 3;
-    o.devices[0] = 2;
-    o.devices[1] = 0;
-    o.devices[2] = 1;
+    sarbp_image *one = one_then_three(&g, &o);
     sarbp_form_stats st;
     sarbp_image *three;
     tu_ok(sarbp_form_phd(NULL, scene, &g, &fake_multi, &rc, &o, NULL, &three, &st));
@@ -514,15 +523,7 @@ static void test_rows_as_bands_form(void **state)
     (void)state;
     const sarbp_grid g = grid(120, 200);
     sarbp_bp_options o;
-    sarbp_bp_options_default(&o);
-    lim = (sarbp_form_limits){0};
-    o.limits = &lim;
-    o.threads = 1;
-    sarbp_image *one = form_o(&g, &o, NULL);
-    o.ndevices = 3;
-    o.devices[0] = 2;
-    o.devices[1] = 0;
-    o.devices[2] = 1;
+    sarbp_image *one = one_then_three(&g, &o);
     sarbp_form_request req = {.backend = &fake_multi, .grid = g, .bp = o, .bands_min = 4,
                               .on_rows = hook_rows, .on_rows_user = &hook};
     sarbp_rc_params_default(&req.rc);
