@@ -571,8 +571,6 @@ static sarbp_status form_autofocused(sarbp_session *sess, sarbp_reader *rd, sarb
     return SARBP_OK;
 }
 
-/* -v: where the time went; plan_s: the form plan's creation (the devices
- * start there), write_s: the outputs' (< 0: written elsewhere). */
 /* A large image's .npy outputs are written as its bands form: images of
  * at least STREAM_MIN_BYTES, in bands of at least that much (at most
  * STREAM_BANDS of them), so that by the end of the form only the last
@@ -659,6 +657,8 @@ static sarbp_status form_streamed(sarbp_reader *rd, sarbp_form_plan *plan, sarbp
     return SARBP_OK;
 }
 
+/* -v: where the time went; plan_s: the form plan's creation (the devices
+ * start there), write_s: the outputs' (< 0: written elsewhere). */
 static void report_times(const sarbp_form_stats *stats, double plan_s, double write_s)
 {
     const double total = stats->total_s + plan_s;
