@@ -658,14 +658,17 @@ static sarbp_status form_streamed(sarbp_reader *rd, sarbp_form_plan *plan, sarbp
 }
 
 /* -v: where the time went; plan_s: the form plan's creation (the devices
- * start there), write_s: the outputs' (< 0: written elsewhere). */
-static void report_times(const sarbp_form_stats *stats, double plan_s, double write_s)
+ * start there), write_s: the outputs' (< 0: written elsewhere); streamed:
+ * .npy rows were written as their bands formed. */
+static void report_times(const sarbp_form_stats *stats, double plan_s, double write_s, int streamed)
 {
     const double total = stats->total_s + plan_s;
     cli_info(2, "sarbp: form: %.3f s (starting the devices and the layout %.3f s, read %.3f s), "
              "%.1f Mbp/s", total, stats->init_s + plan_s, stats->read_s,
              stats->pairs / (total > 0 ? total : 1) / 1e6);
-    if (write_s >= 0) cli_info(2, "sarbp: form: the outputs written in %.3f s", write_s);
+    if (write_s >= 0)
+        cli_info(2, "sarbp: form: the outputs written in %.3f s%s", write_s,
+                 streamed ? " after the form (the .npy rows as their bands formed)" : "");
     const sarbp_stage_times *t = &stats->stages;
     cli_info(2, "sarbp: form: setup %.3f s, read %.3f s, transfer %.3f s, range compression "
              "%.3f s, backprojection %.3f s, finish %.3f s; pulse data %.1f MiB, image %.1f MiB",
@@ -1211,7 +1214,7 @@ int cmd_form(int argc, char **argv)
         sarbp_reader_free(rd);
         free(terrain.h);
         terrain.h = NULL;
-        if (rc_rows == CLI_OK && sarbp_mpi_rank() == 0) report_times(&stats, plan_s, -1);
+        if (rc_rows == CLI_OK && sarbp_mpi_rank() == 0) report_times(&stats, plan_s, -1, 0);
         return rc_rows;
     }
     if (autofocus >= 2) /* the estimate applied to the samples in memory, then formed */
@@ -1255,6 +1258,7 @@ int cmd_form(int argc, char **argv)
     const double t_write = sarbp_now_s();
     if (!st) st = sarbp_image_write_all_ctx(outputs, nout, img, db_range, &ctx); /* all or nothing */
     const double write_s = sarbp_now_s() - t_write;
+    const int streamed = streams.n > 0;
     streams_free(&streams); /* the write took their files, or they go */
     /* the estimate's own outputs, once the image is written */
     if (!st && af_csv) st = write_af_csv(af_csv, img);
@@ -1281,7 +1285,7 @@ int cmd_form(int argc, char **argv)
                                    : "--db-range");
         break;
     }
-    report_times(&stats, plan_s, write_s);
+    report_times(&stats, plan_s, write_s, streamed);
     sarbp_image_free(img);
     free(terrain.h);
     terrain.h = NULL;
