@@ -530,6 +530,16 @@ static void test_large_image(void **state)
     remove(npy);
 }
 
+/* path still holds the 7 bytes "earlier" test_npy_stream put there */
+static void assert_earlier(const char *path)
+{
+    size_t n;
+    unsigned char *b = read_all(path, &n);
+    assert_int_equal(n, 7);
+    assert_memory_equal(b, "earlier", 7);
+    free(b);
+}
+
 /* A .npy written band by band (sarbp_npy_stream, bands given out of
  * order as devices finish them) is byte for byte the file the whole-image
  * writer makes; it replaces the earlier file only through the write of all
@@ -552,10 +562,7 @@ static void test_npy_stream(void **state)
     tu_ok(sarbp_npy_stream_open(out, ny, nx, &ns));
     tu_ok(sarbp_npy_stream_rows(ns, 0, 10, img->data));
     sarbp_npy_stream_free(ns);
-    size_t n;
-    unsigned char *b = read_all(out, &n);
-    assert_int_equal(n, 7);
-    free(b);
+    assert_earlier(out);
     tu_no_temporaries(dir);
 
     /* rows twice, past the end, or some never given */
@@ -571,9 +578,7 @@ static void test_npy_stream(void **state)
     ctx.npy = one;
     assert_int_equal(sarbp_image_write_all_ctx(&out, 1, img, 50, &ctx), SARBP_ERR_INVALID);
     sarbp_npy_stream_free(ns);
-    b = read_all(out, &n);
-    assert_int_equal(n, 7);
-    free(b);
+    assert_earlier(out);
     tu_no_temporaries(dir);
 
     /* whole, in three bands out of order, with a .png beside it */
@@ -589,9 +594,7 @@ static void test_npy_stream(void **state)
     ctx.npy = two;
     assert_int_equal(sarbp_image_write_all_ctx(paths, 2, img, 50, &ctx), SARBP_ERR_INVALID);
     assert_non_null(strstr(sarbp_error_detail(), "non-finite"));
-    b = read_all(out, &n);
-    assert_int_equal(n, 7);
-    free(b);
+    assert_earlier(out);
     assert_false(tu_exists(png));
     sarbp_npy_stream_free(ns);
     tu_no_temporaries(dir);
@@ -604,9 +607,8 @@ static void test_npy_stream(void **state)
     two[1] = ns;
     tu_ok(sarbp_image_write_all_ctx(paths, 2, ref, 50, &ctx));
     sarbp_npy_stream_free(ns); /* the write took its file */
-    size_t nw;
-    unsigned char *w = read_all(whole, &nw);
-    b = read_all(out, &n);
+    size_t n, nw;
+    unsigned char *w = read_all(whole, &nw), *b = read_all(out, &n);
     assert_int_equal(n, nw);
     assert_memory_equal(b, w, n);
     free(b);

@@ -28,6 +28,7 @@
 
 #include "io/h5_check.h"
 #include "io/input_file.h"
+#include "io/image_check.h"
 #include "io/probe.h"
 
 /* ---- HDF5 ----------------------------------------------------------------- */
@@ -520,12 +521,6 @@ out:
     return st;
 }
 
-static int host_is_little_endian(void)
-{
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
-}
-
 static void swap_bytes(unsigned char *p, size_t nbytes, size_t width)
 {
     for (size_t i = 0; i + width <= nbytes; i += width)
@@ -572,7 +567,7 @@ static sarbp_status read_npy(FILE *f, const char *path, sarbp_image **out)
         sarbp_image_free(img);
         return sarbp_error(SARBP_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
     }
-    const int le = host_is_little_endian();
+    const int le = image_host_little_endian();
     if (width == 4 && !hd.fortran && le) {
         if (fread(img->data, sizeof(sarbp_c32), n, f) != n) {
             sarbp_image_free(img);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h> /* pwrite */
 
 #include "core/parallel.h"
 #include "io/geo_write.h"
@@ -368,10 +369,47 @@ done:
 
 /* ---- .npy ----------------------------------------------------------------- */
 
-static int host_is_little_endian(void)
+/* (image_check.h) */
+int image_host_little_endian(void)
 {
     const uint16_t one = 1;
     return *(const unsigned char *)&one == 1;
+}
+
+/* (image_check.h) */
+int image_write_at(int fd, const void *p, size_t n, long long off)
+{
+    const unsigned char *b = p;
+    while (n > 0) {
+        const ssize_t w = pwrite(fd, b, n, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+/* (image_check.h) */
+int image_npy_write_rows(int fd, size_t head, size_t nx, size_t row0, size_t nrows, const sarbp_c32 *rows)
+{
+    const size_t piece = (size_t)64 << 20, n = nrows * nx * sizeof(sarbp_c32);
+    const long long off = (long long)(head + row0 * nx * sizeof(sarbp_c32));
+    const unsigned char *p = (const unsigned char *)rows;
+    for (size_t done = 0; done < n;) {
+        const size_t m = n - done < piece ? n - done : piece;
+        if (image_write_at(fd, p + done, m, off + (long long)done)) return -1;
+#ifdef SYNC_FILE_RANGE_WRITE
+        (void)sync_file_range(fd, (off_t)(off + (long long)done), (off_t)m,
+                              SYNC_FILE_RANGE_WRITE); /* starts it, waits for nothing */
+#endif
+        done += m;
+    }
+    return 0;
 }
 
 static void swap4(unsigned char *p, size_t nbytes)
@@ -411,33 +449,24 @@ static sarbp_status npy_to(sarbp_tempfile *t, const char *path, const sarbp_imag
     (void)ctx;
     unsigned char head[IMAGE_NPY_HEADER_MAX];
     const size_t padded = image_npy_header(img->grid.ny, img->grid.nx, head);
+    if (image_host_little_endian()) { /* the pixels as they lie */
+        const int fd = sarbp_tempfile_fd(t);
+        if (image_write_at(fd, head, padded, 0) ||
+            image_npy_write_rows(fd, padded, img->grid.nx, 0, img->grid.ny, img->data))
+            return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        return SARBP_OK;
+    }
     FILE *f = sarbp_tempfile_fdopen(t);
     if (!f) return sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     int ok = fwrite(head, 1, padded, f) == padded;
     const size_t n = img->grid.nx * img->grid.ny;
-    if (ok && host_is_little_endian()) {
-        /* in pieces, each handed to the disk as soon as it is written, so
-         * that the commit's fsync finds most of a large image written
-         * (2 GiB at 16384^2: the copy into the page cache and the disk's
-         * write overlap instead of following each other) */
-        const size_t piece = (size_t)8 << 20; /* pixels: 64 MiB */
-        for (size_t i = 0; ok && i < n; i += piece) {
-            const size_t m = n - i < piece ? n - i : piece;
-            ok = fwrite(img->data + i, sizeof(sarbp_c32), m, f) == m;
-#ifdef SYNC_FILE_RANGE_WRITE
-            if (ok && n > piece && fflush(f) == 0)
-                (void)sync_file_range(fileno(f), 0, 0, SYNC_FILE_RANGE_WRITE); /* starts it, waits for nothing */
-#endif
-        }
-    } else if (ok) {
-        enum { CHUNK = 4096 };
-        sarbp_c32 buf[CHUNK];
-        for (size_t i = 0; ok && i < n; i += CHUNK) {
-            size_t m = n - i < CHUNK ? n - i : CHUNK;
-            memcpy(buf, img->data + i, m * sizeof *buf);
-            swap4((unsigned char *)buf, m * sizeof *buf);
-            ok = fwrite(buf, sizeof *buf, m, f) == m;
-        }
+    enum { CHUNK = 4096 };
+    sarbp_c32 buf[CHUNK];
+    for (size_t i = 0; ok && i < n; i += CHUNK) {
+        size_t m = n - i < CHUNK ? n - i : CHUNK;
+        memcpy(buf, img->data + i, m * sizeof *buf);
+        swap4((unsigned char *)buf, m * sizeof *buf);
+        ok = fwrite(buf, sizeof *buf, m, f) == m;
     }
     return close_stream(f, ok, path);
 }

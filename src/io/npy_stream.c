@@ -1,19 +1,16 @@
 /* npy_stream.c - a .npy output written band by band while the image forms
  * (sarbp/image.h). A writer thread of its own takes the bands' rows from a
- * queue and writes each at its offset in the output's temporary, handing
- * every piece to the disk as it goes (sync_file_range), so that by the end
- * of the form most of the file is written. The temporary becomes the
- * output only in sarbp_image_write_all_ctx, with the other outputs, after
- * the whole image is checked. */
-#define _GNU_SOURCE /* sync_file_range */
+ * queue and writes each at its offset in the output's temporary with the
+ * whole-image writer's own pixel writer (image_npy_write_rows), so that by
+ * the end of the form most of the file is written. The temporary becomes
+ * the output only in sarbp_image_write_all_ctx, with the other outputs,
+ * after the whole image is checked. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "io/image_check.h"
 #include "io/npy_stream.h"
@@ -40,26 +37,6 @@ struct sarbp_npy_stream_s {
     char why[512];
 };
 
-/* The writer's pieces: each handed to the disk once written. */
-#define PIECE_BYTES ((size_t)64 << 20)
-
-/* n bytes at off, whole (pwrite may write less) */
-static int write_at(int fd, const unsigned char *p, size_t n, off_t off)
-{
-    while (n > 0) {
-        const ssize_t w = pwrite(fd, p, n, off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = EIO;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-        off += w;
-    }
-    return 0;
-}
-
 static void fail(sarbp_npy_stream *s, int err)
 {
     pthread_mutex_lock(&s->mu);
@@ -74,38 +51,18 @@ static void *writer_main(void *arg)
 {
     sarbp_npy_stream *s = arg;
     const int fd = sarbp_tempfile_fd(s->t);
-    const size_t row_bytes = s->nx * sizeof(sarbp_c32);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (s->qhead == s->qn && !s->closing) pthread_cond_wait(&s->cv, &s->mu);
         if (s->qhead == s->qn) break; /* closing, nothing left */
         const struct band b = s->q[s->qhead++];
-        const int failed = s->st != SARBP_OK;
+        const int failed = s->st != SARBP_OK; /* after a failure the queue only drains */
         pthread_mutex_unlock(&s->mu);
-        const unsigned char *p = (const unsigned char *)b.rows;
-        const size_t n = b.nrows * row_bytes;
-        const off_t off = (off_t)(s->head + b.row0 * row_bytes);
-        for (size_t done = 0; !failed && done < n;) {
-            const size_t m = n - done < PIECE_BYTES ? n - done : PIECE_BYTES;
-            if (write_at(fd, p + done, m, off + (off_t)done)) {
-                fail(s, errno);
-                break;
-            }
-#ifdef SYNC_FILE_RANGE_WRITE
-            (void)sync_file_range(fd, off + (off_t)done, (off_t)m, SYNC_FILE_RANGE_WRITE); /* starts it */
-#endif
-            done += m;
-        }
+        if (!failed && image_npy_write_rows(fd, s->head, s->nx, b.row0, b.nrows, b.rows)) fail(s, errno);
         pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
-}
-
-static int host_little_endian(void)
-{
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
 }
 
 sarbp_status sarbp_npy_stream_open(const char *path, size_t ny, size_t nx, sarbp_npy_stream **out)
@@ -117,7 +74,7 @@ sarbp_status sarbp_npy_stream_open(const char *path, size_t ny, size_t nx, sarbp
     if (nx == 0 || ny == 0 || nx > SIZE_MAX / sizeof(sarbp_c32) / ny ||
         nx * ny * sizeof(sarbp_c32) > (size_t)INT64_MAX - IMAGE_NPY_HEADER_MAX)
         return sarbp_error(SARBP_ERR_INVALID, "cannot write '%s': a %zu x %zu image", path, nx, ny);
-    if (!host_little_endian()) /* the pixels would need swapping: the whole-image writer does */
+    if (!image_host_little_endian()) /* the pixels would need swapping: the whole-image writer does */
         return sarbp_error(SARBP_ERR_UNSUPPORTED, "'%s': rows are written as they form on "
                            "little-endian hosts only", path);
     sarbp_npy_stream *s = calloc(1, sizeof *s);
@@ -136,7 +93,7 @@ sarbp_status sarbp_npy_stream_open(const char *path, size_t ny, size_t nx, sarbp
     if (!st) {
         unsigned char head[IMAGE_NPY_HEADER_MAX];
         s->head = image_npy_header(ny, nx, head);
-        if (write_at(sarbp_tempfile_fd(s->t), head, s->head, 0))
+        if (image_write_at(sarbp_tempfile_fd(s->t), head, s->head, 0))
             st = sarbp_error(SARBP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     }
     if (!st) {
