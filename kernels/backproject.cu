@@ -16,7 +16,9 @@
  *        truncation below 1e-10 m for tiles of a few metres at 10 km), the
  *        bin floor by one add rounding down onto a 1.5*2^23 pedestal (no
  *        conversion instructions), the integer part of the bin kept apart
- *        from its fraction, one load of an interpolation-ready bin, and the
+ *        from its fraction, one load of an interpolation-ready bin (linear
+ *        and quadratic rows indexed by the rounding's bits alone, the row
+ *        folded back by the tile centre's bin: fold_bins), and the
  *        tile-centre phase folded into the sincos argument. The default.
  *   v3a  v3 with a float-float phase argument: the product ddR * (2 f / c)
  *        carried as two floats and reduced to cycles before sincos. The
